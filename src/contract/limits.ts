@@ -1,0 +1,72 @@
+/**
+ * Every number PROFILE.md pins, in one place. Nothing else in the repo restates one.
+ */
+
+/** PROFILE §4: field sizes, in Unicode code points. */
+export const FIELD_LIMITS = {
+  name: { min: 1, max: 100 },
+  bio: { min: 0, max: 2000 },
+  trait: { min: 1, max: 50, maxItems: 20 },
+  expertise: { min: 1, max: 100, maxItems: 50 },
+  knowledgeBase: { min: 1, max: 200, maxItems: 20 },
+  objective: { min: 1, max: 200, maxItems: 20 },
+  motivation: { min: 1, max: 200, maxItems: 20 },
+  plugin: { maxItems: 20, pattern: /^[a-z0-9][a-z0-9-]{0,63}$/ },
+  provider: { min: 1, max: 50 },
+  model: { min: 1, max: 100 },
+  temperature: { min: 0, max: 2 },
+  maxTokens: { min: 1, max: 32768 },
+  agentId: { pattern: /^[A-Za-z0-9_-]{1,64}$/ },
+} as const;
+
+/** PROFILE §5 Send Message body sizes. */
+export const MESSAGE_LIMITS = {
+  text: { min: 1, max: 4000 },
+  userId: { min: 1, max: 128 },
+  roomId: { min: 1, max: 128 },
+  /** `context` serialised as JSON, in UTF-8 bytes. */
+  contextJsonBytes: 16 * 1024,
+} as const;
+
+/** PROFILE §5 List query. */
+export const LIST_LIMITS = {
+  page: { min: 1, default: 1 },
+  limit: { min: 1, max: 100, default: 20 },
+  /** "beyond 2^53−1" is rejected. */
+  maxInteger: Number.MAX_SAFE_INTEGER,
+  integerPattern: /^-?[0-9]+$/,
+} as const;
+
+/** PROFILE §7 Sizes. */
+export const BODY_LIMIT_BYTES = 65_536;
+
+/** PROFILE §1: the X-Request-Id a server must echo. */
+export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** PROFILE §7 Limits and §11 defaults. */
+export const RATE_LIMITS = {
+  defaultWindowSeconds: 60,
+  /** per key and endpoint */
+  perKeyEndpoint: { createAgent: 10, listAgents: 60, getAgent: 60, updateAgent: 30, deleteAgent: 10 },
+  /** per agent, all keys of its account */
+  perAgentMessages: 60,
+  /** per account, all endpoints together */
+  tiers: { standard: 60, pro: 300 },
+  /** in-flight Send Message requests per agent */
+  messageConcurrency: 10,
+  /** `Retry-After` of a concurrency 429 */
+  concurrencyRetryAfterSeconds: 1,
+  /** `X-RateLimit-Reset` is at most W + this from now */
+  resetSlackSeconds: 1,
+} as const;
+
+/** PROFILE §5 time budget and §10 mock models. */
+export const MESSAGE_TIMING = {
+  defaultBudgetSeconds: 30,
+  /** heartbeat comment at least this often while the model is silent */
+  heartbeatSeconds: 15,
+  slowModelSeconds: 2,
+  slowModelMinDeltas: 20,
+} as const;
+
+export type RateLimitedEndpoint = keyof typeof RATE_LIMITS.perKeyEndpoint;
