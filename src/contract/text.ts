@@ -28,3 +28,18 @@ export function cpString(min: number, max?: number, opts: { notBlank?: boolean }
   schema = schema.meta(max === undefined ? { minLength: min } : { minLength: min, maxLength: max });
   return schema;
 }
+
+/** PROFILE §5 List: strings compare by code point (JS `<` compares UTF-16 units). */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) {
+      const cx = a.codePointAt(i) ?? x;
+      const cy = b.codePointAt(i) ?? y;
+      if (cx !== cy) return cx < cy ? -1 : 1;
+    }
+  }
+  return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
+}

@@ -1,0 +1,55 @@
+import type { KeysFile } from "../contract/index.js";
+import type { Clock } from "./clock.js";
+import { KeyRing, type Principal } from "./keyring.js";
+import { ConcurrencyGate, RateLimiter } from "./ratelimit.js";
+import { AgentStore } from "./store.js";
+
+export interface ServerOptions {
+  keys: KeysFile;
+  windowSeconds: number;
+  messageTimeoutSeconds: number;
+  clock: Clock;
+  /** heartbeat comment interval on silent streams; PROFILE §5 asks for at most 15 s */
+  heartbeatMs: number;
+}
+
+/** Everything a route or plugin needs, built once per server. */
+export class ServerContext {
+  readonly keyRing: KeyRing;
+  readonly store: AgentStore;
+  readonly limiter: RateLimiter;
+  readonly gate = new ConcurrencyGate();
+  /** message units spent per account (PROFILE §7 Quota) */
+  readonly quotaSpent = new Map<string, number>();
+
+  constructor(readonly options: ServerOptions) {
+    this.keyRing = new KeyRing(options.keys);
+    this.store = new AgentStore(options.clock);
+    this.limiter = new RateLimiter(options.clock, options.windowSeconds);
+  }
+
+  get clock(): Clock {
+    return this.options.clock;
+  }
+
+  /** Spend one message unit; false when the quota is already spent. */
+  spendQuota(principal: Principal): boolean {
+    const quota = principal.account.messageQuota;
+    const spent = this.quotaSpent.get(principal.account.id) ?? 0;
+    if (quota !== null && spent >= quota) return false;
+    this.quotaSpent.set(principal.account.id, spent + 1);
+    return true;
+  }
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    principal: Principal;
+  }
+  interface FastifyContextConfig {
+    /** the ENDPOINTS id of the route, for permissions and rate buckets */
+    endpoint?: import("../contract/index.js").EndpointId;
+    /** no auth, no rate limit (GET /health) */
+    public?: boolean;
+  }
+}

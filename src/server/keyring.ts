@@ -1,0 +1,38 @@
+import { createHash, randomBytes } from "node:crypto";
+import { type AccountConfig, type KeysFile, PERMISSIONS, type Permission } from "../contract/index.js";
+
+export interface Principal {
+  /** SHA-256 of the key, hex: the only form in which the server keeps a key (PROFILE §6) */
+  keyHash: string;
+  account: AccountConfig;
+  permissions: ReadonlySet<Permission>;
+}
+
+export const sha256 = (value: string) => createHash("sha256").update(value).digest("hex");
+
+/** Keys by hash; the plaintext is dropped as soon as it is hashed. */
+export class KeyRing {
+  private readonly byHash = new Map<string, Principal>();
+
+  constructor(file: KeysFile) {
+    const accounts = new Map(file.accounts.map((a) => [a.id, a]));
+    for (const k of file.keys) {
+      const account = accounts.get(k.account);
+      if (!account) throw new Error(`key for unknown account ${k.account}`);
+      const keyHash = sha256(k.key);
+      this.byHash.set(keyHash, { keyHash, account, permissions: new Set(k.permissions) });
+    }
+  }
+
+  lookup(presented: string): Principal | undefined {
+    return this.byHash.get(sha256(presented));
+  }
+}
+
+/** With no keys given, one account with one all-permission key (shown once, like the real service). */
+export function generatedKeys(): KeysFile {
+  return {
+    accounts: [{ id: "acct_default", tierLimit: 60, messageQuota: null }],
+    keys: [{ key: `ak_${randomBytes(24).toString("base64url")}`, account: "acct_default", permissions: [...PERMISSIONS] }],
+  };
+}

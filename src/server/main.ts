@@ -1,0 +1,142 @@
+import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { type KeysFile, keysFileSchema } from "../contract/index.js";
+import { buildServer } from "./app.js";
+import { FAULTS } from "./faults.js";
+import { generatedKeys } from "./keyring.js";
+
+export const SERVE_USAGE = `usage: agent-harness serve [--port N] [--host H] [--keys FILE]
+       [--window-seconds S] [--message-timeout-seconds S] [--fault NAME]...
+  --port N                     port to listen on (default 8080; 0 = any free port)
+  --host H                     address to bind (default 127.0.0.1)
+  --keys FILE                  JSON {"accounts": [...], "keys": [...]}; without it one
+                               all-permission key is made and printed once
+  --window-seconds S           rate-limit window W (default 60)
+  --message-timeout-seconds S  Send Message time budget (default 30)
+  --fault NAME                 inject a defect (repeatable): ${Object.keys(FAULTS).join(", ") || "(none)"}`;
+
+export class UsageError extends Error {}
+
+export interface ServeConfig {
+  port: number;
+  host: string;
+  keys: KeysFile;
+  generatedKey: boolean;
+  windowSeconds: number;
+  messageTimeoutSeconds: number;
+  faults: string[];
+}
+
+function positive(
+  name: string,
+  raw: string | undefined,
+  fallback: number,
+  opts: { integer?: boolean; allowZero?: boolean } = {},
+) {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  const ok =
+    raw.trim() !== "" && Number.isFinite(n) && (opts.allowZero ? n >= 0 : n > 0) && (!opts.integer || Number.isInteger(n));
+  if (!ok)
+    throw new UsageError(
+      `--${name} must be a ${opts.integer ? "whole " : ""}number${opts.allowZero ? " ≥ 0" : " > 0"}, got "${raw}"`,
+    );
+  return n;
+}
+
+/** Parse and validate `serve` arguments; a bad one is a UsageError with a readable message. */
+export function parseServeArgs(argv: string[]): ServeConfig {
+  let values: Record<string, string | string[] | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        port: { type: "string" },
+        host: { type: "string" },
+        keys: { type: "string" },
+        "window-seconds": { type: "string" },
+        "message-timeout-seconds": { type: "string" },
+        fault: { type: "string", multiple: true },
+        help: { type: "boolean" },
+      },
+    }));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if (values.help) throw new UsageError("");
+  const port = positive("port", values.port as string | undefined, 8080, { integer: true, allowZero: true });
+  if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
+  const faults = (values.fault as string[] | undefined) ?? [];
+  for (const f of faults)
+    if (!FAULTS[f]) throw new UsageError(`unknown --fault "${f}"; known: ${Object.keys(FAULTS).join(", ")}`);
+  const keysPath = values.keys as string | undefined;
+  return {
+    port,
+    host: (values.host as string | undefined) ?? "127.0.0.1",
+    keys: keysPath ? readKeysFile(keysPath) : generatedKeys(),
+    generatedKey: !keysPath,
+    windowSeconds: positive("window-seconds", values["window-seconds"] as string | undefined, 60),
+    messageTimeoutSeconds: positive("message-timeout-seconds", values["message-timeout-seconds"] as string | undefined, 30),
+    faults,
+  };
+}
+
+export function readKeysFile(path: string): KeysFile {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new UsageError(`cannot read --keys ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new UsageError(`--keys ${path} is not valid JSON`);
+  }
+  const parsed = keysFileSchema.safeParse(json);
+  if (!parsed.success)
+    throw new UsageError(
+      `--keys ${path} is not a keys file:\n${parsed.error.issues.map((i) => `  ${i.path.join(".") || "(root)"}: ${i.message}`).join("\n")}`,
+    );
+  return parsed.data;
+}
+
+/** `agent-harness serve`: listen until SIGINT/SIGTERM. Returns the exit code. */
+export async function runServer(argv: string[], out = process.stdout, err = process.stderr): Promise<number> {
+  let config: ServeConfig;
+  try {
+    config = parseServeArgs(argv);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    if (e.message) err.write(`agent-harness serve: ${e.message}\n`);
+    err.write(`${SERVE_USAGE}\n`);
+    return 2;
+  }
+  const { app } = buildServer(config);
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (e) {
+    err.write(`agent-harness serve: cannot listen on ${config.host}:${config.port}: ${(e as Error).message}\n`);
+    return 2;
+  }
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : config.port;
+  const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+  if (config.generatedKey) out.write(`api key: ${config.keys.keys[0]?.key} (shown once)\n`);
+  if (config.faults.length) out.write(`injected faults: ${config.faults.join(", ")}\n`);
+  out.write(`listening on http://${host}:${port}/v1\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+  await app.close();
+  return 0;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  runServer(process.argv.slice(2)).then((code) => process.exit(code));
+}

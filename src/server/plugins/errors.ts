@@ -1,0 +1,41 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { API_PREFIX, ENDPOINT_LIST } from "../../contract/index.js";
+import { sendError } from "../http.js";
+
+/** Path patterns of /v1 with the methods each has, for 405 + Allow (PROFILE §9). */
+const ROUTES = (() => {
+  const byPattern = new Map<string, string[]>();
+  for (const ep of ENDPOINT_LIST) byPattern.set(ep.path, [...(byPattern.get(ep.path) ?? []), ep.method]);
+  return [...byPattern].map(([path, methods]) => ({
+    regex: new RegExp(`^${API_PREFIX}${path.replace(":agentId", "[^/]+")}$`),
+    allow: methods.join(", "),
+  }));
+})();
+
+/**
+ * Every error leaves as the PROFILE §2 envelope: bodies are kept raw for the routes to
+ * check (content type, JSON, object); an unknown route is 404 NOT_FOUND after auth; a known
+ * path with a method it lacks is 405 with Allow.
+ */
+export function installErrors(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", { parseAs: "buffer" }, (_req: FastifyRequest, body: Buffer, done) => done(null, body));
+
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split("?")[0] ?? "";
+    const known = ROUTES.find((r) => r.regex.test(path));
+    if (known) {
+      reply.header("allow", known.allow);
+      return sendError(reply, "METHOD_NOT_ALLOWED", `${req.method} is not allowed on this path`);
+    }
+    return sendError(reply, "NOT_FOUND", "No such route");
+  });
+
+  app.setErrorHandler((err: FastifyError, _req, reply: FastifyReply) => {
+    if (err.statusCode === 413) return sendError(reply, "PAYLOAD_TOO_LARGE", "The body is larger than 65,536 bytes");
+    if (err.statusCode === 415) return sendError(reply, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
+    if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500)
+      return sendError(reply, "INVALID_REQUEST", "The request could not be read");
+    return sendError(reply, "INTERNAL_ERROR", "Internal error");
+  });
+}

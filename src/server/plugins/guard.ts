@@ -1,0 +1,63 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { ENDPOINTS, HEADERS, RATE_LIMITS } from "../../contract/index.js";
+import type { ServerContext } from "../context.js";
+import { agentIdParam, sendError } from "../http.js";
+import { type BucketRef, type BucketState, resetHeader } from "../ratelimit.js";
+
+const BEARER = /^bearer[ ]+(\S+)\s*$/i;
+
+/**
+ * PROFILE §3 precedence, in order: 401 (counted nowhere, §6), then 429 RATE_LIMIT_EXCEEDED
+ * (counted nowhere, §7), then the request is counted in every bucket it belongs to, then 403.
+ */
+export function installGuard(app: FastifyInstance, ctx: ServerContext): void {
+  app.addHook("onRequest", async (req, reply) => {
+    const config = req.routeOptions.config;
+    if (config?.public) return;
+
+    const match = BEARER.exec(req.headers.authorization ?? "");
+    const principal = match?.[1] ? ctx.keyRing.lookup(match[1]) : undefined;
+    if (!principal) {
+      reply.header(HEADERS.wwwAuthenticate, 'Bearer realm="agents"');
+      return sendError(reply, "UNAUTHORIZED", "A valid API key is required (Authorization: Bearer <key>)");
+    }
+    req.principal = principal;
+
+    const endpoint = config?.endpoint ? ENDPOINTS[config.endpoint] : undefined;
+    const buckets: BucketRef[] = [];
+    if (endpoint?.bucket.kind === "keyEndpoint")
+      buckets.push({ key: `k:${principal.keyHash}:${endpoint.id}`, size: endpoint.bucket.size });
+    // per agent, shared by all keys of its account: another account cannot drain it
+    const agentKey = `a:${principal.account.id}:${agentIdParam(req)}`;
+    if (endpoint?.bucket.kind === "agentMessages") buckets.push({ key: agentKey, size: endpoint.bucket.size });
+    buckets.push({ key: `t:${principal.account.id}`, size: principal.account.tierLimit });
+
+    if (endpoint?.id === "sendMessage" && !ctx.gate.available(agentKey)) {
+      setRateHeaders(reply, ctx.limiter.tightest(buckets));
+      reply.header(HEADERS.retryAfter, String(RATE_LIMITS.concurrencyRetryAfterSeconds));
+      return sendError(reply, "RATE_LIMIT_EXCEEDED", "Too many messages in flight for this agent");
+    }
+    const admission = ctx.limiter.admit(buckets);
+    setRateHeaders(reply, admission.headers);
+    if (!admission.admitted) {
+      reply.header(HEADERS.retryAfter, String(admission.retryAfterSeconds));
+      return sendError(reply, "RATE_LIMIT_EXCEEDED", "Rate limit exceeded; retry after the reset");
+    }
+    if (endpoint?.id === "sendMessage") holdSlot(ctx, agentKey, req, reply);
+
+    if (endpoint && !principal.permissions.has(endpoint.permission))
+      return sendError(reply, "FORBIDDEN", `This key lacks the ${endpoint.permission} permission`);
+  });
+}
+
+function holdSlot(ctx: ServerContext, key: string, _req: FastifyRequest, reply: FastifyReply): void {
+  const release = ctx.gate.tryAcquire(key);
+  // PROFILE §7: a slot frees when the exchange ends: reply sent, stream closed or client gone
+  if (release) reply.raw.once("close", release);
+}
+
+function setRateHeaders(reply: FastifyReply, state: BucketState): void {
+  reply.header(HEADERS.limit, String(state.size));
+  reply.header(HEADERS.remaining, String(Math.max(0, state.remaining)));
+  reply.header(HEADERS.reset, String(resetHeader(state.resetAt)));
+}

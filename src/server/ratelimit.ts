@@ -1,0 +1,123 @@
+import { RATE_LIMITS } from "../contract/index.js";
+import type { Clock } from "./clock.js";
+
+/** One fixed window, started by the bucket's first counted request (PROFILE §7 Reference). */
+interface Window {
+  count: number;
+  resetAt: number;
+}
+
+export interface BucketRef {
+  key: string;
+  size: number;
+}
+
+export interface BucketState {
+  size: number;
+  remaining: number;
+  resetAt: number;
+}
+
+export type Admission =
+  | { admitted: true; headers: BucketState }
+  | { admitted: false; headers: BucketState; retryAfterSeconds: number };
+
+/**
+ * PROFILE §7 buckets. `admit` counts one request in every bucket it belongs to, or in none
+ * when any is empty (a 429 has no effect and is counted nowhere).
+ */
+export class RateLimiter {
+  private readonly windows = new Map<string, Window>();
+  private readonly windowMs: number;
+  private sweepAt = 0;
+
+  constructor(
+    private readonly clock: Clock,
+    windowSeconds: number,
+  ) {
+    this.windowMs = windowSeconds * 1000;
+  }
+
+  private current(key: string, now: number): Window | undefined {
+    const w = this.windows.get(key);
+    if (w && w.resetAt <= now) {
+      this.windows.delete(key);
+      return undefined;
+    }
+    return w;
+  }
+
+  private state(ref: BucketRef, now: number): BucketState {
+    const w = this.current(ref.key, now);
+    return w
+      ? { size: ref.size, remaining: Math.max(0, ref.size - w.count), resetAt: w.resetAt }
+      : { size: ref.size, remaining: ref.size, resetAt: now + this.windowMs };
+  }
+
+  /** The first bucket is the endpoint's own: it wins ties when choosing which to report. */
+  admit(buckets: readonly BucketRef[]): Admission {
+    const now = this.clock.now();
+    this.sweep(now);
+    const states = buckets.map((b) => this.state(b, now));
+    const empty = states.filter((s) => s.remaining === 0);
+    if (empty.length > 0) {
+      // the empty bucket that refills last, so Retry-After and X-RateLimit-Reset agree
+      const last = empty.reduce((a, b) => (b.resetAt > a.resetAt ? b : a));
+      return { admitted: false, headers: last, retryAfterSeconds: retryAfter(last.resetAt, now) };
+    }
+    for (const b of buckets) {
+      const w = this.current(b.key, now);
+      if (w) w.count++;
+      else this.windows.set(b.key, { count: 1, resetAt: now + this.windowMs });
+    }
+    return { admitted: true, headers: this.tightest(buckets, now) };
+  }
+
+  /** The state of the bucket with the fewest remaining requests, the first on a tie. */
+  tightest(buckets: readonly BucketRef[], now = this.clock.now()): BucketState {
+    let best: BucketState | undefined;
+    for (const b of buckets) {
+      const s = this.state(b, now);
+      if (!best || s.remaining < best.remaining) best = s;
+    }
+    if (!best) throw new Error("no bucket");
+    return best;
+  }
+
+  /** Drop windows that have ended, at most once per window length. */
+  private sweep(now: number): void {
+    if (now < this.sweepAt) return;
+    this.sweepAt = now + this.windowMs;
+    for (const [key, w] of this.windows) if (w.resetAt <= now) this.windows.delete(key);
+  }
+}
+
+export function retryAfter(resetAt: number, now: number): number {
+  return Math.max(1, Math.ceil((resetAt - now) / 1000));
+}
+
+/** X-RateLimit-Reset: Unix seconds, rounded up. */
+export const resetHeader = (resetAt: number) => Math.ceil(resetAt / 1000);
+
+/** In-flight Send Message slots per agent (PROFILE §7 Concurrency). */
+export class ConcurrencyGate {
+  private readonly inFlight = new Map<string, number>();
+
+  available(key: string): boolean {
+    return (this.inFlight.get(key) ?? 0) < RATE_LIMITS.messageConcurrency;
+  }
+
+  tryAcquire(key: string): (() => void) | undefined {
+    const n = this.inFlight.get(key) ?? 0;
+    if (n >= RATE_LIMITS.messageConcurrency) return undefined;
+    this.inFlight.set(key, n + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.inFlight.get(key) ?? 1) - 1;
+      if (left <= 0) this.inFlight.delete(key);
+      else this.inFlight.set(key, left);
+    };
+  }
+}

@@ -1,0 +1,73 @@
+import type { FastifyInstance } from "fastify";
+import { API_PREFIX, detailsFromIssues, ENDPOINTS, type EndpointId, listQuerySchema } from "../../contract/index.js";
+import type { ServerContext } from "../context.js";
+import { agentIdParam, parseJsonBody, sendError } from "../http.js";
+
+type Json = Parameters<ServerContext["store"]["create"]>[1];
+
+const route = (id: EndpointId) => ({
+  method: ENDPOINTS[id].method,
+  url: API_PREFIX + ENDPOINTS[id].path,
+  config: { endpoint: id },
+});
+
+const notFound = "No agent with this id in your account";
+
+/** PROFILE §5 Create, List, Get, Update, Delete. */
+export function agentRoutes(app: FastifyInstance, ctx: ServerContext): void {
+  const { store } = ctx;
+
+  app.route({
+    ...route("createAgent"),
+    handler: async (req, reply) => {
+      const body = parseJsonBody(req, reply, ENDPOINTS.createAgent.body!);
+      if (!body.ok) return reply;
+      const created = store.create(req.principal.account.id, body.value as Json);
+      if (!created.ok) return sendError(reply, "INVALID_REQUEST", "The request has invalid fields", created.details);
+      return reply.code(ENDPOINTS.createAgent.successStatus).send({ success: true, data: created.agent });
+    },
+  });
+
+  app.route({
+    ...route("listAgents"),
+    handler: async (req, reply) => {
+      const query = listQuerySchema.safeParse(req.query);
+      if (!query.success)
+        return sendError(reply, "INVALID_REQUEST", "Invalid query parameters", detailsFromIssues(query.error.issues));
+      return { success: true, ...store.list(req.principal.account.id, query.data) };
+    },
+  });
+
+  app.route({
+    ...route("getAgent"),
+    handler: async (req, reply) => {
+      const agent = store.get(req.principal.account.id, agentIdParam(req));
+      if (!agent) return sendError(reply, "AGENT_NOT_FOUND", notFound);
+      return { success: true, data: agent };
+    },
+  });
+
+  app.route({
+    ...route("updateAgent"),
+    handler: async (req, reply) => {
+      const id = agentIdParam(req);
+      // existence first: a patch of a missing agent is 404 whatever its body
+      if (!store.get(req.principal.account.id, id)) return sendError(reply, "AGENT_NOT_FOUND", notFound);
+      const patch = parseJsonBody(req, reply, ENDPOINTS.updateAgent.body!, { mergePatch: true });
+      if (!patch.ok) return reply;
+      const updated = store.update(req.principal.account.id, id, patch.value as Json);
+      if (!updated) return sendError(reply, "AGENT_NOT_FOUND", notFound);
+      if (!updated.ok) return sendError(reply, "INVALID_REQUEST", "The request has invalid fields", updated.details);
+      return { success: true, data: updated.agent };
+    },
+  });
+
+  app.route({
+    ...route("deleteAgent"),
+    handler: async (req, reply) => {
+      const id = agentIdParam(req);
+      if (!store.delete(req.principal.account.id, id)) return sendError(reply, "AGENT_NOT_FOUND", notFound);
+      return { success: true, data: { id, deleted: true } };
+    },
+  });
+}

@@ -1,0 +1,130 @@
+import type { FastifyInstance, FastifyReply } from "fastify";
+import { API_PREFIX, ENDPOINTS, type ErrorCode, type MessageReply, SSE_CONTENT_TYPE } from "../../contract/index.js";
+import type { TimerHandle } from "../clock.js";
+import type { ServerContext } from "../context.js";
+import { agentIdParam, parseJsonBody, sendError } from "../http.js";
+import { ModelError, mockReply } from "../mock-model.js";
+
+class BudgetSpent extends Error {}
+class ClientGone extends Error {}
+
+type Failure = { code: ErrorCode; message: string };
+
+/** PROFILE §5 Send Message, §7 quota, §10 mock models. */
+export function messageRoutes(app: FastifyInstance, ctx: ServerContext): void {
+  const spec = ENDPOINTS.sendMessage;
+  const budgetMs = ctx.options.messageTimeoutSeconds * 1000;
+
+  app.route({
+    method: spec.method,
+    url: API_PREFIX + spec.path,
+    config: { endpoint: spec.id },
+    handler: async (req, reply) => {
+      const body = parseJsonBody(req, reply, spec.body!);
+      if (!body.ok) return reply;
+      const { text, userId, roomId, stream } = body.value as {
+        text: string;
+        userId?: string;
+        roomId?: string;
+        stream?: boolean;
+      };
+      const accountId = req.principal.account.id;
+      const agent = ctx.store.get(accountId, agentIdParam(req));
+      if (!agent) return sendError(reply, "AGENT_NOT_FOUND", "No agent with this id in your account");
+      if (agent.status !== "active") return sendError(reply, "AGENT_UNAVAILABLE", `The agent is ${agent.status}`);
+      if (!ctx.spendQuota(req.principal)) return sendError(reply, "INSUFFICIENT_QUOTA", "The account's message quota is spent");
+      const conversation = ctx.store.conversation(accountId, agent.id, userId, roomId);
+      if (!conversation) return sendError(reply, "AGENT_NOT_FOUND", "No agent with this id in your account");
+
+      // the exchange ends at the budget, or when the client goes away
+      const abort = new AbortController();
+      const budget: TimerHandle = ctx.clock.setTimer(budgetMs, () => abort.abort(new BudgetSpent()));
+      reply.raw.once("close", () => {
+        if (!reply.raw.writableFinished) abort.abort(new ClientGone());
+      });
+      const chunks = mockReply(
+        ctx.clock,
+        { agentId: agent.id, agentName: agent.name, model: agent.modelSettings.model, text, turn: conversation.turns + 1 },
+        abort.signal,
+      );
+      const finish = (replyText: string): MessageReply => ({
+        id: `msg_${crypto.randomUUID().replaceAll("-", "")}`,
+        agentId: agent.id,
+        conversationId: conversation.id,
+        turn: ++conversation.turns, // PROFILE §5: only a completed exchange takes a turn
+        userId: userId ?? null,
+        roomId: roomId ?? null,
+        text: replyText,
+        createdAt: new Date(ctx.clock.now()).toISOString(),
+      });
+      const failure = (err: unknown): Failure | undefined => {
+        if (err instanceof BudgetSpent)
+          return { code: "AGENT_UNAVAILABLE", message: "The agent did not answer within the time budget" };
+        if (err instanceof ModelError) {
+          ctx.store.setStatus(accountId, agent.id, "error"); // PROFILE §5: a model failure sets status error
+          return { code: "MODEL_ERROR", message: err.message };
+        }
+        if (err instanceof ClientGone) return undefined;
+        throw err;
+      };
+
+      if (!stream) {
+        try {
+          let replyText = "";
+          for await (const chunk of chunks) replyText += chunk;
+          return { success: true, data: finish(replyText) };
+        } catch (err) {
+          const f = failure(err);
+          return f ? sendError(reply, f.code, f.message) : reply;
+        } finally {
+          ctx.clock.clearTimer(budget);
+        }
+      }
+
+      const sse = openStream(reply, ctx);
+      try {
+        let replyText = "";
+        for await (const chunk of chunks) {
+          replyText += chunk;
+          sse.event("delta", { text: chunk });
+        }
+        sse.event("done", finish(replyText));
+      } catch (err) {
+        const f = failure(err);
+        if (f) sse.event("error", f);
+      } finally {
+        ctx.clock.clearTimer(budget);
+        sse.close();
+      }
+      return reply;
+    },
+  });
+}
+
+/** An SSE response with a heartbeat comment whenever the model has been silent a while. */
+function openStream(reply: FastifyReply, ctx: ServerContext) {
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string>),
+    "content-type": `${SSE_CONTENT_TYPE}; charset=utf-8`,
+    "cache-control": "no-cache",
+  });
+  let heartbeat: TimerHandle | undefined;
+  const write = (text: string) => {
+    if (raw.writableEnded || raw.destroyed) return;
+    raw.write(text);
+    if (heartbeat) ctx.clock.clearTimer(heartbeat);
+    heartbeat = ctx.clock.setTimer(ctx.options.heartbeatMs, () => write(": heartbeat\n\n"));
+  };
+  write(": stream open\n\n");
+  return {
+    event(name: string, data: unknown) {
+      write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+    },
+    close() {
+      if (heartbeat) ctx.clock.clearTimer(heartbeat);
+      if (!raw.writableEnded) raw.end();
+    },
+  };
+}

@@ -1,0 +1,210 @@
+import { randomBytes } from "node:crypto";
+import {
+  AGENT_DEFAULTS,
+  type Agent,
+  type AgentStatus,
+  compareCodePoints,
+  type ErrorDetail,
+  type ListQuery,
+  type Pagination,
+  PLATFORM_NEEDS_ENABLED,
+  PLATFORMS,
+  paginationFor,
+} from "../contract/index.js";
+import type { Clock } from "./clock.js";
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+/** The stored agent: the record plus platform tokens, which no response may show. */
+interface StoredAgent {
+  id: string;
+  accountId: string;
+  config: JsonObject;
+  createdAtMs: number;
+  updatedAtMs: number;
+  conversations: Map<string, Conversation>;
+}
+
+export interface Conversation {
+  id: string;
+  turns: number;
+}
+
+const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
+const clone = <T>(v: T): T => structuredClone(v);
+
+/**
+ * RFC 7396 over a target, where `null` resets a field to its default when it has one
+ * (PROFILE §5 Update) and removes it otherwise.
+ */
+export function mergePatch(target: JsonObject, patch: JsonObject, defaults: JsonObject | undefined): JsonObject {
+  const result: JsonObject = { ...target };
+  for (const [key, value] of Object.entries(patch)) {
+    const fallback = defaults?.[key];
+    if (value === null) {
+      if (fallback === undefined) delete result[key];
+      else result[key] = clone(fallback);
+    } else if (isObject(value)) {
+      const base = result[key];
+      result[key] = mergePatch(isObject(base) ? base : {}, value, isObject(fallback) ? fallback : undefined);
+    } else {
+      result[key] = clone(value);
+    }
+  }
+  return result;
+}
+
+/** PROFILE §5: a platform needs `enabled` when it first appears. */
+function platformFaults(config: JsonObject): ErrorDetail[] {
+  const platforms = isObject(config.platforms) ? config.platforms : {};
+  return PLATFORMS.filter((p) => isObject(platforms[p]) && typeof (platforms[p] as JsonObject).enabled !== "boolean").map(
+    (p) => ({ field: `platforms.${p}.enabled`, issue: PLATFORM_NEEDS_ENABLED }),
+  );
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The response form of a stored agent: tokens become `tokenSet` (PROFILE §4). */
+export function agentView(a: StoredAgent): Agent {
+  const platforms: Record<string, { enabled: boolean; tokenSet: boolean }> = {};
+  const stored = isObject(a.config.platforms) ? a.config.platforms : {};
+  for (const p of PLATFORMS) {
+    const entry = stored[p];
+    if (isObject(entry)) platforms[p] = { enabled: entry.enabled === true, tokenSet: typeof entry.token === "string" };
+  }
+  const c = a.config as unknown as Omit<Agent, "id" | "platforms" | "createdAt" | "updatedAt">;
+  return {
+    id: a.id,
+    name: c.name,
+    bio: c.bio,
+    personality: c.personality,
+    knowledge: c.knowledge,
+    goals: c.goals,
+    platforms,
+    plugins: c.plugins,
+    modelSettings: c.modelSettings,
+    status: c.status,
+    createdAt: iso(a.createdAtMs),
+    updatedAt: iso(a.updatedAtMs),
+  } as Agent;
+}
+
+export type WriteResult = { ok: true; agent: Agent; changed: boolean } | { ok: false; details: ErrorDetail[] };
+
+const DEFAULTS = AGENT_DEFAULTS as unknown as JsonObject;
+
+/** In-memory agents, per account. Another account's agent is simply not found (PROFILE §6). */
+export class AgentStore {
+  private readonly accounts = new Map<string, Map<string, StoredAgent>>();
+
+  constructor(private readonly clock: Clock) {}
+
+  private agentsOf(accountId: string): Map<string, StoredAgent> {
+    let agents = this.accounts.get(accountId);
+    if (!agents) {
+      agents = new Map();
+      this.accounts.set(accountId, agents);
+    }
+    return agents;
+  }
+
+  private find(accountId: string, id: string): StoredAgent | undefined {
+    return this.accounts.get(accountId)?.get(id);
+  }
+
+  create(accountId: string, body: JsonObject): WriteResult {
+    const config = mergePatch(DEFAULTS, body, DEFAULTS);
+    const details = platformFaults(config);
+    if (details.length) return { ok: false, details };
+    const now = this.clock.now();
+    const stored: StoredAgent = {
+      id: newId("agt"),
+      accountId,
+      config,
+      createdAtMs: now,
+      updatedAtMs: now,
+      conversations: new Map(),
+    };
+    this.agentsOf(accountId).set(stored.id, stored);
+    return { ok: true, agent: agentView(stored), changed: true };
+  }
+
+  get(accountId: string, id: string): Agent | undefined {
+    const a = this.find(accountId, id);
+    return a && agentView(a);
+  }
+
+  update(accountId: string, id: string, patch: JsonObject): WriteResult | undefined {
+    const a = this.find(accountId, id);
+    if (!a) return undefined;
+    const config = mergePatch(a.config, patch, DEFAULTS);
+    const details = platformFaults(config);
+    if (details.length) return { ok: false, details };
+    const changed = !jsonEqual(config, a.config);
+    if (changed) this.commit(a, config);
+    return { ok: true, agent: agentView(a), changed };
+  }
+
+  /** Status changes made by the service itself (PROFILE §8: only it sets `error`). */
+  setStatus(accountId: string, id: string, status: AgentStatus): void {
+    const a = this.find(accountId, id);
+    if (a && a.config.status !== status) this.commit(a, { ...a.config, status });
+  }
+
+  /** `updatedAt` moves forward on every effective change, even within one millisecond. */
+  private commit(a: StoredAgent, config: JsonObject): void {
+    a.config = config;
+    a.updatedAtMs = Math.max(this.clock.now(), a.updatedAtMs + 1);
+  }
+
+  delete(accountId: string, id: string): boolean {
+    // PROFILE §5: conversations go with the agent
+    return this.accounts.get(accountId)?.delete(id) ?? false;
+  }
+
+  list(accountId: string, q: ListQuery): { data: Agent[]; pagination: Pagination } {
+    const all = [...(this.accounts.get(accountId)?.values() ?? [])].filter((a) => !q.status || a.config.status === q.status);
+    const dir = q.order === "asc" ? 1 : -1;
+    all.sort((x, y) => dir * (compareBy(x, y, q.sortBy) || compareCodePoints(x.id, y.id)));
+    const start = (q.page - 1) * q.limit;
+    const page = start < all.length ? all.slice(start, start + q.limit) : [];
+    return { data: page.map(agentView), pagination: paginationFor(q.page, q.limit, all.length) };
+  }
+
+  /**
+   * PROFILE §5: the same (agent, userId, roomId) keeps one conversation; with neither, each
+   * message opens a new one.
+   */
+  conversation(accountId: string, agentId: string, userId?: string, roomId?: string): Conversation | undefined {
+    const a = this.find(accountId, agentId);
+    if (!a) return undefined;
+    if (userId === undefined && roomId === undefined) return { id: newId("conv"), turns: 0 };
+    const key = JSON.stringify([userId ?? null, roomId ?? null]);
+    let conv = a.conversations.get(key);
+    if (!conv) {
+      conv = { id: newId("conv"), turns: 0 };
+      a.conversations.set(key, conv);
+    }
+    return conv;
+  }
+}
+
+function compareBy(x: StoredAgent, y: StoredAgent, field: ListQuery["sortBy"]): number {
+  if (field === "createdAt") return x.createdAtMs - y.createdAtMs;
+  return compareCodePoints(String(x.config[field]), String(y.config[field]));
+}
+
+function jsonEqual(a: Json, b: Json): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => jsonEqual(v, b[i] as Json));
+  if (isObject(a) && isObject(b)) {
+    const ka = Object.keys(a);
+    return ka.length === Object.keys(b).length && ka.every((k) => k in b && jsonEqual(a[k] as Json, b[k] as Json));
+  }
+  return false;
+}
+
+export function newId(prefix: string): string {
+  return `${prefix}_${randomBytes(12).toString("base64url")}`;
+}

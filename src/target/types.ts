@@ -1,0 +1,26 @@
+import type { KeysFile, KeysFileInput } from "../contract/index.js";
+
+/** Start options of the reference server, the same for every way of starting it (issue #2). */
+export interface ReferenceServerOptions {
+  /** 0 or absent: a free port */
+  port?: number;
+  /** default 127.0.0.1 */
+  host?: string;
+  /** accounts and keys; absent: one account, one all-permission key, made at start */
+  keys?: KeysFileInput;
+  /** rate-limit window W in seconds (default 60) */
+  windowSeconds?: number;
+  /** Send Message time budget in seconds (default 30) */
+  messageTimeoutSeconds?: number;
+  /** injected defects by name (see src/server/faults.ts); empty for a conformant server */
+  faults?: string[];
+}
+
+/** A running reference server, however it was started. */
+export interface StartedReference {
+  /** ends with /v1 */
+  baseUrl: string;
+  /** the accounts and keys it serves, with the plaintext keys */
+  keys: KeysFile;
+  close(): Promise<void>;
+}
