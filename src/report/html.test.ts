@@ -1,0 +1,87 @@
+import { describe, expect, test } from "vitest";
+import { escapeHtml, renderHtml } from "./html.js";
+import { SAMPLE_SECRETS, sampleCheck, sampleRun } from "./sample.js";
+
+const html = renderHtml(sampleRun(), { secrets: [...SAMPLE_SECRETS] });
+
+describe("renderHtml", () => {
+  test("the header names target, run id, seed and duration", () => {
+    expect(html).toContain("embedded · http://127.0.0.1:43117/v1");
+    expect(html).toContain("2025-01-31T09-05-07-123Z-3f9a1c");
+    expect(html).toContain("<dd>424242</dd>");
+    expect(html).toContain("<dd>12.3 s</dd>");
+    expect(html).toContain("3 passed, 3 failed, 1 skipped");
+  });
+
+  test("failures first (conformance failures, then harness errors), then coverage, then every check", () => {
+    const at = (marker: string) => {
+      const index = html.indexOf(marker);
+      expect(index, marker).toBeGreaterThanOrEqual(0);
+      return index;
+    };
+    const order = [
+      at('<section id="failures">'),
+      at('<article class="check failed" id="check-2">'),
+      at('<article class="check failed" id="check-3">'),
+      at('<article class="check error" id="check-4">'),
+      at('<section id="coverage">'),
+      at('<section id="checks">'),
+    ];
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    expect(html.match(/<article /g)).toHaveLength(3);
+  });
+
+  test("a failure shows its message, request, response, curl and request id", () => {
+    const failure = html.slice(html.indexOf('id="check-2"'), html.indexOf('id="check-3"'));
+    expect(failure).toContain("received status 201 (the name was stored)");
+    expect(failure).toContain("POST http://127.0.0.1:43117/v1/agents");
+    expect(failure).toContain("HTTP 201");
+    expect(failure).toContain("curl -sS -X POST");
+    expect(failure).toContain("X-Request-Id <code>req_01HZX3</code>");
+    expect(failure).toContain("String bounds count Unicode code points");
+  });
+
+  test("coverage names the uncovered MUST clauses of each section", () => {
+    const coverage = html.slice(html.indexOf('<section id="coverage">'), html.indexOf('<section id="checks">'));
+    expect(coverage).toMatch(/<th scope="row">§1<\/th><td class="num">4<\/td>/);
+    expect(coverage).toContain(">transport.request-id-echo</code>");
+    expect(coverage).not.toContain(">transport.request-id</code>");
+    expect(coverage).not.toContain(">reference.deterministic</code>");
+  });
+
+  test("everything is escaped, control characters made visible", () => {
+    const page = renderHtml(
+      sampleRun({
+        checks: [sampleCheck({ title: `<script>alert("x")</script> & 'q'`, status: "failed", message: "bell\u0007 nul\u0000" })],
+      }),
+    );
+    expect(page).not.toContain("<script");
+    expect(page).toContain("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39;");
+    expect(page).toContain("bell\u2407 nul\u2400");
+    expect(escapeHtml("\ud800x\u007f")).toBe("\ufffdx\u2421");
+  });
+
+  test("self-contained: no scripts, no external stylesheets, images or fonts", () => {
+    expect(html).not.toMatch(/<script|<link|<img|<iframe|@import|url\(/i);
+    expect(html).not.toMatch(/(src|href)="(?!#)/);
+  });
+
+  test("a long body is cut, with a pointer to results.json", () => {
+    const body = "x".repeat(5000);
+    const run = sampleRun();
+    const check = run.checks[2];
+    if (!check?.evidence?.[0]?.response) throw new Error("sample changed");
+    check.evidence[0].response.body = body;
+    const page = renderHtml(run);
+    expect(page).not.toContain(body);
+    expect(page).toContain("3000 more characters (whole body in results.json)");
+  });
+
+  test("no key reaches the page", () => {
+    for (const secret of SAMPLE_SECRETS) expect(html).not.toContain(secret);
+    const tricky = `k<&>"'ey-123`;
+    const page = renderHtml(sampleRun({ options: { apiKey: tricky } }), { secrets: [tricky] });
+    expect(page).not.toContain(escapeHtml(tricky));
+    expect(page).not.toContain(escapeHtml(JSON.stringify(tricky)));
+  });
+});

@@ -1,0 +1,258 @@
+import { CLAUSE_BY_ID } from "../contract/clauses.js";
+import {
+  type CheckResult,
+  type CheckStatus,
+  checksBySuite,
+  type Evidence,
+  formatDuration,
+  type RunResult,
+  type RunSummary,
+  redChecks,
+  summarize,
+  summaryLine,
+} from "./model.js";
+import { type ReportOptions, reportableRun } from "./redact.js";
+
+/**
+ * report.html: one self-contained page for a person — inline CSS, no scripts, no external
+ * assets, so it opens from a CI artifact or an email attachment. Failures come first with the
+ * evidence to reproduce them; then coverage by PROFILE section; then every check by suite.
+ */
+
+/** Bodies longer than this are cut in the page; results.json keeps them whole. */
+const BODY_EXCERPT_CHARS = 2000;
+/** Evidence shown open per failure; earlier requests fold into one <details>. */
+const EVIDENCE_SHOWN = 3;
+
+/** C0 controls and DEL become their visible Control Pictures (U+2400…), lone surrogates U+FFFD. */
+function visibleControls(text: string): string {
+  return text
+    .replace(/[^\t\n\r\u0020-\u007E\u0080-\u{10FFFF}]/gu, (ch) =>
+      String.fromCharCode(ch === "\u007F" ? 0x2421 : 0x2400 + ch.charCodeAt(0)),
+    )
+    .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
+}
+
+export function escapeHtml(text: string): string {
+  return visibleControls(text)
+    .replaceAll("&", "&amp;")
+    .replaceAll("<", "&lt;")
+    .replaceAll(">", "&gt;")
+    .replaceAll('"', "&quot;")
+    .replaceAll("'", "&#39;");
+}
+
+const STATUS_LABEL: Record<CheckStatus, string> = { passed: "passed", failed: "failed", error: "error", skipped: "skipped" };
+const badge = (status: CheckStatus) => `<span class="badge ${status}">${STATUS_LABEL[status]}</span>`;
+
+function clauseCode(id: string): string {
+  const clause = CLAUSE_BY_ID.get(id);
+  const title = clause ? `${clause.section} ${clause.level}: ${clause.text}` : "not in the clause registry";
+  return `<code class="clause${clause ? "" : " unknown"}" title="${escapeHtml(title)}">${escapeHtml(id)}</code>`;
+}
+
+/** As received, never re-formatted: pretty-printing JSON would hide duplicate keys and rewrite 1e2 as 100. */
+function excerpt(body: string): string {
+  if (body.length <= BODY_EXCERPT_CHARS) return body;
+  return `${body.slice(0, BODY_EXCERPT_CHARS)}\n… ${body.length - BODY_EXCERPT_CHARS} more characters (whole body in results.json)`;
+}
+
+function headerLines(headers: Record<string, string>): string {
+  return Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}`)
+    .join("\n");
+}
+
+function evidenceBlock(e: Evidence, index: number, count: number): string {
+  const request = [`${e.request.method} ${e.request.url}`, headerLines(e.request.headers)].filter((s) => s !== "").join("\n");
+  const requestText = e.request.body === undefined ? request : `${request}\n\n${excerpt(e.request.body)}`;
+  let responseText = "no response";
+  if (e.response) {
+    const response = [`HTTP ${e.response.status}`, headerLines(e.response.headers)].filter((s) => s !== "").join("\n");
+    responseText = e.response.body === undefined ? response : `${response}\n\n${excerpt(e.response.body)}`;
+  }
+  const requestId = e.requestId === undefined ? "" : ` · X-Request-Id <code>${escapeHtml(e.requestId)}</code>`;
+  return `<div class="evidence">
+<p class="evidence-head">Request ${index + 1} of ${count}${requestId}</p>
+<div class="exchange"><div><p class="label">request</p><pre>${escapeHtml(requestText)}</pre></div><div><p class="label">response</p><pre>${escapeHtml(responseText)}</pre></div></div>
+<p class="label">replay</p><pre class="curl">${escapeHtml(e.curl)}</pre>
+</div>`;
+}
+
+function evidenceList(evidence: readonly Evidence[]): string {
+  const blocks = evidence.map((e, i) => evidenceBlock(e, i, evidence.length));
+  if (blocks.length <= EVIDENCE_SHOWN) return blocks.join("\n");
+  const earlier = blocks.slice(0, -EVIDENCE_SHOWN);
+  return `<details><summary>${earlier.length} earlier request${earlier.length === 1 ? "" : "s"}</summary>\n${earlier.join("\n")}\n</details>\n${blocks.slice(-EVIDENCE_SHOWN).join("\n")}`;
+}
+
+const anchor = (run: RunResult, check: CheckResult) => `check-${run.checks.indexOf(check)}`;
+
+function failureArticle(run: RunResult, check: CheckResult): string {
+  const clauses = check.clauseIds
+    .map((id) => {
+      const clause = CLAUSE_BY_ID.get(id);
+      const text = clause ? `${clause.section} · ${escapeHtml(clause.text)}` : "<em>not in the clause registry</em>";
+      return `<li>${clauseCode(id)} ${text}</li>`;
+    })
+    .join("");
+  const where = [check.suite, check.file, formatDuration(check.durationMs)].filter((s): s is string => s !== undefined);
+  const kind =
+    check.status === "failed" ? "ConformanceFailure — the target broke the clause" : "HarnessError — the harness could not judge";
+  return `<article class="check ${check.status}" id="${anchor(run, check)}">
+<h3>${badge(check.status)} ${escapeHtml(check.title)}</h3>
+<p class="where">${where.map(escapeHtml).join(" · ")} · <span class="kind">${kind}</span></p>
+${clauses === "" ? "" : `<ul class="clauses">${clauses}</ul>`}
+<pre class="message">${escapeHtml(check.message ?? "(no message)")}</pre>
+${check.evidence && check.evidence.length > 0 ? evidenceList(check.evidence) : '<p class="none">No request evidence recorded.</p>'}
+</article>`;
+}
+
+function coverageTable(summary: RunSummary): string {
+  const rows = Object.values(summary.coverage).map((s) => {
+    const covered = s.checked.length;
+    const pct = s.clauses === 0 ? 0 : Math.round((covered / s.clauses) * 100);
+    const uncovered = s.uncovered.length === 0 ? '<span class="none">—</span>' : s.uncovered.map(clauseCode).join(" ");
+    const n = (value: number, cls: string) => `<td class="num${value > 0 ? ` ${cls}` : ""}">${value}</td>`;
+    return `<tr><th scope="row">${escapeHtml(s.section)}</th><td class="num">${s.clauses}</td><td class="num"><span class="bar"><span style="width:${pct}%"></span></span>${covered}</td>${n(s.passed, "passed")}${n(s.failed, "failed")}${n(s.error, "error")}${n(s.skipped, "skipped")}<td>${uncovered}</td></tr>`;
+  });
+  const all = Object.values(summary.coverage);
+  const sum = (pick: (s: (typeof all)[number]) => number) => all.reduce((total, s) => total + pick(s), 0);
+  const totalRow = `<tr class="total"><th scope="row">all</th><td class="num">${sum((s) => s.clauses)}</td><td class="num">${sum((s) => s.checked.length)}</td><td class="num">${sum((s) => s.passed)}</td><td class="num">${sum((s) => s.failed)}</td><td class="num">${sum((s) => s.error)}</td><td class="num">${sum((s) => s.skipped)}</td><td>${summary.uncovered.length} uncovered MUST</td></tr>`;
+  return `<table class="coverage">
+<thead><tr><th>Section</th><th class="num">Clauses</th><th class="num">Covered</th><th class="num">Passed</th><th class="num">Failed</th><th class="num">Errors</th><th class="num">Skipped</th><th>Uncovered MUST clauses</th></tr></thead>
+<tbody>
+${rows.join("\n")}
+${totalRow}
+</tbody>
+</table>
+<p class="note">Counted in clauses: a clause takes the worst status of the checks citing it (failed, error, passed, then skipped). Hover a clause id for its text.</p>`;
+}
+
+function suiteTable(run: RunResult, suite: string, checks: readonly CheckResult[]): string {
+  const counts = (["passed", "failed", "error", "skipped"] as const)
+    .map((status) => [status, checks.filter((c) => c.status === status).length] as const)
+    .filter(([, count]) => count > 0)
+    .map(([status, count]) => `${count} ${status}`)
+    .join(", ");
+  const rows = checks.map((check) => {
+    const title =
+      check.status === "failed" || check.status === "error"
+        ? `<a href="#${anchor(run, check)}">${escapeHtml(check.title)}</a>`
+        : escapeHtml(check.title);
+    const note = check.status === "passed" ? "" : escapeHtml((check.message ?? "").split("\n", 1)[0] ?? "");
+    return `<tr class="${check.status}"><td>${badge(check.status)}</td><td>${check.clauseIds.map(clauseCode).join(" ")}</td><td>${title}${note === "" ? "" : `<div class="note">${note}</div>`}</td><td class="num">${escapeHtml(formatDuration(check.durationMs))}</td></tr>`;
+  });
+  return `<h3>${escapeHtml(suite)} <span class="counts">${escapeHtml(counts)}</span></h3>
+<table class="checks">
+<thead><tr><th>Status</th><th>Clauses</th><th>Check</th><th class="num">Time</th></tr></thead>
+<tbody>
+${rows.join("\n")}
+</tbody>
+</table>`;
+}
+
+const STYLE = `
+:root{--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#fff;--soft:#f6f8fa;--passed:#1a7f37;--failed:#cf222e;--error:#9a6700;--skipped:#6e7781}
+*{box-sizing:border-box}
+body{margin:0;padding:24px clamp(12px,4vw,48px);font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
+h1{font-size:1.6em;margin:0 0 8px}h2{font-size:1.3em;margin:32px 0 12px;padding-bottom:4px;border-bottom:1px solid var(--line)}h3{font-size:1.05em;margin:0 0 4px}
+code,pre{font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+pre{margin:4px 0 8px;padding:8px 10px;background:var(--soft);border:1px solid var(--line);border-radius:6px;white-space:pre-wrap;overflow-wrap:anywhere;max-height:28em;overflow:auto}
+.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:0}.meta dt{color:var(--muted)}.meta dd{margin:0;overflow-wrap:anywhere}
+.verdict{font-size:.6em;vertical-align:middle;padding:3px 10px;border-radius:12px;color:#fff}.verdict.passed{background:var(--passed)}.verdict.failed{background:var(--failed)}.verdict.error{background:var(--error)}
+.totals{display:flex;flex-wrap:wrap;gap:12px;margin:20px 0 4px}.card{min-width:110px;padding:10px 14px;border:1px solid var(--line);border-radius:8px;border-top-width:4px}
+.card b{display:block;font-size:1.7em;line-height:1.2}.card.passed{border-top-color:var(--passed)}.card.failed{border-top-color:var(--failed)}.card.error{border-top-color:var(--error)}.card.skipped{border-top-color:var(--skipped)}
+.line{color:var(--muted);margin:4px 0 0}
+.badge{display:inline-block;min-width:58px;text-align:center;padding:0 6px;border-radius:10px;font-size:12px;font-weight:600;color:#fff;vertical-align:1px}
+.badge.passed{background:var(--passed)}.badge.failed{background:var(--failed)}.badge.error{background:var(--error)}.badge.skipped{background:var(--skipped)}
+.check{border:1px solid var(--line);border-left:5px solid var(--failed);border-radius:6px;padding:12px 14px;margin:0 0 16px}.check.error{border-left-color:var(--error)}
+.where{color:var(--muted);margin:0 0 6px;font-size:.9em}.kind{font-style:italic}
+.clauses{margin:4px 0 8px;padding-left:18px}.message{background:#fff8f8;border-color:#f5c2c7}.check.error .message{background:#fffbea;border-color:#eedc9a}
+.evidence{margin:10px 0 0;padding-top:8px;border-top:1px dashed var(--line)}.evidence-head{margin:0 0 4px;font-weight:600}
+.exchange{display:grid;grid-template-columns:repeat(auto-fit,minmax(320px,1fr));gap:0 12px}.label{margin:4px 0 0;color:var(--muted);font-size:.8em;text-transform:uppercase;letter-spacing:.05em}
+details{margin:8px 0}summary{cursor:pointer;color:var(--muted)}
+table{border-collapse:collapse;width:100%;margin:4px 0 8px}th,td{text-align:left;padding:5px 8px;border-bottom:1px solid var(--line);vertical-align:top}thead th{background:var(--soft);font-size:.85em}
+.num{text-align:right;white-space:nowrap}td.passed{color:var(--passed);font-weight:600}td.failed{color:var(--failed);font-weight:600}td.error{color:var(--error);font-weight:600}td.skipped{color:var(--skipped)}
+tr.total th,tr.total td{font-weight:600;border-top:2px solid var(--line)}
+.bar{display:inline-block;width:48px;height:8px;margin-right:6px;background:var(--soft);border:1px solid var(--line);border-radius:4px;overflow:hidden;vertical-align:middle}.bar span{display:block;height:100%;background:var(--passed)}
+code.clause{background:var(--soft);padding:0 4px;border-radius:4px;white-space:nowrap}code.unknown{color:var(--failed);text-decoration:underline wavy}
+.note{color:var(--muted);font-size:.88em}.none{color:var(--muted)}.counts{font-weight:400;color:var(--muted);font-size:.9em}
+.warning{padding:8px 12px;border:1px solid #eedc9a;background:#fffbea;border-radius:6px}
+tr.failed td:first-child,tr.error td:first-child{box-shadow:inset 3px 0 var(--failed)}
+footer{margin-top:32px;color:var(--muted);font-size:.85em}
+`;
+
+export function renderHtml(runInput: RunResult, options: ReportOptions = {}): string {
+  const run = reportableRun(runInput, options);
+  const summary = summarize(run);
+  const { totals } = summary;
+  const verdict: CheckStatus = totals.failed > 0 ? "failed" : totals.error > 0 ? "error" : "passed";
+  const verdictText = { passed: "PASSED", failed: "FAILED", error: "HARNESS ERROR", skipped: "" }[verdict];
+  const red = redChecks(run);
+
+  const meta: [string, string][] = [
+    ["Target", `${run.target.kind} · ${run.target.baseUrl}`],
+    ["Run id", run.runId],
+    ["Seed", run.seed === undefined ? "none" : String(run.seed)],
+    ["Started", run.startedAt],
+    ["Duration", formatDuration(totals.durationMs)],
+  ];
+  const optionEntries = Object.entries(run.options);
+  if (optionEntries.length > 0) {
+    meta.push(["Options", optionEntries.map(([name, value]) => `${name}=${JSON.stringify(value)}`).join("  ")]);
+  }
+
+  const cards = (["passed", "failed", "error", "skipped"] as const)
+    .map((status) => `<div class="card ${status}"><b>${totals[status]}</b>${status === "error" ? "errors" : status}</div>`)
+    .join("");
+
+  const failures =
+    red.length === 0
+      ? '<p class="none">No failures and no harness errors.</p>'
+      : red.map((check) => failureArticle(run, check)).join("\n");
+
+  const unknown =
+    summary.unknownClauseIds.length === 0
+      ? ""
+      : `<p class="warning">Checks cite clause ids that are not in the registry: ${summary.unknownClauseIds.map(clauseCode).join(" ")}</p>`;
+
+  const suites = [...checksBySuite(run)].map(([suite, checks]) => suiteTable(run, suite, checks)).join("\n");
+
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(`${verdictText} · agent-harness verify · ${run.runId}`)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<header>
+<h1>agent-harness verify <span class="verdict ${verdict}">${verdictText}</span></h1>
+<dl class="meta">
+${meta.map(([name, value]) => `<dt>${escapeHtml(name)}</dt><dd>${escapeHtml(value)}</dd>`).join("\n")}
+</dl>
+<div class="totals">${cards}<div class="card"><b>${totals.total}</b>checks</div></div>
+<p class="line">${escapeHtml(summaryLine(totals))}</p>
+</header>
+<main>
+<section id="failures">
+<h2>Failures (${red.length})</h2>
+${failures}
+</section>
+<section id="coverage">
+<h2>Coverage by PROFILE section</h2>
+${coverageTable(summary)}
+${unknown}
+</section>
+<section id="checks">
+<h2>All checks by suite</h2>
+${suites === "" ? '<p class="none">No checks ran.</p>' : suites}
+</section>
+</main>
+<footer>Written by agent-harness from run ${escapeHtml(run.runId)}, finished ${escapeHtml(run.finishedAt)}. The whole record, with untruncated bodies, is in results.json beside this file.</footer>
+</body>
+</html>
+`;
+}

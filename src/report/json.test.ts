@@ -1,0 +1,26 @@
+import { expect, test } from "vitest";
+import { renderJson } from "./json.js";
+import { summarize } from "./model.js";
+import { reportableRun } from "./redact.js";
+import { SAMPLE_SECRETS, sampleRun } from "./sample.js";
+
+test("results.json is the run plus its summary, pretty-printed", () => {
+  const run = sampleRun();
+  const text = renderJson(run);
+  expect(text).toMatch(/^\{\n {2}"reportVersion": 1,\n/);
+  expect(text.endsWith("}\n")).toBe(true);
+  const { reportVersion, summary, ...rest } = JSON.parse(text);
+  expect(reportVersion).toBe(1);
+  expect(rest).toEqual(reportableRun(run));
+  expect(summary).toEqual(summarize(run));
+});
+
+test("no key reaches results.json, however JSON would spell it", () => {
+  const tricky = `k"\\ey\u0001-123`;
+  const text = renderJson(sampleRun({ options: { apiKey: tricky } }), { secrets: [...SAMPLE_SECRETS, tricky] });
+  for (const secret of [...SAMPLE_SECRETS, tricky]) {
+    expect(text).not.toContain(secret);
+    expect(text).not.toContain(JSON.stringify(secret).slice(1, -1));
+  }
+  expect(text).toContain("Bearer ***");
+});

@@ -1,0 +1,244 @@
+import { describe, expect, test } from "vitest";
+import { escapeXmlAttr, escapeXmlText, renderJunit, stripIllegalXmlChars } from "./junit.js";
+import { SAMPLE_SECRETS, sampleCheck, sampleRun } from "./sample.js";
+
+/**
+ * A strict little XML 1.0 reader, enough for what renderJunit writes: one root, elements,
+ * quoted attributes, text and the five entities plus character references. It throws on
+ * anything malformed, so "parses" means "well-formed" for this output.
+ */
+interface XmlElement {
+  name: string;
+  attrs: Record<string, string>;
+  children: XmlElement[];
+  text: string;
+}
+
+function isXmlChar(code: number): boolean {
+  return (
+    code === 0x9 ||
+    code === 0xa ||
+    code === 0xd ||
+    (code >= 0x20 && code <= 0xd7ff) ||
+    (code >= 0xe000 && code <= 0xfffd) ||
+    (code >= 0x10000 && code <= 0x10ffff)
+  );
+}
+
+const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
+const isNameChar = (ch: string) =>
+  (ch >= "a" && ch <= "z") || (ch >= "A" && ch <= "Z") || (ch >= "0" && ch <= "9") || "-_.:".includes(ch);
+const isSpace = (ch: string | undefined) => ch === " " || ch === "\t" || ch === "\n" || ch === "\r";
+
+function parseXml(xml: string): XmlElement {
+  for (const ch of xml)
+    if (!isXmlChar(ch.codePointAt(0) ?? 0)) throw new Error(`illegal character U+${ch.codePointAt(0)?.toString(16)}`);
+  let pos = 0;
+  const fail = (why: string): never => {
+    throw new Error(`${why} at ${pos}: ${JSON.stringify(xml.slice(pos, pos + 30))}`);
+  };
+  const skipSpace = () => {
+    while (isSpace(xml[pos])) pos++;
+  };
+  const expectText = (s: string) => {
+    if (!xml.startsWith(s, pos)) fail(`expected ${s}`);
+    pos += s.length;
+  };
+  const readName = () => {
+    const start = pos;
+    while (pos < xml.length && isNameChar(xml[pos] ?? "")) pos++;
+    if (pos === start) fail("expected a name");
+    return xml.slice(start, pos);
+  };
+  const decode = (raw: string): string => {
+    let out = "";
+    for (let i = 0; i < raw.length; i++) {
+      const ch = raw[i] ?? "";
+      if (ch !== "&") {
+        out += ch;
+        continue;
+      }
+      const end = raw.indexOf(";", i);
+      if (end < 0) fail("unterminated reference");
+      const ref = raw.slice(i + 1, end);
+      if (ref.startsWith("#x")) out += String.fromCodePoint(Number.parseInt(ref.slice(2), 16));
+      else if (ref.startsWith("#")) out += String.fromCodePoint(Number.parseInt(ref.slice(1), 10));
+      else if (ref in ENTITIES) out += ENTITIES[ref];
+      else fail(`unknown entity &${ref};`);
+      i = end;
+    }
+    return out;
+  };
+  const parseElement = (): XmlElement => {
+    expectText("<");
+    const element: XmlElement = { name: readName(), attrs: {}, children: [], text: "" };
+    for (;;) {
+      const hadSpace = isSpace(xml[pos]);
+      skipSpace();
+      if (xml.startsWith("/>", pos)) {
+        pos += 2;
+        return element;
+      }
+      if (xml[pos] === ">") {
+        pos++;
+        break;
+      }
+      if (!hadSpace) fail("expected space before an attribute");
+      const name = readName();
+      if (name in element.attrs) fail(`duplicate attribute ${name}`);
+      expectText("=");
+      const quote = xml[pos];
+      if (quote !== '"' && quote !== "'") fail("expected a quoted value");
+      const end = xml.indexOf(quote as string, pos + 1);
+      if (end < 0) fail("unterminated attribute");
+      const raw = xml.slice(pos + 1, end);
+      if (raw.includes("<")) fail("< in an attribute value");
+      element.attrs[name] = decode(raw);
+      pos = end + 1;
+    }
+    for (;;) {
+      if (xml.startsWith("</", pos)) {
+        pos += 2;
+        if (readName() !== element.name) fail(`mismatched end tag for <${element.name}>`);
+        skipSpace();
+        expectText(">");
+        return element;
+      }
+      if (xml.startsWith("<!", pos) || xml.startsWith("<?", pos)) fail("unexpected markup declaration");
+      if (xml[pos] === "<") {
+        element.children.push(parseElement());
+        continue;
+      }
+      const next = xml.indexOf("<", pos);
+      if (next < 0) fail(`unclosed <${element.name}>`);
+      const raw = xml.slice(pos, next);
+      if (raw.includes("]]>")) fail("]]> in text");
+      element.text += decode(raw);
+      pos = next;
+    }
+  };
+  if (xml.startsWith("<?xml")) {
+    const end = xml.indexOf("?>");
+    if (end < 0) fail("unterminated declaration");
+    pos = end + 2;
+  }
+  skipSpace();
+  const root = parseElement();
+  skipSpace();
+  if (pos !== xml.length) fail("content after the root element");
+  return root;
+}
+
+const all = (root: XmlElement, name: string): XmlElement[] =>
+  root.children.flatMap((child) => [...(child.name === name ? [child] : []), ...all(child, name)]);
+const testcaseNamed = (root: XmlElement, title: string): XmlElement => {
+  const found = all(root, "testcase").find((tc) => tc.attrs.name?.endsWith(title));
+  if (!found) throw new Error(`no testcase ${title}`);
+  return found;
+};
+
+describe("the XML checker used below", () => {
+  test.for([
+    ["mismatched tags", "<a><b></a></b>"],
+    ["< in an attribute", "<a x='<'/>"],
+    ["an unknown entity", "<a>&nbsp;</a>"],
+    ["a bare ampersand", "<a>fish & chips</a>"],
+    ["a control character", "<a>\u0001</a>"],
+    ["two roots", "<a/><b/>"],
+    ["an unclosed element", "<a><b/>"],
+  ] as const)("rejects %s", ([, xml]) => {
+    expect(() => parseXml(xml)).toThrow();
+  });
+
+  test("accepts and decodes a well-formed document", () => {
+    const root = parseXml(`<?xml version="1.0"?>\n<a x="1 &amp; &#10;2"><b>&lt;ok&gt;</b></a>`);
+    expect(root.attrs.x).toBe("1 & \n2");
+    expect(root.children[0]?.text).toBe("<ok>");
+  });
+});
+
+describe("renderJunit", () => {
+  test("is well-formed: testsuites > testsuite per suite > testcase per check", () => {
+    const run = sampleRun();
+    const root = parseXml(renderJunit(run));
+    expect(root.name).toBe("testsuites");
+    const suites = root.children.filter((c) => c.name === "testsuite");
+    expect(suites.map((s) => s.attrs.name)).toEqual([...new Set(run.checks.map((c) => c.suite))]);
+    expect(all(root, "testcase")).toHaveLength(run.checks.length);
+    expect(root.attrs).toMatchObject({ tests: "7", failures: "2", errors: "1", skipped: "1" });
+    const limits = suites.find((s) => s.attrs.name === "functional/limits");
+    expect(limits?.attrs).toMatchObject({ tests: "2", failures: "1", errors: "1", skipped: "0" });
+  });
+
+  test("a testcase is classname = suite, name = [clause ids] title, time in seconds", () => {
+    const tc = testcaseNamed(parseXml(renderJunit(sampleRun())), "a name of 101 code points is rejected naming the field");
+    expect(tc.attrs).toMatchObject({
+      classname: "functional/limits",
+      name: "[record.lengths] a name of 101 code points is rejected naming the field",
+      time: "0.048",
+      file: "suites/functional/limits.test.ts",
+    });
+  });
+
+  test("a conformance failure is <failure>, a harness error is <error>, a skip is <skipped message>", () => {
+    const root = parseXml(renderJunit(sampleRun()));
+    const failure = testcaseNamed(root, "rejected naming the field").children.find((c) => c.name === "failure");
+    expect(failure?.attrs).toEqual({
+      message: "expected status 400 INVALID_REQUEST with details[].field = name",
+      type: "ConformanceFailure",
+    });
+    expect(failure?.text).toContain("received status 201");
+    const error = testcaseNamed(root, "succeed again after the reset time").children.find((c) => c.name === "error");
+    expect(error?.attrs.type).toBe("HarnessError");
+    const skipped = testcaseNamed(root, "carries a comment every 15 s").children.find((c) => c.name === "skipped");
+    expect(skipped?.attrs.message).toBe("slow (≥ 15 s): enable with --slow");
+    expect(all(testcaseNamed(root, "every response carries X-Request-Id"), "failure")).toHaveLength(0);
+  });
+
+  test("system-out carries the curl and the request id of the evidence", () => {
+    const tc = testcaseNamed(parseXml(renderJunit(sampleRun())), "rejected naming the field");
+    const out = tc.children.find((c) => c.name === "system-out")?.text ?? "";
+    expect(out).toContain("curl -sS -X POST 'http://127.0.0.1:43117/v1/agents'");
+    expect(out).toContain("X-Request-Id: req_01HZX3");
+  });
+
+  test("<, &, \" and ' survive a round trip in names, attributes and text", () => {
+    const title = `a <b> & "c" 'd' ]]> e`;
+    const message = `expected <x attr="1"> & 'y'\nreceived ]]>`;
+    const xml = renderJunit(sampleRun({ checks: [sampleCheck({ title, status: "failed", message })] }));
+    const tc = testcaseNamed(parseXml(xml), title);
+    expect(tc.attrs.name).toBe(`[transport.request-id] ${title}`);
+    const failure = tc.children[0];
+    expect(failure?.attrs.message).toBe(`expected <x attr="1"> & 'y'`);
+    expect(failure?.text).toBe(message);
+  });
+
+  test("characters illegal in XML 1.0 are stripped; newlines in attributes are kept as references", () => {
+    const title = "bell\u0007 nul\u0000 esc\u001b ffff\uffff lone\ud800 emoji\u{1f600} tab\tend";
+    const xml = renderJunit(
+      sampleRun({ checks: [sampleCheck({ title, status: "skipped", message: "first line\nsecond line\r\n" })] }),
+    );
+    const tc = testcaseNamed(parseXml(xml), "end");
+    expect(tc.attrs.name).toBe("[transport.request-id] bell nul esc ffff lone emoji\u{1f600} tab\tend");
+    expect(tc.children[0]?.attrs.message).toBe("first line\nsecond line\r\n");
+  });
+
+  test("an empty run is still a well-formed document", () => {
+    const root = parseXml(renderJunit(sampleRun({ checks: [] })));
+    expect(root.attrs.tests).toBe("0");
+  });
+
+  test("no key reaches the XML", () => {
+    const xml = renderJunit(sampleRun(), { secrets: [...SAMPLE_SECRETS] });
+    for (const secret of SAMPLE_SECRETS) expect(xml).not.toContain(secret);
+    expect(xml).toContain("Authorization: Bearer ***");
+  });
+});
+
+describe("escaping helpers", () => {
+  test("text and attribute escaping", () => {
+    expect(escapeXmlText(`<a & b>`)).toBe("&lt;a &amp; b&gt;");
+    expect(escapeXmlAttr(`"it's"\n`)).toBe("&quot;it&apos;s&quot;&#10;");
+    expect(stripIllegalXmlChars("a\u0000b\u0008c\u000bd\u000ce\u001ff\tg\uFFFEh")).toBe("abcdef\tgh");
+  });
+});

@@ -1,0 +1,118 @@
+import { type CheckResult, checksBySuite, type Evidence, type RunResult, summarize } from "./model.js";
+import { type ReportOptions, reportableRun } from "./redact.js";
+
+/**
+ * JUnit XML, the dialect CI servers read (Jenkins, GitLab, GitHub annotators): a <testsuite>
+ * per suite, a <testcase> per check. A ConformanceFailure is a <failure>, a HarnessError an
+ * <error> (STYLE §7), so CI shows "the target is wrong" apart from "the harness is broken".
+ */
+
+/** Characters XML 1.0 forbids anywhere, even escaped: C0 controls but tab/LF/CR, lone surrogates, U+FFFE/U+FFFF. */
+const ILLEGAL_XML_CHARS = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
+
+export function stripIllegalXmlChars(text: string): string {
+  return text.replace(ILLEGAL_XML_CHARS, "");
+}
+
+export function escapeXmlText(text: string): string {
+  return stripIllegalXmlChars(text).replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+}
+
+/** Also tab/LF/CR as references: a parser would otherwise normalize them to spaces inside an attribute. */
+export function escapeXmlAttr(text: string): string {
+  return escapeXmlText(text)
+    .replaceAll('"', "&quot;")
+    .replaceAll("'", "&apos;")
+    .replaceAll("\t", "&#9;")
+    .replaceAll("\n", "&#10;")
+    .replaceAll("\r", "&#13;");
+}
+
+const attrs = (pairs: Record<string, string | number | undefined>): string =>
+  Object.entries(pairs)
+    .filter((entry): entry is [string, string | number] => entry[1] !== undefined)
+    .map(([name, value]) => ` ${name}="${escapeXmlAttr(String(value))}"`)
+    .join("");
+
+const seconds = (ms: number): string => (Math.max(0, ms) / 1000).toFixed(3);
+
+/** `[transport.request-id, envelope.error] title` */
+export function testcaseName(check: CheckResult): string {
+  return check.clauseIds.length > 0 ? `[${check.clauseIds.join(", ")}] ${check.title}` : check.title;
+}
+
+/** The first line of a message, short enough for an attribute CI shows in a list. */
+function headline(message: string | undefined, fallback: string): string {
+  const first = (message ?? "").split("\n", 1)[0]?.trim() ?? "";
+  if (first === "") return fallback;
+  return first.length > 200 ? `${first.slice(0, 199)}…` : first;
+}
+
+function evidenceText(evidence: readonly Evidence[]): string {
+  return evidence
+    .map((e) => {
+      const lines = [e.curl];
+      if (e.requestId !== undefined) lines.push(`X-Request-Id: ${e.requestId}`);
+      if (e.response) lines.push(`→ HTTP ${e.response.status}`);
+      return lines.join("\n");
+    })
+    .join("\n\n");
+}
+
+function testcase(check: CheckResult): string {
+  const open = `    <testcase${attrs({ classname: check.suite, name: testcaseName(check), time: seconds(check.durationMs), file: check.file })}`;
+  const children: string[] = [];
+  const message = check.message ?? "";
+  if (check.status === "failed") {
+    children.push(
+      `      <failure${attrs({ message: headline(message, "conformance failure"), type: "ConformanceFailure" })}>${escapeXmlText(message)}</failure>`,
+    );
+  } else if (check.status === "error") {
+    children.push(
+      `      <error${attrs({ message: headline(message, "harness error"), type: "HarnessError" })}>${escapeXmlText(message)}</error>`,
+    );
+  } else if (check.status === "skipped") {
+    children.push(`      <skipped${attrs({ message: message === "" ? undefined : message })}/>`);
+  }
+  if (check.evidence && check.evidence.length > 0) {
+    children.push(`      <system-out>${escapeXmlText(evidenceText(check.evidence))}</system-out>`);
+  }
+  return children.length === 0 ? `${open}/>` : `${open}>\n${children.join("\n")}\n    </testcase>`;
+}
+
+export function renderJunit(runInput: RunResult, options: ReportOptions = {}): string {
+  const run = reportableRun(runInput, options);
+  const { totals } = summarize(run);
+  const properties = [
+    `      <property${attrs({ name: "runId", value: run.runId })}/>`,
+    `      <property${attrs({ name: "target.kind", value: run.target.kind })}/>`,
+    `      <property${attrs({ name: "target.baseUrl", value: run.target.baseUrl })}/>`,
+    ...(run.seed === undefined ? [] : [`      <property${attrs({ name: "seed", value: run.seed })}/>`]),
+  ].join("\n");
+
+  const suites = [...checksBySuite(run)].map(([suite, checks]) => {
+    const count = (status: CheckResult["status"]) => checks.filter((c) => c.status === status).length;
+    const head = `  <testsuite${attrs({
+      name: suite,
+      tests: checks.length,
+      failures: count("failed"),
+      errors: count("error"),
+      skipped: count("skipped"),
+      time: seconds(checks.reduce((sum, c) => sum + c.durationMs, 0)),
+      timestamp: run.startedAt,
+    })}>`;
+    return [head, "    <properties>", properties, "    </properties>", ...checks.map(testcase), "  </testsuite>"].join("\n");
+  });
+
+  const root = `<testsuites${attrs({
+    name: `agent-harness verify ${run.runId}`,
+    tests: totals.total,
+    failures: totals.failed,
+    errors: totals.error,
+    skipped: totals.skipped,
+    time: seconds(totals.durationMs),
+    timestamp: run.startedAt,
+  })}`;
+  const body = suites.length === 0 ? `${root}/>` : `${root}>\n${suites.join("\n")}\n</testsuites>`;
+  return `<?xml version="1.0" encoding="UTF-8"?>\n${body}\n`;
+}

@@ -1,0 +1,118 @@
+import { describe, expect, test } from "vitest";
+import { CLAUSES, type Clause } from "../contract/clauses.js";
+import { formatDuration, redChecks, summarize, summaryLine, totalsOf, worstStatus } from "./model.js";
+import { sampleCheck, sampleRun } from "./sample.js";
+
+const REGISTRY: Clause[] = [
+  { id: "a.one", section: "§1", level: "MUST", text: "" },
+  { id: "a.two", section: "§1", level: "MUST", text: "" },
+  { id: "a.ref", section: "§1", level: "REFERENCE", text: "" },
+  { id: "b.one", section: "§2", level: "MUST", text: "" },
+  { id: "b.two", section: "§2", level: "MUST", text: "" },
+  { id: "b.three", section: "§2", level: "MUST", text: "" },
+  { id: "c.one", section: "§3", level: "MUST", text: "" },
+];
+
+describe("totals", () => {
+  test("count checks by status; duration is the wall clock of the run", () => {
+    expect(totalsOf(sampleRun())).toEqual({ passed: 3, failed: 2, error: 1, skipped: 1, total: 7, durationMs: 12_333 });
+  });
+
+  test("without parseable timestamps the duration is the sum of the checks", () => {
+    const run = sampleRun({
+      startedAt: "",
+      finishedAt: "",
+      checks: [sampleCheck({ durationMs: 5 }), sampleCheck({ durationMs: 7 })],
+    });
+    expect(totalsOf(run).durationMs).toBe(12);
+  });
+});
+
+describe("coverage", () => {
+  const run = sampleRun({
+    checks: [
+      sampleCheck({ clauseIds: ["a.one"], status: "passed" }),
+      sampleCheck({ clauseIds: ["a.one", "b.one"], status: "failed" }),
+      sampleCheck({ clauseIds: ["b.two"], status: "passed" }),
+      sampleCheck({ clauseIds: ["b.two"], status: "error" }),
+      sampleCheck({ clauseIds: ["b.three"], status: "skipped" }),
+      sampleCheck({ clauseIds: ["a.ref", "a.ref"], status: "passed" }),
+      sampleCheck({ clauseIds: ["zz.typo"], status: "passed" }),
+    ],
+  });
+  const summary = summarize(run, REGISTRY);
+
+  test("sections in registry order, counted in clauses", () => {
+    expect(Object.keys(summary.coverage)).toEqual(["§1", "§2", "§3"]);
+    expect(summary.coverage["§1"]).toEqual({
+      section: "§1",
+      clauses: 3,
+      checked: ["a.one", "a.ref"],
+      passed: 1,
+      failed: 1,
+      error: 0,
+      skipped: 0,
+      uncovered: ["a.two"],
+    });
+  });
+
+  test("a clause takes the worst status of its checks: failed > error > passed > skipped", () => {
+    expect(summary.coverage["§2"]).toMatchObject({
+      checked: ["b.one", "b.two", "b.three"],
+      failed: 1,
+      error: 1,
+      skipped: 1,
+      passed: 0,
+    });
+    expect(worstStatus(["skipped", "passed"])).toBe("passed");
+    expect(worstStatus(["passed", "error", "skipped"])).toBe("error");
+    expect(worstStatus(["error", "failed"])).toBe("failed");
+    expect(worstStatus([])).toBeUndefined();
+  });
+
+  test("a MUST clause no check cites is uncovered; a REFERENCE clause never is", () => {
+    expect(summary.coverage["§3"]).toMatchObject({ clauses: 1, checked: [], uncovered: ["c.one"] });
+    expect(summary.uncovered).toEqual(["a.two", "c.one"]);
+  });
+
+  test("ids missing from the registry are reported, not counted", () => {
+    expect(summary.unknownClauseIds).toEqual(["zz.typo"]);
+  });
+
+  test("against the real registry, a run with no checks leaves every MUST clause uncovered", () => {
+    const empty = summarize(sampleRun({ checks: [] }));
+    expect(empty.uncovered).toEqual(CLAUSES.filter((c) => c.level === "MUST").map((c) => c.id));
+    expect(Object.values(empty.coverage).reduce((n, s) => n + s.clauses, 0)).toBe(CLAUSES.length);
+  });
+});
+
+describe("summaryLine", () => {
+  test.for([
+    [{ passed: 12, failed: 0, error: 0, skipped: 0 }, "12 passed, 0 failed"],
+    [{ passed: 3, failed: 2, error: 0, skipped: 4 }, "3 passed, 2 failed, 4 skipped"],
+    [{ passed: 3, failed: 2, error: 1, skipped: 0 }, "3 passed, 3 failed"],
+    [{ passed: 0, failed: 0, error: 0, skipped: 0 }, "0 passed, 0 failed"],
+  ] as const)("%o → %s", ([totals, line]) => {
+    expect(summaryLine(totals)).toBe(line);
+  });
+});
+
+test("red checks: conformance failures, then harness errors, each in run order", () => {
+  const run = sampleRun({
+    checks: [
+      sampleCheck({ id: "e1", status: "error" }),
+      sampleCheck({ id: "f1", status: "failed" }),
+      sampleCheck({ id: "p1" }),
+      sampleCheck({ id: "f2", status: "failed" }),
+    ],
+  });
+  expect(redChecks(run).map((c) => c.id)).toEqual(["f1", "f2", "e1"]);
+});
+
+test.for([
+  [850, "850 ms"],
+  [12_340, "12.3 s"],
+  [123_000, "2 min 03 s"],
+] as const)("formatDuration(%d) = %s", ([ms, text]) => {
+  expect(formatDuration(ms)).toBe(text);
+});

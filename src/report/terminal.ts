@@ -1,0 +1,147 @@
+import { CLAUSE_BY_ID } from "../contract/clauses.js";
+import {
+  type CheckResult,
+  type CheckStatus,
+  formatDuration,
+  type RunResult,
+  redChecks,
+  summarize,
+  summaryLine,
+} from "./model.js";
+import { type ReportOptions, redactSecrets, reportableRun, stripAnsi } from "./redact.js";
+
+/**
+ * What the CLI prints: a line per finished check as it finishes, then a table by PROFILE
+ * section, then the plain last line `N passed, N failed[, N skipped]`.
+ */
+
+export interface TerminalOptions extends ReportOptions {
+  /** default: colorEnabled(process.stdout, process.env) */
+  color?: boolean;
+}
+
+/** https://no-color.org: NO_COLOR (non-empty) wins; FORCE_COLOR forces; otherwise only on a TTY that is not "dumb". */
+export function colorEnabled(
+  stream: { isTTY?: boolean } = process.stdout,
+  env: Record<string, string | undefined> = process.env,
+): boolean {
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== "") return false;
+  if (env.FORCE_COLOR !== undefined) return env.FORCE_COLOR !== "0" && env.FORCE_COLOR !== "false";
+  return stream.isTTY === true && env.TERM !== "dumb";
+}
+
+const SGR = {
+  reset: "\u001b[0m",
+  bold: "\u001b[1m",
+  dim: "\u001b[2m",
+  red: "\u001b[31m",
+  green: "\u001b[32m",
+  yellow: "\u001b[33m",
+};
+type Paint = (text: string, ...codes: (keyof typeof SGR)[]) => string;
+const painter =
+  (on: boolean): Paint =>
+  (text, ...codes) =>
+    on && codes.length > 0 ? `${codes.map((code) => SGR[code]).join("")}${text}${SGR.reset}` : text;
+
+const SYMBOL: Record<CheckStatus, string> = { passed: "✓", failed: "✗", error: "!", skipped: "○" };
+const SYMBOL_COLOR: Record<CheckStatus, keyof typeof SGR> = { passed: "green", failed: "red", error: "yellow", skipped: "dim" };
+
+/** Uncovered clauses named in the summary; report.html names them all. */
+const UNCOVERED_LISTED = 12;
+/** Longest message shown on a progress line; the reports carry the whole message. */
+const MESSAGE_CHARS = 160;
+
+/**
+ * `✗ limits.429  An empty bucket answers 429  38 ms  — expected 429, received 200`: one line
+ * per finished check; failed, errored and skipped ones add the first line of their message.
+ */
+export function formatProgress(result: CheckResult, options: TerminalOptions = {}): string {
+  const paint = painter(options.color ?? colorEnabled());
+  const secrets = options.secrets ?? [];
+  // Text from a response must neither leak a key nor drive the terminal (an ESC would).
+  const clean = (text: string) =>
+    redactSecrets(stripAnsi(text), secrets)
+      .replace(/[\t\r\n]+/g, " ")
+      .replace(/[^\u0020-\u007E\u00A0-\u{10FFFF}]/gu, "\uFFFD");
+  const clauses = result.clauseIds.length > 0 ? result.clauseIds.join(",") : result.suite;
+  let line = [
+    paint(SYMBOL[result.status], SYMBOL_COLOR[result.status], "bold"),
+    paint(clean(clauses), "dim"),
+    clean(result.title),
+    paint(formatDuration(result.durationMs), "dim"),
+  ].join("  ");
+  const message = clean((result.message ?? "").split("\n", 1)[0]?.trim() ?? "");
+  if (result.status !== "passed" && message !== "") {
+    const short = message.length > MESSAGE_CHARS ? `${message.slice(0, MESSAGE_CHARS - 1)}…` : message;
+    line += `  — ${paint(short, SYMBOL_COLOR[result.status])}`;
+  }
+  return line;
+}
+
+function table(rows: string[][], rightAligned: ReadonlySet<number>): string[] {
+  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => [...(row[column] ?? "")].length))) ?? [];
+  return rows.map((row) =>
+    row
+      .map((cell, column) => {
+        const width = widths[column] ?? 0;
+        const pad = " ".repeat(width - [...cell].length);
+        return rightAligned.has(column) ? pad + cell : cell + pad;
+      })
+      .join("  ")
+      .trimEnd(),
+  );
+}
+
+/**
+ * The end of a run: failures again (the progress lines may have scrolled away), a table by
+ * PROFILE section, the uncovered MUST clauses, and last the plain summary line, never coloured.
+ */
+export function formatSummary(runInput: RunResult, options: TerminalOptions = {}): string {
+  const run = reportableRun(runInput, options);
+  const color = options.color ?? colorEnabled();
+  const paint = painter(color);
+  const summary = summarize(run);
+  const lines: string[] = [];
+
+  const red = redChecks(run);
+  if (red.length > 0) {
+    lines.push(paint(`Failures (${red.length}):`, "bold"));
+    for (const check of red) lines.push(`  ${formatProgress(check, { ...options, color })}`);
+    lines.push("");
+  }
+
+  const sections = Object.values(summary.coverage);
+  const sum = (pick: (s: (typeof sections)[number]) => number) => String(sections.reduce((total, s) => total + pick(s), 0));
+  const rows = [
+    ["Section", "Clauses", "Covered", "Passed", "Failed", "Errors", "Skipped", "Uncovered MUST"],
+    ...sections.map((s) =>
+      [s.section, s.clauses, s.checked.length, s.passed, s.failed, s.error, s.skipped, s.uncovered.length].map(String),
+    ),
+    [
+      "all",
+      sum((s) => s.clauses),
+      sum((s) => s.checked.length),
+      sum((s) => s.passed),
+      sum((s) => s.failed),
+      sum((s) => s.error),
+      sum((s) => s.skipped),
+      sum((s) => s.uncovered.length),
+    ],
+  ];
+  const [head, ...body] = table(rows, new Set([1, 2, 3, 4, 5, 6, 7]));
+  lines.push(paint(head ?? "", "bold"), ...body.slice(0, -1), paint(body.at(-1) ?? "", "bold"));
+
+  if (summary.uncovered.length > 0) {
+    const named = summary.uncovered.slice(0, UNCOVERED_LISTED).map((id) => `${id} (${CLAUSE_BY_ID.get(id)?.section ?? "?"})`);
+    const more = summary.uncovered.length - named.length;
+    if (more > 0) named.push(`and ${more} more (see report.html)`);
+    lines.push("", `Uncovered MUST clauses (${summary.uncovered.length}): ${named.join(", ")}`);
+  }
+  if (summary.unknownClauseIds.length > 0) {
+    lines.push("", paint(`Clause ids not in the registry: ${summary.unknownClauseIds.join(", ")}`, "yellow"));
+  }
+  lines.push("", `${summary.totals.total} checks in ${formatDuration(summary.totals.durationMs)} (run ${run.runId})`);
+  lines.push(summaryLine(summary.totals));
+  return lines.join("\n");
+}

@@ -1,0 +1,40 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, expect, test } from "vitest";
+import { SAMPLE_SECRETS, sampleRun } from "./sample.js";
+import { newRunId, writeReports } from "./write.js";
+
+let dir: string | undefined;
+afterEach(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+test("writes junit.xml, results.json and report.html into dir/<runId>/, none with a key", async () => {
+  dir = await mkdtemp(join(tmpdir(), "reports-"));
+  const run = sampleRun();
+  const paths = await writeReports(run, dir, { secrets: [...SAMPLE_SECRETS] });
+  expect(paths).toEqual({
+    dir: join(dir, run.runId),
+    junit: join(dir, run.runId, "junit.xml"),
+    json: join(dir, run.runId, "results.json"),
+    html: join(dir, run.runId, "report.html"),
+  });
+  for (const path of [paths.junit, paths.json, paths.html]) {
+    const text = await readFile(path, "utf8");
+    expect(text.length).toBeGreaterThan(0);
+    for (const secret of SAMPLE_SECRETS) expect(text).not.toContain(secret);
+  }
+  expect(JSON.parse(await readFile(paths.json, "utf8")).runId).toBe(run.runId);
+});
+
+test.for(["../escape", "a/b", "", ".hidden", "x".repeat(200)])("refuses the run id %j as a directory name", async (runId) => {
+  await expect(writeReports(sampleRun({ runId }), tmpdir())).rejects.toThrow(/not a safe directory name/);
+});
+
+test("newRunId sorts by time and is filesystem-safe", () => {
+  const id = newRunId(new Date("2025-01-31T09:05:07.123Z"));
+  expect(id).toMatch(/^2025-01-31T09-05-07-123Z-[0-9a-f]{6}$/);
+  expect(newRunId()).not.toBe(newRunId());
+  expect(newRunId(new Date("2025-01-31T09:05:07.123Z")) < newRunId(new Date("2025-01-31T09:05:08.000Z"))).toBe(true);
+});
