@@ -1,15 +1,7 @@
-import { randomBytes } from "node:crypto";
-import { type KeysFile, keysFileSchema, PERMISSIONS } from "../contract/index.js";
+import { keysFileSchema } from "../contract/index.js";
 import { buildServer } from "../server/app.js";
+import { defaultReferenceKeys } from "./default-keys.js";
 import type { ReferenceServerOptions, StartedReference } from "./types.js";
-
-/** Accounts for an embedded run when none are given: roomy enough for a full verification. */
-export function defaultReferenceKeys(): KeysFile {
-  return keysFileSchema.parse({
-    accounts: [{ id: "acct_default", tierLimit: 1000, messageQuota: null }],
-    keys: [{ key: `ak_${randomBytes(24).toString("base64url")}`, account: "acct_default", permissions: [...PERMISSIONS] }],
-  });
-}
 
 /** The reference server in this process, on 127.0.0.1 and a free port unless told otherwise. */
 export async function startReferenceServer(options: ReferenceServerOptions = {}): Promise<StartedReference> {

@@ -1,0 +1,115 @@
+import "./testcontainers-env.js";
+import { createServer } from "node:net";
+import type { Readable } from "node:stream";
+import { GenericContainer, getContainerRuntimeClient, type StartedTestContainer, Wait } from "testcontainers";
+import { keysFileSchema } from "../contract/index.js";
+import { defaultReferenceKeys } from "./default-keys.js";
+import { dockerCliUnavailableReason, ensureReferenceImage, type ReferenceImage } from "./image.js";
+import type { ReferenceServerOptions, StartedReference } from "./types.js";
+
+const KEYS_IN_CONTAINER = "/app/keys.json";
+const STARTUP_TIMEOUT_MS = 60_000;
+const STOP_GRACE_MS = 5_000;
+const LOG_TAIL_LINES = 40;
+
+export interface StartedReferenceContainer extends StartedReference {
+  containerId: string;
+  image: ReferenceImage;
+  /** from container create to the ready line, in ms (image build not included) */
+  startupMs: number;
+  /** the server's output so far (never holds a key: the server does not print keys given by file) */
+  logs(): string[];
+}
+
+/** Starts the reference server image with host networking on a free loopback port. */
+export async function startReferenceContainer(options: ReferenceServerOptions = {}): Promise<StartedReferenceContainer> {
+  const image = await ensureReferenceImage();
+  const host = options.host ?? "127.0.0.1";
+  const port = options.port !== undefined && options.port !== 0 ? options.port : await freePort(host);
+  const keys = options.keys !== undefined ? keysFileSchema.parse(options.keys) : defaultReferenceKeys();
+
+  const logs: string[] = [];
+  const started = performance.now();
+  let container: StartedTestContainer;
+  try {
+    container = await new GenericContainer(image.name)
+      // The daemon runs with --bridge=none: host networking is the only kind there is.
+      .withNetworkMode("host")
+      .withCommand(serverArgs(options, host, port))
+      .withCopyContentToContainer([{ content: JSON.stringify(keys), target: KEYS_IN_CONTAINER, mode: 0o444 }])
+      .withLogConsumer((stream) => collectLines(stream, logs))
+      .withWaitStrategy(Wait.forLogMessage(/listening on/))
+      .withStartupTimeout(STARTUP_TIMEOUT_MS)
+      .start();
+  } catch (error) {
+    const tail = logs.slice(-LOG_TAIL_LINES).join("\n");
+    throw new Error(`reference container did not start: ${String(error)}\n--- container output ---\n${tail}`, {
+      cause: error,
+    });
+  }
+  const startupMs = Math.round(performance.now() - started);
+  console.info(`[reference-container] ${container.getId().slice(0, 12)} ready on ${host}:${port} in ${startupMs} ms`);
+
+  let closing: Promise<void> | undefined;
+  return {
+    baseUrl: `http://${host}:${port}/v1`,
+    keys,
+    containerId: container.getId(),
+    image,
+    startupMs,
+    logs: () => [...logs],
+    close() {
+      closing ??= container.stop({ timeout: STOP_GRACE_MS, remove: true }).then(() => undefined);
+      return closing;
+    },
+  };
+}
+
+function serverArgs(options: ReferenceServerOptions, host: string, port: number): string[] {
+  const args = ["--port", String(port), "--host", host, "--keys", KEYS_IN_CONTAINER];
+  if (options.windowSeconds !== undefined) args.push("--window-seconds", String(options.windowSeconds));
+  if (options.messageTimeoutSeconds !== undefined) args.push("--message-timeout-seconds", String(options.messageTimeoutSeconds));
+  for (const fault of options.faults ?? []) args.push("--fault", fault);
+  return args;
+}
+
+/** A port free right now on `host`; the container binds it a moment later. */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, host, () => {
+      const address = probe.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      probe.close(() => (port > 0 ? resolvePort(port) : reject(new Error(`no free port on ${host}`))));
+    });
+  });
+}
+
+function collectLines(stream: Readable, into: string[]): void {
+  let partial = "";
+  stream.setEncoding("utf8");
+  stream.on("data", (chunk: string) => {
+    const lines = (partial + chunk).split("\n");
+    partial = lines.pop() ?? "";
+    into.push(...lines);
+    if (into.length > 1000) into.splice(0, into.length - 1000);
+  });
+  stream.on("end", () => {
+    if (partial !== "") into.push(partial);
+  });
+}
+
+/** Why no container can be started here, or undefined when the Docker daemon answers. */
+export async function dockerUnavailableReason(): Promise<string | undefined> {
+  // The image is built with the docker CLI and run through testcontainers: both must reach it.
+  const cli = await dockerCliUnavailableReason();
+  if (cli !== undefined) return `the docker CLI cannot reach a daemon: ${cli}`;
+  try {
+    // resolves only once the daemon has answered an info request
+    await getContainerRuntimeClient();
+    return undefined;
+  } catch (error) {
+    return `testcontainers finds no container runtime: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}

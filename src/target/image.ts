@@ -1,0 +1,208 @@
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+
+/**
+ * The reference server as a Docker image, built locally and offline: a `FROM scratch` image
+ * holding this machine's node binary, the shared libraries it links, and the bundled server.
+ * Nothing is pulled from a registry.
+ */
+
+const execFileAsync = promisify(execFile);
+
+export const REFERENCE_IMAGE = "agent-harness-reference:local";
+/** image label holding the hash of everything the image is made of */
+export const REFERENCE_IMAGE_HASH_LABEL = "agent-harness.reference.hash";
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const bundleScript = join(repoRoot, "scripts/bundle-server.mjs");
+export const SERVER_BUNDLE = join(repoRoot, ".build/server/server.mjs");
+
+const NODE_IN_IMAGE = "/usr/local/bin/node";
+const SERVER_IN_IMAGE = "/app/server.mjs";
+/** `nobody`: the server needs no privilege */
+const IMAGE_USER = "65534:65534";
+
+export interface ReferenceImage {
+  name: string;
+  /** sha256 of the bundle, the node version and the image recipe */
+  hash: string;
+  /** false when an image with the same hash was already there */
+  built: boolean;
+  /** time spent bundling, hashing and (when built) building, in ms */
+  buildMs: number;
+}
+
+export interface EnsureImageOptions {
+  /** re-bundle src/server/main.ts first (default true; env AGENT_HARNESS_SKIP_BUNDLE=1 turns it off) */
+  bundle?: boolean;
+  log?: (line: string) => void;
+}
+
+let pending: Promise<ReferenceImage> | undefined;
+
+/**
+ * Builds {@link REFERENCE_IMAGE} unless an image with the same content hash exists. Once per
+ * process: later calls share the first call's result.
+ */
+export function ensureReferenceImage(options: EnsureImageOptions = {}): Promise<ReferenceImage> {
+  if (pending === undefined) {
+    pending = buildIfChanged(options);
+    // a failed build is retried by the next caller rather than cached
+    pending.catch(() => {
+      pending = undefined;
+    });
+  }
+  return pending;
+}
+
+async function buildIfChanged(options: EnsureImageOptions): Promise<ReferenceImage> {
+  const log = options.log ?? ((line: string) => console.info(`[reference-image] ${line}`));
+  const started = performance.now();
+  const bundle = options.bundle ?? process.env.AGENT_HARNESS_SKIP_BUNDLE !== "1";
+  if (bundle) await run(process.execPath, [bundleScript], { cwd: repoRoot });
+
+  const server = await readFile(SERVER_BUNDLE).catch((cause: unknown) => {
+    throw new Error(`no server bundle at ${SERVER_BUNDLE}; run \`npm run build\``, { cause });
+  });
+  const libraries = await sharedLibraries(process.execPath);
+  const libraryDirs = [...new Set(libraries.map((path) => dirname(path)))];
+  const dockerfile = dockerfileText(libraryDirs);
+  const hash = createHash("sha256")
+    .update(`${process.version} ${process.arch}\n`)
+    .update(dockerfile)
+    .update(libraries.join("\n"))
+    .update(server)
+    .digest("hex");
+
+  const previous = await imageLabels(REFERENCE_IMAGE);
+  if (previous?.labels[REFERENCE_IMAGE_HASH_LABEL] === hash) {
+    const buildMs = Math.round(performance.now() - started);
+    log(`reusing ${REFERENCE_IMAGE} (hash ${hash.slice(0, 12)}), checked in ${buildMs} ms`);
+    return { name: REFERENCE_IMAGE, hash, built: false, buildMs };
+  }
+
+  const context = await mkdtemp(join(tmpdir(), "agent-harness-image-"));
+  try {
+    await writeRootfs(join(context, "rootfs"), libraries, server);
+    await writeFile(join(context, "Dockerfile"), `${dockerfile}LABEL ${REFERENCE_IMAGE_HASH_LABEL}="${hash}"\n`);
+    await run("docker", ["build", "--tag", REFERENCE_IMAGE, context]);
+  } finally {
+    await rm(context, { recursive: true, force: true });
+  }
+  // The superseded image would otherwise pile up as a dangling layer on every server change.
+  if (previous !== undefined) await run("docker", ["image", "rm", previous.id]).catch(() => undefined);
+
+  const buildMs = Math.round(performance.now() - started);
+  log(`built ${REFERENCE_IMAGE} (hash ${hash.slice(0, 12)}, node ${process.version}) in ${buildMs} ms`);
+  return { name: REFERENCE_IMAGE, hash, built: true, buildMs };
+}
+
+function dockerfileText(libraryDirs: string[]): string {
+  return [
+    "FROM scratch",
+    "COPY rootfs/ /",
+    // The copied loader has no ld.so.cache; point it at the directories the libraries came from.
+    `ENV LD_LIBRARY_PATH=${libraryDirs.join(":")} NODE_ENV=production`,
+    `USER ${IMAGE_USER}`,
+    "WORKDIR /app",
+    `ENTRYPOINT ["${NODE_IN_IMAGE}", "${SERVER_IN_IMAGE}"]`,
+    "",
+  ].join("\n");
+}
+
+async function writeRootfs(rootfs: string, libraries: string[], server: Buffer): Promise<void> {
+  const into = (absolute: string) => join(rootfs, absolute);
+  for (const dir of ["/usr/local/bin", "/app", "/etc", "/tmp"]) await mkdir(into(dir), { recursive: true });
+  await chmod(into("/tmp"), 0o1777);
+  // copyFile follows symlinks, so each library lands as a regular file at the path ldd named.
+  await copyFile(process.execPath, into(NODE_IN_IMAGE));
+  await chmod(into(NODE_IN_IMAGE), 0o755);
+  for (const library of libraries) {
+    await mkdir(dirname(into(library)), { recursive: true });
+    await copyFile(library, into(library));
+    await chmod(into(library), 0o755);
+  }
+  await writeFile(into(SERVER_IN_IMAGE), server);
+  await chmod(into(SERVER_IN_IMAGE), 0o644);
+  await writeFile(
+    into("/etc/passwd"),
+    "root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n",
+  );
+  await writeFile(into("/etc/group"), "root:x:0:\nnogroup:x:65534:\n");
+}
+
+/** Absolute paths of the shared libraries `binary` loads, the dynamic loader included. */
+async function sharedLibraries(binary: string): Promise<string[]> {
+  const { stdout } = await run("ldd", [binary]).catch((cause: unknown) => {
+    throw new Error(`cannot list the shared libraries of ${binary} (is ldd installed?)`, { cause });
+  });
+  const libraries: string[] = [];
+  for (const line of stdout.split("\n")) {
+    // "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or "/lib64/ld-linux-x86-64.so.2 (0x...)";
+    // linux-vdso has no file and is skipped.
+    const match = /(?:=>\s*)?(\/\S+)\s+\(0x[0-9a-f]+\)/.exec(line);
+    if (match?.[1] !== undefined) libraries.push(match[1]);
+  }
+  if (!libraries.some((path) => /\/ld-[^/]*\.so/.test(path)))
+    throw new Error(`ldd ${binary} named no dynamic loader; a statically linked node is not supported:\n${stdout}`);
+  return libraries;
+}
+
+async function imageLabels(image: string): Promise<{ id: string; labels: Record<string, string> } | undefined> {
+  try {
+    const { stdout } = await run("docker", ["image", "inspect", "--format", "{{json .Id}} {{json .Config.Labels}}", image]);
+    const [id, labels] = stdout
+      .trim()
+      .split(" ", 2)
+      .map((part) => JSON.parse(part) as unknown);
+    return { id: String(id), labels: (labels ?? {}) as Record<string, string> };
+  } catch (error) {
+    if (error instanceof CommandError && /no such image/i.test(error.stderr)) return undefined;
+    throw error;
+  }
+}
+
+/** Why the docker CLI cannot build here, or undefined when it reaches a daemon. */
+export async function dockerCliUnavailableReason(): Promise<string | undefined> {
+  try {
+    await run("docker", ["version", "--format", "{{.Server.Version}}"]);
+    return undefined;
+  } catch (error) {
+    return error instanceof CommandError ? error.stderr.trim() : String(error);
+  }
+}
+
+export class CommandError extends Error {
+  constructor(
+    readonly command: string,
+    readonly stdout: string,
+    readonly stderr: string,
+    options: { cause?: unknown },
+  ) {
+    const tail = `${stdout}\n${stderr}`.trim().split("\n").slice(-30).join("\n");
+    super(`\`${command}\` failed:\n${tail}`, options);
+    this.name = "CommandError";
+  }
+}
+
+async function run(file: string, args: string[], options: { cwd?: string } = {}): Promise<{ stdout: string; stderr: string }> {
+  try {
+    return await execFileAsync(file, args, { ...options, maxBuffer: 64 * 1024 * 1024 });
+  } catch (error) {
+    const failed = error as { stdout?: string; stderr?: string; message?: string };
+    throw new CommandError([file, ...args].join(" "), failed.stdout ?? "", failed.stderr || failed.message || "", {
+      cause: error,
+    });
+  }
+}
+
+// `npx tsx src/target/image.ts` builds (or reuses) the image by hand.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const image = await ensureReferenceImage();
+  console.log(JSON.stringify(image));
+}
