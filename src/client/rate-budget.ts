@@ -1,0 +1,272 @@
+import { type EndpointSpec, RATE_LIMITS } from "../contract/index.js";
+import { type Clock, systemClock } from "./clock.js";
+import type { RateHeaders } from "./rate.js";
+
+/**
+ * Pacing so a full verification against a real deployment never trips a PROFILE §7 limit by
+ * accident. Buckets are learnt from the `X-RateLimit-*` headers of each answer and counted
+ * locally between answers; a request that would find a bucket empty waits for that bucket's
+ * `X-RateLimit-Reset` (plus a margin for clock skew) — never a guessed sleep.
+ */
+
+/** A bucket of the endpoint table: `keyEndpoint:<endpoint>` or `agentMessages:<agentId>`, and its size. */
+export interface BucketRef {
+  name: string;
+  size: number;
+}
+
+/** The account-wide bucket every authenticated request counts in (PROFILE §7). */
+export const TIER_BUCKET = "tier";
+
+/** The endpoint's own bucket, as ENDPOINTS names it. */
+export function endpointBucket(spec: EndpointSpec, agentId?: string): BucketRef {
+  const b = spec.bucket;
+  return b.kind === "keyEndpoint"
+    ? { name: `keyEndpoint:${b.endpoint}`, size: b.size }
+    : { name: `agentMessages:${agentId ?? ""}`, size: b.size };
+}
+
+export interface PaceRequest {
+  /** the key's fingerprint (never the key) */
+  key: string;
+  /** an account label shared by that account's keys; per-agent and tier buckets are the account's */
+  account?: string | undefined;
+  /** the tier limit, when the harness is configured with it (PROFILE §11); learnt otherwise */
+  tierLimit?: number | undefined;
+  /** the endpoint's bucket; absent for a path no endpoint matches (it counts in the tier only) */
+  bucket?: BucketRef | undefined;
+}
+
+/** What an answer tells the budget. */
+export interface PaceAnswer {
+  status: number;
+  /** `error.code` of the body, when it has one */
+  code?: string | undefined;
+  rate?: RateHeaders | undefined;
+  /** clock time the answer arrived */
+  receivedAt: number;
+}
+
+export interface PaceWait {
+  /** `<scope>/<bucket>`; the scope is a fingerprint or account label, never a key */
+  bucket: string;
+  waitMs: number;
+  reason: "empty until reset" | "awaiting an answer to learn the bucket" | "after exhaustion";
+}
+
+export interface BucketSnapshot {
+  scope: string;
+  name: string;
+  size: number | undefined;
+  remaining: number | undefined;
+  resetAt: number | undefined;
+  inFlight: number;
+}
+
+export interface RateBudgetOptions {
+  clock?: Clock;
+  /** added to every reset, for clock skew between harness and service (default 250 ms) */
+  marginMs?: number;
+  /** the window W (PROFILE §11, default 60 s): a reset is at most W + 1 s away, so no wait is longer */
+  windowSeconds?: number;
+  onWait?: (wait: PaceWait) => void;
+}
+
+interface BucketState {
+  readonly scope: string;
+  readonly name: string;
+  readonly isTier: boolean;
+  size: number | undefined;
+  /** requests left now, by the last header less what was sent since */
+  remaining: number | undefined;
+  /** clock ms the described window ends */
+  resetAt: number | undefined;
+  inFlight: number;
+  /** answers for this bucket carry no rate headers: stop waiting to learn from them */
+  headerless: boolean;
+}
+
+export interface PaceTicket {
+  readonly buckets: readonly BucketState[];
+}
+
+export class RateBudget {
+  private readonly clock: Clock;
+  private readonly marginMs: number;
+  private readonly maxWaitMs: number;
+  private readonly onWait: ((wait: PaceWait) => void) | undefined;
+  private readonly buckets = new Map<string, BucketState>();
+  private settled: Array<() => void> = [];
+
+  constructor(options: RateBudgetOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+    this.marginMs = options.marginMs ?? 250;
+    const window = options.windowSeconds ?? RATE_LIMITS.defaultWindowSeconds;
+    this.maxWaitMs = (window + RATE_LIMITS.resetSlackSeconds) * 1000 + this.marginMs;
+    this.onWait = options.onWait;
+  }
+
+  /**
+   * Take one request from each bucket the request counts in, first waiting while one is empty.
+   * With `wait: false` (a check exhausting a bucket on purpose) it only counts.
+   */
+  async acquire(request: PaceRequest, { wait = true }: { wait?: boolean } = {}): Promise<PaceTicket> {
+    const states = this.statesOf(request);
+    while (wait) {
+      const now = this.clock.now();
+      for (const b of states) this.refill(b, now);
+      const empty = states.find((b) => b.remaining !== undefined && b.remaining <= 0);
+      if (empty?.resetAt !== undefined) {
+        await this.sleep(empty, Math.min(empty.resetAt + this.marginMs - now, this.maxWaitMs), "empty until reset");
+        continue;
+      }
+      // An empty bucket with no known reset, or an endpoint bucket not learnt yet: one answer in flight will tell.
+      const unknown = empty ?? states.find((b) => !b.isTier && b.remaining === undefined && !b.headerless && b.inFlight > 0);
+      if (unknown !== undefined && unknown.inFlight > 0) {
+        this.onWait?.({ bucket: label(unknown), waitMs: 0, reason: "awaiting an answer to learn the bucket" });
+        await this.nextSettle();
+        continue;
+      }
+      break;
+    }
+    for (const b of states) {
+      b.inFlight++;
+      if (b.remaining !== undefined) b.remaining--;
+    }
+    return { buckets: states };
+  }
+
+  /** Learn from the answer to a request `acquire` let through; `undefined` when it got none (transport error). */
+  settle(ticket: PaceTicket, answer: PaceAnswer | undefined): void {
+    for (const b of ticket.buckets) b.inFlight = Math.max(0, b.inFlight - 1);
+    try {
+      if (answer === undefined) return; // counted or not, unknown: keep the local count
+      // PROFILE §6, §7: an unauthenticated request and a RATE_LIMIT_EXCEEDED answer count nowhere.
+      const counted = answer.status !== 401 && !(answer.status === 429 && answer.code !== "INSUFFICIENT_QUOTA");
+      if (!counted)
+        for (const b of ticket.buckets)
+          if (b.remaining !== undefined) b.remaining = Math.min(b.remaining + 1, b.size ?? Infinity);
+      const rate = answer.rate;
+      if (rate?.limit !== undefined && rate.remaining !== undefined && rate.reset !== undefined) {
+        for (const b of ticket.buckets) b.headerless = false;
+        this.learn(ticket, answer, { limit: rate.limit, remaining: rate.remaining, reset: rate.reset });
+      } else if (counted) {
+        for (const b of ticket.buckets) b.headerless = true;
+      }
+    } finally {
+      const waiting = this.settled;
+      this.settled = [];
+      for (const resolve of waiting) resolve();
+    }
+  }
+
+  /**
+   * A check that exhausted a bucket on purpose waits here for the refill its 429 announced:
+   * the later of `Retry-After` and `X-RateLimit-Reset`, plus the margin.
+   */
+  async afterExhaustion(exchange: { receivedAt: number; rate?: RateHeaders | undefined }): Promise<{
+    announced: boolean;
+    waitedMs: number;
+  }> {
+    const rate = exchange.rate;
+    const candidates: number[] = [];
+    if (rate?.retryAfter !== undefined) candidates.push(exchange.receivedAt + rate.retryAfter * 1000);
+    if (rate?.reset !== undefined) candidates.push(rate.reset * 1000);
+    if (candidates.length === 0) return { announced: false, waitedMs: 0 };
+    const waitMs = Math.min(Math.max(...candidates) + this.marginMs - this.clock.now(), this.maxWaitMs);
+    if (waitMs > 0) {
+      this.onWait?.({ bucket: "announced by 429", waitMs, reason: "after exhaustion" });
+      await this.clock.sleep(waitMs);
+    }
+    return { announced: true, waitedMs: Math.max(0, waitMs) };
+  }
+
+  snapshot(): BucketSnapshot[] {
+    return [...this.buckets.values()].map(({ scope, name, size, remaining, resetAt, inFlight }) => ({
+      scope,
+      name,
+      size,
+      remaining,
+      resetAt,
+      inFlight,
+    }));
+  }
+
+  /* ------------------------------------------------------------------ internals */
+
+  private statesOf(request: PaceRequest): BucketState[] {
+    const accountScope = request.account ?? request.key;
+    const tier = this.state(accountScope, TIER_BUCKET, true, request.tierLimit);
+    if (request.tierLimit !== undefined) tier.size = request.tierLimit;
+    if (request.bucket === undefined) return [tier];
+    // PROFILE §7: Send Message counts per agent across the account's keys; the others per key.
+    const scope = request.bucket.name.startsWith("agentMessages:") ? accountScope : request.key;
+    return [this.state(scope, request.bucket.name, false, request.bucket.size), tier];
+  }
+
+  private state(scope: string, name: string, isTier: boolean, size: number | undefined): BucketState {
+    const id = `${scope}\u0000${name}`;
+    let b = this.buckets.get(id);
+    if (b === undefined) {
+      b = { scope, name, isTier, size, remaining: undefined, resetAt: undefined, inFlight: 0, headerless: false };
+      this.buckets.set(id, b);
+    }
+    return b;
+  }
+
+  /** Past its reset (and the margin), a bucket is full again; its next window is unknown until an answer says. */
+  private refill(b: BucketState, now: number): void {
+    if (b.resetAt === undefined || now < b.resetAt + this.marginMs) return;
+    b.resetAt = undefined;
+    b.remaining = b.size === undefined ? undefined : b.size - b.inFlight;
+  }
+
+  /**
+   * The headers describe the tightest of the request's buckets (PROFILE §7), so they are exact for
+   * the bucket whose size is `X-RateLimit-Limit` and a lower bound for the other. Which one that is
+   * follows from the sizes: the endpoint's from the contract, the tier's once learnt. While they
+   * cannot be told apart (the tier's size unknown or the same), the endpoint's bucket takes them,
+   * as PROFILE breaks ties toward it; with equal sizes the tier takes them too, to stay on the safe side.
+   */
+  private learn(ticket: PaceTicket, answer: PaceAnswer, rate: { limit: number; remaining: number; reset: number }): void {
+    const endpoint = ticket.buckets.find((b) => !b.isTier);
+    const tier = ticket.buckets.find((b) => b.isTier);
+    let resetAt = rate.reset * 1000;
+    if (answer.status === 429 && answer.rate?.retryAfter !== undefined)
+      resetAt = Math.max(resetAt, answer.receivedAt + answer.rate.retryAfter * 1000);
+    // PROFILE §7: a reset is at most W + 1 s away; one further off is not believed.
+    resetAt = Math.min(resetAt, answer.receivedAt + this.maxWaitMs - this.marginMs);
+    const exact = (b: BucketState) => {
+      b.size = rate.limit;
+      b.remaining = rate.remaining - b.inFlight;
+      b.resetAt = resetAt;
+    };
+    const lowerBound = (b: BucketState, create: boolean) => {
+      const floor = rate.remaining - b.inFlight;
+      if (b.remaining === undefined ? create : b.remaining < floor) b.remaining = floor;
+    };
+    if (endpoint !== undefined && endpoint.size === rate.limit) {
+      exact(endpoint);
+      if (tier === undefined) return;
+      if (tier.size === rate.limit) exact(tier);
+      else lowerBound(tier, false);
+    } else if (tier !== undefined) {
+      exact(tier);
+      if (endpoint !== undefined) lowerBound(endpoint, true);
+    }
+  }
+
+  private async sleep(b: BucketState, waitMs: number, reason: PaceWait["reason"]): Promise<void> {
+    const ms = Math.max(0, waitMs);
+    this.onWait?.({ bucket: label(b), waitMs: ms, reason });
+    await this.clock.sleep(ms);
+  }
+
+  private nextSettle(): Promise<void> {
+    return new Promise((resolve) => this.settled.push(resolve));
+  }
+}
+
+function label(b: BucketState): string {
+  return `${b.scope}/${b.name}`;
+}

@@ -1,0 +1,52 @@
+import { describe, expect, test } from "vitest";
+import { decideRetry, isRetryable, type RetryPolicy, retryDelayMs } from "./retry.js";
+
+const policy: RetryPolicy = { maxAttempts: 4, baseDelayMs: 100, maxDelayMs: 1_000 };
+const top = () => 0.999_999;
+const bottom = () => 0;
+
+describe("retryDelayMs", () => {
+  test("full jitter: the draw spans [0, base·2^(attempt−1)]", () => {
+    expect(retryDelayMs(policy, 1, undefined, bottom)).toBe(0);
+    expect(retryDelayMs(policy, 1, undefined, top)).toBe(99);
+    expect(retryDelayMs(policy, 3, undefined, top)).toBe(399);
+  });
+
+  test("the ceiling stops at maxDelayMs", () => {
+    expect(retryDelayMs(policy, 10, undefined, top)).toBe(999);
+  });
+
+  test("never sooner than Retry-After", () => {
+    expect(retryDelayMs(policy, 1, 3, bottom)).toBe(3_000);
+    expect(retryDelayMs(policy, 1, 0, top)).toBe(99);
+  });
+});
+
+describe("decideRetry", () => {
+  test.for([
+    [429, "RATE_LIMIT_EXCEEDED", true],
+    [503, "SERVICE_UNAVAILABLE", true],
+    [503, undefined, true],
+    [429, "INSUFFICIENT_QUOTA", false],
+    [503, "AGENT_UNAVAILABLE", false],
+    [500, "INTERNAL_ERROR", false],
+    [400, "INVALID_REQUEST", false],
+    [200, undefined, false],
+  ] as const)("%i %s retryable: %s", ([status, code, expected]) => {
+    expect(isRetryable({ status, code })).toBe(expected);
+  });
+
+  test("stops after maxAttempts", () => {
+    expect(decideRetry(policy, 3, { status: 429 }, 0, bottom)).toMatchObject({ retry: true });
+    expect(decideRetry(policy, 4, { status: 429 }, 0, bottom)).toMatchObject({ retry: false });
+  });
+
+  test("stops when the wait would pass the total budget", () => {
+    const bounded = { ...policy, maxTotalMs: 10_000 };
+    expect(decideRetry(bounded, 1, { status: 429, retryAfterSeconds: 5 }, 4_000, bottom)).toEqual({
+      retry: true,
+      delayMs: 5_000,
+    });
+    expect(decideRetry(bounded, 1, { status: 429, retryAfterSeconds: 5 }, 6_000, bottom)).toMatchObject({ retry: false });
+  });
+});
