@@ -10,6 +10,20 @@ export default defineConfig({
       },
       {
         extends: true,
+        test: {
+          name: "functional",
+          include: ["suites/functional/**/*.test.ts"],
+          globalSetup: ["suites/support/global-setup.ts"],
+          // one worker, files in turn: the target's rate buckets are shared, so checks take turns
+          pool: "forks",
+          fileParallelism: false,
+          isolate: false,
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        extends: true,
         test: { name: "container", include: ["suites/container/**/*.test.ts"], testTimeout: 180_000, hookTimeout: 300_000 },
       },
     ],

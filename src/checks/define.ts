@@ -1,0 +1,61 @@
+import type { ClauseId, EndpointSpec } from "../contract/index.js";
+
+/** What a response-level check sees of one exchange (a structural subset of the client's Exchange). */
+export interface ObservedExchange {
+  request: { method: string; url: string; headers: Readonly<Record<string, string>> };
+  response: {
+    status: number;
+    headers: Readonly<Record<string, string | string[] | undefined>>;
+    bodyText: string;
+    json?: unknown;
+  };
+}
+
+export interface CheckContext {
+  /** the endpoint the request addressed, when it matches one exactly */
+  endpoint: EndpointSpec | undefined;
+  /** the request carried a key the target should accept */
+  authenticated: boolean;
+  /** keys and platform tokens: none may appear in any response (PROFILE §4, §6) */
+  secrets: readonly string[];
+  windowSeconds: number;
+  /** when the response arrived, harness clock, ms */
+  receivedAt: number;
+  /** tolerated clock difference between harness and target, seconds */
+  clockSkewSeconds: number;
+}
+
+/** A clause broken by one response: what was expected, what came. */
+export interface Violation {
+  check: string;
+  clause: ClauseId;
+  expected: string;
+  received: string;
+}
+
+export interface ResponseCheck {
+  readonly id: string;
+  readonly clause: ClauseId;
+  applies(ex: ObservedExchange, ctx: CheckContext): boolean;
+  /** a list of problems; empty when the response keeps the clause */
+  run(ex: ObservedExchange, ctx: CheckContext): Array<Omit<Violation, "check" | "clause">>;
+}
+
+/** One response-level rule (STYLE §3): every client runs every applicable check on every response. */
+export function defineCheck(check: ResponseCheck): ResponseCheck {
+  return check;
+}
+
+export const header = (ex: ObservedExchange, name: string): string | undefined => {
+  const v = ex.response.headers[name];
+  return Array.isArray(v) ? v.join(", ") : v;
+};
+
+export const isStream = (ex: ObservedExchange) => /^text\/event-stream\b/i.test(header(ex, "content-type") ?? "");
+
+export const errorOf = (ex: ObservedExchange): { code?: unknown; message?: unknown; details?: unknown } | undefined => {
+  const json = ex.response.json as { success?: unknown; error?: Record<string, unknown> } | undefined;
+  return json && typeof json === "object" && json.success === false && json.error && typeof json.error === "object"
+    ? json.error
+    : undefined;
+};

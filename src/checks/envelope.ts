@@ -1,0 +1,25 @@
+import { detailsFromIssues, errorEnvelopeSchema } from "../contract/index.js";
+import { defineCheck, isStream } from "./define.js";
+
+/** PROFILE §2: success and error envelopes (the typed client checks each endpoint's data shape). */
+export default defineCheck({
+  id: "envelope",
+  clause: "envelope.error",
+  applies: (ex) => !isStream(ex),
+  run: (ex) => {
+    const { status, json, bodyText } = ex.response;
+    if (json === undefined)
+      return [{ expected: "a JSON body", received: bodyText ? `non-JSON: ${bodyText.slice(0, 120)}` : "an empty body" }];
+    if (status >= 400) {
+      const parsed = errorEnvelopeSchema.safeParse(json);
+      return parsed.success
+        ? []
+        : detailsFromIssues(parsed.error.issues).map((d) => ({
+            expected: `error envelope: ${d.field} ${d.issue}`,
+            received: JSON.stringify(json).slice(0, 200),
+          }));
+    }
+    const ok = typeof json === "object" && json !== null && (json as { success?: unknown }).success === true && "data" in json;
+    return ok ? [] : [{ expected: '{"success": true, "data": …}', received: JSON.stringify(json).slice(0, 200) }];
+  },
+});

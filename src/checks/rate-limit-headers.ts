@@ -1,0 +1,45 @@
+import { HEADERS, RATE_LIMITS } from "../contract/index.js";
+import { defineCheck, errorOf, header } from "./define.js";
+
+const INTEGER = /^[0-9]+$/;
+
+/**
+ * PROFILE §7: every authenticated response (429 included) carries X-RateLimit-Limit,
+ * -Remaining (0 ≤ Remaining ≤ Limit) and -Reset (after now, at most W + 1 s ahead).
+ */
+export default defineCheck({
+  id: "rate-limit-headers",
+  clause: "limits.headers",
+  applies: (ex, ctx) => ctx.authenticated && ex.response.status !== 401,
+  run: (ex, ctx) => {
+    const problems: { expected: string; received: string }[] = [];
+    const values: Record<string, number> = {};
+    for (const name of [HEADERS.limit, HEADERS.remaining, HEADERS.reset]) {
+      const raw = header(ex, name);
+      if (raw === undefined || !INTEGER.test(raw.trim()))
+        problems.push({ expected: `${name}: <integer>`, received: raw ?? "missing" });
+      else values[name] = Number(raw);
+    }
+    if (problems.length) return problems;
+    const limit = values[HEADERS.limit]!;
+    const remaining = values[HEADERS.remaining]!;
+    const reset = values[HEADERS.reset]!;
+    if (limit < 1) problems.push({ expected: `${HEADERS.limit} ≥ 1`, received: String(limit) });
+    if (remaining > limit)
+      problems.push({ expected: `${HEADERS.remaining} ≤ ${HEADERS.limit} (${limit})`, received: String(remaining) });
+    const now = ctx.receivedAt / 1000;
+    const latest = now + ctx.windowSeconds + RATE_LIMITS.resetSlackSeconds + ctx.clockSkewSeconds;
+    if (reset <= now - ctx.clockSkewSeconds - 1)
+      problems.push({ expected: `${HEADERS.reset} after now (${Math.floor(now)})`, received: String(reset) });
+    if (reset > latest)
+      problems.push({ expected: `${HEADERS.reset} at most W + 1 s ahead (≤ ${Math.ceil(latest)})`, received: String(reset) });
+    if (
+      ex.response.status === 429 &&
+      errorOf(ex)?.code === "RATE_LIMIT_EXCEEDED" &&
+      remaining !== 0 &&
+      header(ex, HEADERS.retryAfter) !== "1"
+    )
+      problems.push({ expected: `${HEADERS.remaining}: 0 on a 429 from an empty bucket`, received: String(remaining) });
+    return problems;
+  },
+});

@@ -1,0 +1,41 @@
+import { HEADERS } from "../contract/index.js";
+import { defineCheck, errorOf, header } from "./define.js";
+
+/**
+ * PROFILE §7: a 429 RATE_LIMIT_EXCEEDED carries Retry-After (integer seconds ≥ 1) agreeing with
+ * X-RateLimit-Reset; a 429 INSUFFICIENT_QUOTA carries none.
+ */
+export const retryAfterOn429 = defineCheck({
+  id: "retry-after",
+  clause: "limits.429",
+  applies: (ex) => ex.response.status === 429 && errorOf(ex)?.code === "RATE_LIMIT_EXCEEDED",
+  run: (ex, ctx) => {
+    const raw = header(ex, HEADERS.retryAfter);
+    if (raw === undefined || !/^[0-9]+$/.test(raw.trim()) || Number(raw) < 1)
+      return [{ expected: "Retry-After: integer seconds ≥ 1", received: raw === undefined ? "missing" : `Retry-After: ${raw}` }];
+    const retryAfter = Number(raw);
+    const reset = Number(header(ex, HEADERS.reset));
+    const remaining = Number(header(ex, HEADERS.remaining));
+    // a concurrency 429 (Retry-After 1) describes the buckets as any response does
+    if (!Number.isFinite(reset) || remaining !== 0) return [];
+    const gap = Math.abs(reset - (ctx.receivedAt / 1000 + retryAfter));
+    return gap <= 1 + ctx.clockSkewSeconds
+      ? []
+      : [
+          {
+            expected: `Retry-After (${retryAfter} s) to agree with X-RateLimit-Reset (${reset})`,
+            received: `${gap.toFixed(1)} s apart`,
+          },
+        ];
+  },
+});
+
+export const noRetryAfterOnQuota = defineCheck({
+  id: "quota-no-retry-after",
+  clause: "limits.quota",
+  applies: (ex) => ex.response.status === 429 && errorOf(ex)?.code === "INSUFFICIENT_QUOTA",
+  run: (ex) => {
+    const raw = header(ex, HEADERS.retryAfter);
+    return raw === undefined ? [] : [{ expected: "no Retry-After on INSUFFICIENT_QUOTA", received: `Retry-After: ${raw}` }];
+  },
+});

@@ -1,0 +1,143 @@
+import { existsSync, readFileSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import { RateBudget, ServiceClient } from "../client/index.js";
+import { LIST_LIMITS, RATE_LIMITS } from "../contract/index.js";
+import type { CheckResult } from "../report/index.js";
+import { HARNESS_NAME_PREFIX, type HarnessTarget } from "../target/harness-target.js";
+import { optionsHelp, readOptions, UsageError } from "./config.js";
+
+/** Every agent of the account, walking all pages (PROFILE §5 List). */
+async function listAll(client: ServiceClient): Promise<{ id: string; name: string }[]> {
+  const all: { id: string; name: string }[] = [];
+  for (let page = 1; page <= 10_000; page++) {
+    const res = await client.listAgents({ page, limit: LIST_LIMITS.limit.max, sortBy: "createdAt", order: "asc" });
+    if (res.status !== 200 || !res.data) throw new Error(`listing agents answered ${res.status} ${res.error?.code ?? ""}`);
+    all.push(...res.data.map((a) => ({ id: a.id, name: a.name })));
+    if (!res.pagination?.hasMore) break;
+  }
+  return all;
+}
+
+function ledgerIds(file: string): string[] {
+  if (!existsSync(file)) return [];
+  const created = new Set<string>();
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    if (!line.trim()) continue;
+    const entry = JSON.parse(line) as { created?: string; deleted?: string };
+    if (entry.created) created.add(entry.created);
+    if (entry.deleted) created.delete(entry.deleted);
+  }
+  return [...created];
+}
+
+/**
+ * Issue §5: delete every agent the ledger says this run created and did not delete, then
+ * assert none with the run's prefix is left. Reported as a check of its own.
+ */
+export async function sweepLedger(target: HarnessTarget, ledgerFile: string): Promise<CheckResult> {
+  const started = performance.now();
+  const client = new ServiceClient({
+    baseUrl: target.baseUrl,
+    apiKey: target.keys.main,
+    idField: target.idField,
+    pacing: new RateBudget({ windowSeconds: target.windowSeconds }),
+  });
+  const base = { id: "run.cleanup", title: "every agent the run created is deleted", suite: "run", clauseIds: [], sections: [] };
+  try {
+    const leftovers = ledgerIds(ledgerFile);
+    for (const id of leftovers) {
+      const res = await client.deleteAgent(id);
+      if (res.status !== 200 && res.status !== 404)
+        throw new Error(`DELETE ${id} answered ${res.status} ${res.error?.code ?? ""}`);
+    }
+    const remaining = (await listAll(client)).filter((a) => a.name.startsWith(target.runPrefix));
+    const durationMs = Math.round(performance.now() - started);
+    if (remaining.length)
+      return {
+        ...base,
+        status: "error",
+        durationMs,
+        message: `agents of this run still exist: ${remaining.map((a) => a.id).join(", ")}`,
+      };
+    return {
+      ...base,
+      status: "passed",
+      durationMs,
+      ...(leftovers.length ? { message: `deleted ${leftovers.length} leftover agent(s)` } : {}),
+    };
+  } catch (err) {
+    return {
+      ...base,
+      status: "error",
+      durationMs: Math.round(performance.now() - started),
+      message: `cleanup failed: ${(err as Error).message}`,
+    };
+  } finally {
+    await client.close();
+  }
+}
+
+const CLEANUP_OPTIONS = {
+  baseUrl: { flag: "base-url", env: "AGENT_API_BASE_URL", type: "string", help: "the deployment's base URL (ends with /v1)" },
+  apiKey: { flag: "api-key", env: "AGENT_API_KEY", type: "string", help: "a key with agents:read and agents:delete" },
+  prefix: {
+    flag: "prefix",
+    env: "AGENT_HARNESS_PREFIX",
+    type: "string",
+    help: `name prefix to sweep (default ${HARNESS_NAME_PREFIX}, every run's)`,
+  },
+  dryRun: { flag: "dry-run", env: "AGENT_HARNESS_DRY_RUN", type: "boolean", help: "list what would be deleted, delete nothing" },
+  rateWindow: {
+    flag: "rate-window",
+    env: "AGENT_API_RATE_WINDOW",
+    type: "string",
+    help: "rate-limit window W in seconds (default 60)",
+  },
+} as const;
+
+/** `agent-harness cleanup`: sweep agents left by killed runs, by their run-prefixed names only. */
+export async function cleanup(argv: string[]): Promise<number> {
+  let raw: ReturnType<typeof readOptions<typeof CLEANUP_OPTIONS>>;
+  try {
+    raw = readOptions(argv, CLEANUP_OPTIONS, process.env);
+  } catch (err) {
+    if (err instanceof UsageError && err.message === "") {
+      process.stdout.write(
+        `usage: agent-harness cleanup --base-url URL --api-key KEY [--prefix P] [--dry-run]\n${optionsHelp(CLEANUP_OPTIONS)}\n`,
+      );
+      return 0;
+    }
+    throw err;
+  }
+  const baseUrl = String(raw.baseUrl ?? "").replace(/\/+$/, "");
+  if (!/^https?:\/\/.+\/v1$/.test(baseUrl)) throw new UsageError("cleanup needs --base-url ending with /v1");
+  if (!raw.apiKey) throw new UsageError("cleanup needs --api-key (or $AGENT_API_KEY)");
+  const prefix = String(raw.prefix ?? HARNESS_NAME_PREFIX);
+  // a run prefix is ah-<run id>-: refuse a prefix that could match agents the harness did not make
+  if (!prefix.startsWith(HARNESS_NAME_PREFIX))
+    throw new UsageError(`--prefix must start with ${HARNESS_NAME_PREFIX}: the harness only deletes agents it named`);
+  const window = raw.rateWindow ? Number(raw.rateWindow) : RATE_LIMITS.defaultWindowSeconds;
+  if (!(window > 0)) throw new UsageError("--rate-window must be a number > 0");
+  const client = new ServiceClient({ baseUrl, apiKey: String(raw.apiKey), pacing: new RateBudget({ windowSeconds: window }) });
+  try {
+    const matches = (await listAll(client)).filter((a) => a.name.startsWith(prefix) && /^ah-\d{4}-\d{2}-\d{2}T/.test(a.name));
+    process.stdout.write(`${matches.length} agent(s) named ${prefix}…\n`);
+    let failed = 0;
+    for (const a of matches) {
+      if (raw.dryRun) {
+        process.stdout.write(`would delete ${a.id} ${a.name}\n`);
+        continue;
+      }
+      const res = await client.deleteAgent(a.id);
+      const ok = res.status === 200 || res.status === 404;
+      if (!ok) failed++;
+      process.stdout.write(`${ok ? "deleted" : `FAILED (${res.status})`} ${a.id} ${a.name}\n`);
+    }
+    return failed ? 1 : 0;
+  } catch (err) {
+    process.stderr.write(`agent-harness cleanup: ${(err as Error).message}\n`);
+    return 2;
+  } finally {
+    await client.close();
+  }
+}

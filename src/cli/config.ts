@@ -1,0 +1,202 @@
+import { parseArgs } from "node:util";
+import { z } from "zod";
+
+/** A bad flag, env var or combination: a readable message and exit code 2. */
+export class UsageError extends Error {}
+
+interface OptionSpec {
+  flag: string;
+  env: string;
+  type: "string" | "boolean";
+  help: string;
+  multiple?: boolean;
+}
+
+/** `verify` options; each flag also reads an env var. One table drives parsing, env and help. */
+export const VERIFY_OPTIONS = {
+  target: {
+    flag: "target",
+    env: "AGENT_HARNESS_TARGET",
+    type: "string",
+    help: "embedded | container (default embedded; ignored with --base-url)",
+  },
+  baseUrl: {
+    flag: "base-url",
+    env: "AGENT_API_BASE_URL",
+    type: "string",
+    help: "verify a deployment at this base URL (ends with /v1)",
+  },
+  apiKey: {
+    flag: "api-key",
+    env: "AGENT_API_KEY",
+    type: "string",
+    help: "key with all four permissions (required with --base-url)",
+  },
+  readOnlyKey: {
+    flag: "read-only-key",
+    env: "AGENT_API_READ_ONLY_KEY",
+    type: "string",
+    help: "key with agents:read only: enables the 403 checks",
+  },
+  otherAccountKey: {
+    flag: "other-account-key",
+    env: "AGENT_API_OTHER_ACCOUNT_KEY",
+    type: "string",
+    help: "key of a second account: enables the isolation checks",
+  },
+  quotaKey: {
+    flag: "quota-key",
+    env: "AGENT_API_QUOTA_KEY",
+    type: "string",
+    help: "key of an account with a small message quota: enables the quota check",
+  },
+  tier: {
+    flag: "tier",
+    env: "AGENT_API_TIER",
+    type: "string",
+    help: "the main account's tier limit per window: enables the tier check",
+  },
+  rateWindow: {
+    flag: "rate-window",
+    env: "AGENT_API_RATE_WINDOW",
+    type: "string",
+    help: "rate-limit window W in seconds (default 60; embedded 2)",
+  },
+  messageTimeout: {
+    flag: "message-timeout",
+    env: "AGENT_API_MESSAGE_TIMEOUT",
+    type: "string",
+    help: "Send Message time budget in seconds (default 30; embedded 3.5)",
+  },
+  referenceFaults: {
+    flag: "reference-faults",
+    env: "AGENT_API_REFERENCE_FAULTS",
+    type: "boolean",
+    help: "target is reference-compatible (PROFILE §10): run mock-model and quota checks (always on for embedded/container)",
+  },
+  idField: { flag: "id-field", env: "AGENT_API_ID_FIELD", type: "string", help: "name of the identifier field (default id)" },
+  suites: { flag: "suites", env: "AGENT_HARNESS_SUITES", type: "string", help: "comma-separated suites to run (default: all)" },
+  reportDir: {
+    flag: "report-dir",
+    env: "AGENT_HARNESS_REPORT_DIR",
+    type: "string",
+    help: "where reports/<run-id>/ go (default reports)",
+  },
+  seed: { flag: "seed", env: "AGENT_HARNESS_SEED", type: "string", help: "seed for random choices (default: random, printed)" },
+  fault: {
+    flag: "fault",
+    env: "AGENT_HARNESS_FAULT",
+    type: "string",
+    multiple: true,
+    help: "start the reference target with this injected defect (repeatable)",
+  },
+} as const satisfies Record<string, OptionSpec>;
+
+type OptionName = keyof typeof VERIFY_OPTIONS;
+export type RawOptions = Partial<Record<OptionName, string | boolean | string[]>>;
+
+export function optionsHelp(options: Record<string, OptionSpec>): string {
+  return Object.values(options)
+    .map((o) => `${`  --${o.flag}${o.type === "string" ? " VALUE" : ""}`.padEnd(30)}${o.help} [$${o.env}]`)
+    .join("\n");
+}
+
+/** Flags first, then env vars. Unknown flags are a UsageError. */
+export function readOptions<T extends Record<string, OptionSpec>>(
+  argv: string[],
+  options: T,
+  env: NodeJS.ProcessEnv,
+): Partial<Record<keyof T, string | boolean | string[]>> {
+  let values: Record<string, string | boolean | (string | boolean)[] | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        ...Object.fromEntries(
+          Object.values(options).map((o) => [
+            o.flag,
+            { type: o.type, ...("multiple" in o && o.multiple ? { multiple: true } : {}) },
+          ]),
+        ),
+        help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (err) {
+    throw new UsageError((err as Error).message.replace(/\. To specify a positional argument.*$/s, ""));
+  }
+  if (values.help) throw new UsageError("");
+  const out: Partial<Record<keyof T, string | boolean | string[]>> = {};
+  for (const [name, spec] of Object.entries(options) as [keyof T, OptionSpec][]) {
+    const fromFlag = values[spec.flag];
+    const fromEnv = env[spec.env];
+    if (fromFlag !== undefined) out[name] = fromFlag as string | boolean | string[];
+    else if (fromEnv !== undefined && fromEnv !== "")
+      out[name] = spec.type === "boolean" ? /^(1|true|yes)$/i.test(fromEnv) : spec.multiple ? fromEnv.split(",") : fromEnv;
+  }
+  return out;
+}
+
+const number = (label: string, opts: { integer?: boolean; min?: number } = {}) =>
+  z
+    .string()
+    .trim()
+    .regex(/^[0-9]+(\.[0-9]+)?$/, `${label} must be a number`)
+    .transform(Number)
+    .refine((n) => !opts.integer || Number.isInteger(n), `${label} must be a whole number`)
+    .refine((n) => n >= (opts.min ?? 0), `${label} must be at least ${opts.min ?? 0}`);
+
+export const SUITE_NAMES = ["functional"] as const;
+export type SuiteName = (typeof SUITE_NAMES)[number];
+
+const verifySchema = z
+  .object({
+    target: z.enum(["embedded", "container"], { error: "--target must be embedded or container" }).default("embedded"),
+    baseUrl: z
+      .url({ protocol: /^https?$/, error: "--base-url must be an http(s) URL" })
+      .transform((u) => u.replace(/\/+$/, ""))
+      .optional(),
+    apiKey: z.string().min(1).optional(),
+    readOnlyKey: z.string().min(1).optional(),
+    otherAccountKey: z.string().min(1).optional(),
+    quotaKey: z.string().min(1).optional(),
+    tier: number("--tier", { integer: true, min: 1 }).optional(),
+    rateWindow: number("--rate-window", { min: 0.5 }).optional(),
+    messageTimeout: number("--message-timeout", { min: 0.5 }).optional(),
+    referenceFaults: z.boolean().default(false),
+    idField: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "--id-field must be a field name")
+      .default("id"),
+    suites: z
+      .string()
+      .transform((s) =>
+        s
+          .split(",")
+          .map((x) => x.trim())
+          .filter(Boolean),
+      )
+      .pipe(z.array(z.enum(SUITE_NAMES, { error: `--suites takes a list of: ${SUITE_NAMES.join(", ")}` })).min(1))
+      .optional(),
+    reportDir: z.string().min(1).default("reports"),
+    seed: number("--seed", { integer: true }).optional(),
+    fault: z.array(z.string().min(1)).default([]),
+  })
+  .superRefine((o, ctx) => {
+    if (o.baseUrl && !o.apiKey)
+      ctx.addIssue({ code: "custom", message: "--base-url needs --api-key (or $AGENT_API_KEY)", path: ["apiKey"] });
+    if (o.baseUrl && !/\/v1$/.test(o.baseUrl))
+      ctx.addIssue({ code: "custom", message: "--base-url must end with /v1 (PROFILE §1)", path: ["baseUrl"] });
+    if (o.baseUrl && o.fault.length)
+      ctx.addIssue({ code: "custom", message: "--fault applies only to a reference target the harness starts", path: ["fault"] });
+  });
+
+export type VerifyConfig = z.output<typeof verifySchema>;
+
+export function parseVerifyConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): VerifyConfig {
+  const raw = readOptions(argv, VERIFY_OPTIONS, env);
+  const parsed = verifySchema.safeParse(raw);
+  if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => i.message).join("\n"));
+  return parsed.data;
+}

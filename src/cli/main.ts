@@ -1,0 +1,54 @@
+import { readFileSync } from "node:fs";
+import { openApiDocument } from "../contract/index.js";
+import { UsageError } from "./config.js";
+
+const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+
+export const USAGE = `agent-harness ${VERSION} — conformance and load verification for the Agent Management Service v1
+
+usage: agent-harness <command> [options]
+
+commands:
+  verify    run the checks against the embedded reference server (default), a container, or --base-url
+  serve     start the reference server (see: agent-harness serve --help)
+  cleanup   delete agents left behind by earlier, killed runs (by their name prefix)
+  openapi   print the OpenAPI 3.1 document emitted from the contract
+  help      this text; 'agent-harness verify --help' lists verify's options
+
+exit codes: 0 every check passed; 1 a check failed; 2 bad usage or target unreachable`;
+
+/** The CLI: parse → validate → run → exit code. Usage problems are exit 2 with a readable message. */
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case "verify":
+        return await (await import("./verify.js")).verify(rest);
+      case "serve":
+        return await (await import("../target/embedded.js")).runServer(rest);
+      case "cleanup":
+        return await (await import("./cleanup.js")).cleanup(rest);
+      case "openapi":
+        if (rest.length) throw new UsageError(`openapi takes no arguments, got ${rest.join(" ")}`);
+        process.stdout.write(`${JSON.stringify(openApiDocument(), null, 2)}\n`);
+        return 0;
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h":
+        process.stdout.write(`${USAGE}\n`);
+        return command === undefined ? 2 : 0;
+      case "--version":
+        process.stdout.write(`${VERSION}\n`);
+        return 0;
+      default:
+        throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      if (err.message) process.stderr.write(`agent-harness: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,131 @@
+import { fileURLToPath } from "node:url";
+import type { TestCase, TestModule } from "vitest/node";
+import { CLAUSE_BY_ID } from "../contract/index.js";
+import type { CheckResult } from "../report/index.js";
+import type { HarnessTarget } from "../target/harness-target.js";
+import type { SuiteName } from "./config.js";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/** The test files of each suite the CLI can run. */
+export const SUITE_GLOBS: Record<SuiteName, string[]> = {
+  functional: ["suites/functional/**/*.test.ts"],
+};
+
+/** Where the meta of a check lives: the clause ids it cites and the evidence of a failure. */
+declare module "@vitest/runner" {
+  interface TaskMeta {
+    clauseIds?: string[];
+    evidence?: import("../report/index.js").Evidence[];
+    /** the failure is the harness's (bad config, unreachable target), not the target's */
+    harnessError?: boolean;
+  }
+}
+
+function toCheck(test: TestCase, suite: string): CheckResult {
+  const meta = test.meta();
+  const result = test.result();
+  const clauseIds = meta.clauseIds ?? [];
+  const sections = [...new Set(clauseIds.map((id) => CLAUSE_BY_ID.get(id)?.section ?? "?"))];
+  const status =
+    result.state === "passed" ? "passed" : result.state === "failed" ? (meta.harnessError ? "error" : "failed") : "skipped";
+  const message =
+    result.state === "failed"
+      ? result.errors.map((e) => e.message + (e.diff ? `\n${e.diff}` : "")).join("\n")
+      : result.state === "skipped"
+        ? (result.note ?? "skipped")
+        : undefined;
+  return {
+    id: test.fullName,
+    title: test.name,
+    suite,
+    file: test.module.relativeModuleId,
+    clauseIds,
+    sections,
+    status,
+    durationMs: Math.round(test.diagnostic()?.duration ?? 0),
+    ...(message ? { message } : {}),
+    ...(meta.evidence?.length ? { evidence: meta.evidence } : {}),
+  };
+}
+
+/** A file that could not run at all (import error, failing beforeAll) is one harness error. */
+function moduleErrors(module: TestModule, suite: string): CheckResult[] {
+  return module.errors().map((e, i) => ({
+    id: `${module.relativeModuleId}#error${i}`,
+    title: `${module.relativeModuleId} could not run`,
+    suite,
+    file: module.relativeModuleId,
+    clauseIds: [],
+    sections: [],
+    status: "error" as const,
+    durationMs: 0,
+    message: e.message,
+  }));
+}
+
+export interface SuiteRunOptions {
+  target: HarnessTarget;
+  suites: readonly SuiteName[];
+  onCheck?: (check: CheckResult) => void;
+  /** set when the run should stop early (Ctrl-C) */
+  signal?: AbortSignal;
+}
+
+/** Run the suites in vitest against the target and return one CheckResult per test. */
+export async function runSuites(options: SuiteRunOptions): Promise<CheckResult[]> {
+  const { startVitest } = await import("vitest/node");
+  const checks: CheckResult[] = [];
+  const suiteOf = (file: string) =>
+    (Object.keys(SUITE_GLOBS) as SuiteName[]).find((s) => file.startsWith(`suites/${s}/`)) ?? "suites";
+  const reporter = {
+    onTestCaseResult(test: TestCase) {
+      const check = toCheck(test, suiteOf(test.module.relativeModuleId));
+      checks.push(check);
+      options.onCheck?.(check);
+    },
+    onTestModuleEnd(module: TestModule) {
+      for (const check of moduleErrors(module, suiteOf(module.relativeModuleId))) {
+        checks.push(check);
+        options.onCheck?.(check);
+      }
+    },
+  };
+  const vitest = await startVitest(
+    "test",
+    [],
+    {
+      config: false,
+      root: ROOT,
+      watch: false,
+      reporters: [reporter],
+      include: options.suites.flatMap((s) => SUITE_GLOBS[s]),
+      provide: { target: options.target },
+      // one worker, files in turn: the rate budget of the target is shared, so checks take turns
+      pool: "forks",
+      fileParallelism: false,
+      maxWorkers: 1,
+      isolate: false,
+      testTimeout: timeoutFor(options.target),
+      hookTimeout: timeoutFor(options.target),
+      expect: { requireAssertions: true },
+      passWithNoTests: false,
+    },
+    { logLevel: "silent" },
+  );
+  const cancel = () => void vitest.cancelCurrentRun("keyboard-input");
+  options.signal?.addEventListener("abort", cancel, { once: true });
+  try {
+    await vitest.close();
+  } finally {
+    options.signal?.removeEventListener("abort", cancel);
+  }
+  return checks;
+}
+
+/** A check may wait out a full window twice and a message budget: give it that, with slack. */
+export function timeoutFor(target: HarnessTarget): number {
+  return Math.ceil((3 * target.windowSeconds + 2 * target.messageTimeoutSeconds + 30) * 1000);
+}
+
+export { CLAUSE_BY_ID };

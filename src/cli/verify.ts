@@ -1,0 +1,150 @@
+import { randomInt } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { ServiceClient, TransportError } from "../client/index.js";
+import { MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
+import { type CheckResult, formatProgress, formatSummary, newRunId, type RunResult, writeReports } from "../report/index.js";
+import { EMBEDDED_DEFAULTS, type HarnessTarget, runPrefixFor, startReferenceTarget } from "../target/harness-target.js";
+import { sweepLedger } from "./cleanup.js";
+import { optionsHelp, parseVerifyConfig, SUITE_NAMES, UsageError, VERIFY_OPTIONS, type VerifyConfig } from "./config.js";
+import { runSuites } from "./run-suites.js";
+
+export const VERIFY_USAGE = `usage: agent-harness verify [options]
+
+With no options it starts the embedded reference server and verifies it. With --base-url and
+--api-key it verifies that deployment. Options (each also read from the env var shown):
+${optionsHelp(VERIFY_OPTIONS)}`;
+
+/** Resolve the target: a deployment, or a reference server this run starts (and stops). */
+async function resolveTarget(config: VerifyConfig, run: { runPrefix: string; ledgerFile: string; seed: number }) {
+  if (config.baseUrl) {
+    const target: HarnessTarget = {
+      kind: "external",
+      baseUrl: config.baseUrl,
+      keys: {
+        main: config.apiKey!,
+        ...(config.readOnlyKey ? { readOnly: config.readOnlyKey } : {}),
+        ...(config.otherAccountKey ? { otherAccount: config.otherAccountKey } : {}),
+        ...(config.quotaKey && config.referenceFaults ? { quota: config.quotaKey } : {}),
+      },
+      windowSeconds: config.rateWindow ?? RATE_LIMITS.defaultWindowSeconds,
+      messageTimeoutSeconds: config.messageTimeout ?? MESSAGE_TIMING.defaultBudgetSeconds,
+      ...(config.tier ? { tierLimit: config.tier } : {}),
+      referenceFaults: config.referenceFaults,
+      idField: config.idField,
+      ...run,
+    };
+    return { target, stop: async () => {} };
+  }
+  return startReferenceTarget(
+    config.target,
+    {
+      ...EMBEDDED_DEFAULTS,
+      ...(config.rateWindow ? { windowSeconds: config.rateWindow } : {}),
+      ...(config.messageTimeout ? { messageTimeoutSeconds: config.messageTimeout } : {}),
+      ...(config.tier ? { tierLimit: config.tier } : {}),
+      faults: config.fault,
+    },
+    run,
+  );
+}
+
+/** Exit 2 unless the target answers an authenticated request. */
+async function assertReachable(target: HarnessTarget): Promise<void> {
+  const client = new ServiceClient({ baseUrl: target.baseUrl, apiKey: target.keys.main, timeoutMs: 15_000 });
+  try {
+    const res = await client.listAgents({ limit: 1 });
+    if (res.status === 401) throw new UsageError(`the target refused the API key (401) at ${target.baseUrl}`);
+  } catch (err) {
+    if (err instanceof TransportError) throw new UsageError(`target unreachable at ${target.baseUrl}: ${err.message}`);
+    throw err;
+  } finally {
+    await client.close();
+  }
+}
+
+export async function verify(argv: string[]): Promise<number> {
+  let config: VerifyConfig;
+  try {
+    config = parseVerifyConfig(argv);
+  } catch (err) {
+    if (err instanceof UsageError && err.message === "") {
+      process.stdout.write(`${VERIFY_USAGE}\n`);
+      return 0;
+    }
+    throw err;
+  }
+  const runId = newRunId();
+  const reportDir = resolve(config.reportDir);
+  const runDir = join(reportDir, runId);
+  mkdirSync(runDir, { recursive: true });
+  const seed = config.seed ?? randomInt(2 ** 31);
+  const run = { runPrefix: runPrefixFor(runId), ledgerFile: join(runDir, "ledger.jsonl"), seed };
+  const startedAt = new Date();
+  const out = process.stdout;
+  out.write(`agent-harness verify — run ${runId}, seed ${seed}\n`);
+
+  let resolved: Awaited<ReturnType<typeof resolveTarget>>;
+  try {
+    resolved = await resolveTarget(config, run);
+  } catch (err) {
+    throw new UsageError(`cannot start the ${config.target} reference target: ${(err as Error).message}`);
+  }
+  const { target, stop } = resolved;
+  const secrets = Object.values(target.keys).filter((k): k is string => !!k);
+  const abort = new AbortController();
+  const onSignal = () => {
+    out.write("\ninterrupted: stopping the checks, then deleting the agents this run created…\n");
+    abort.abort();
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  const checks: CheckResult[] = [];
+  try {
+    await assertReachable(target);
+    out.write(
+      `target: ${target.kind} ${target.baseUrl} (W = ${target.windowSeconds} s, budget ${target.messageTimeoutSeconds} s)\n`,
+    );
+    const suites = config.suites ?? [...SUITE_NAMES];
+    checks.push(
+      ...(await runSuites({
+        target,
+        suites,
+        signal: abort.signal,
+        onCheck: (c) => out.write(`${formatProgress(c, { secrets })}\n`),
+      })),
+    );
+  } finally {
+    process.removeListener("SIGINT", onSignal);
+    process.removeListener("SIGTERM", onSignal);
+    // issue §5: whatever happened, delete what this run made and prove nothing is left
+    const sweep = await sweepLedger(target, run.ledgerFile);
+    checks.push(sweep);
+    out.write(`${formatProgress(sweep, { secrets })}\n`);
+    await stop();
+  }
+  const result: RunResult = {
+    runId,
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    target: { kind: target.kind, baseUrl: target.baseUrl },
+    seed,
+    options: {
+      suites: config.suites ?? [...SUITE_NAMES],
+      windowSeconds: target.windowSeconds,
+      messageTimeoutSeconds: target.messageTimeoutSeconds,
+      tierLimit: target.tierLimit ?? null,
+      referenceFaults: target.referenceFaults,
+      idField: target.idField,
+      faults: config.fault,
+    },
+    checks,
+  };
+  const written = await writeReports(result, reportDir, { secrets });
+  out.write(`\n${formatSummary(result, { secrets })}\n`);
+  out.write(`reports: ${written.dir}\n`);
+  if (abort.signal.aborted) return 130;
+  const red = checks.some((c) => c.status === "failed" || c.status === "error");
+  const ran = checks.some((c) => c.status !== "skipped");
+  return red || !ran ? 1 : 0;
+}

@@ -1,0 +1,23 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TestProject } from "vitest/node";
+import { newRunId } from "../../src/report/index.js";
+import { EMBEDDED_DEFAULTS, runPrefixFor, startReferenceTarget } from "../../src/target/harness-target.js";
+
+/**
+ * `npm test` runs the functional suites against an embedded reference server started here
+ * (STYLE §4: the target is a fixture). `agent-harness verify` provides its own target instead.
+ */
+export default async function setup(project: TestProject) {
+  const runId = newRunId();
+  const ledgerFile = join(mkdtempSync(join(tmpdir(), "agent-harness-")), "ledger.jsonl");
+  const seed = Number(process.env.AGENT_HARNESS_SEED ?? Date.now() % 2 ** 31);
+  const { target, stop } = await startReferenceTarget("embedded", EMBEDDED_DEFAULTS, {
+    runPrefix: runPrefixFor(runId),
+    ledgerFile,
+    seed,
+  });
+  project.provide("target", target);
+  return stop;
+}

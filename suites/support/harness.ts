@@ -1,0 +1,267 @@
+import { appendFileSync } from "node:fs";
+import { test as base, expect, inject, type TestContext } from "vitest";
+import type { Violation } from "../../src/checks/define.js";
+import { formatViolation, matchEndpoint, runChecks } from "../../src/checks/run.js";
+import { type ApiResult, type Exchange, RateBudget, ServiceClient, type ServiceClientOptions } from "../../src/client/index.js";
+import {
+  type Agent,
+  CLAUSE_BY_ID,
+  type ClauseId,
+  type CreateAgentBody,
+  type ErrorCode,
+  STATUS_OF_CODE,
+} from "../../src/contract/index.js";
+import type { Evidence } from "../../src/report/index.js";
+import type { HarnessTarget } from "../../src/target/harness-target.js";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    target: HarnessTarget;
+  }
+}
+
+declare module "@vitest/runner" {
+  interface TaskMeta {
+    clauseIds?: string[];
+    evidence?: Evidence[];
+    harnessError?: boolean;
+  }
+}
+
+export const target: HarnessTarget = inject("target");
+
+/** Tolerated clock difference with the target; none for a server in this very machine. */
+const CLOCK_SKEW_SECONDS = target.kind === "external" ? 2 : 0;
+const ALL_KEYS = Object.values(target.keys).filter((k): k is string => typeof k === "string");
+
+/** Platform tokens the run sent: none may ever come back (PROFILE §4). */
+const sentTokens = new Set<string>();
+
+/** Everything one test exchanged, and what the response-level checks found in it. */
+class ExchangeLog {
+  readonly exchanges: Exchange[] = [];
+  readonly violations: Violation[] = [];
+
+  record(ex: Exchange, authenticated: boolean): void {
+    this.exchanges.push(ex);
+    const endpoint = matchEndpoint(ex.request.method, ex.request.url, target.baseUrl);
+    const found = runChecks(ex, {
+      endpoint,
+      authenticated,
+      secrets: [...ALL_KEYS, ...sentTokens],
+      windowSeconds: target.windowSeconds,
+      receivedAt: ex.receivedAt,
+      clockSkewSeconds: CLOCK_SKEW_SECONDS,
+    });
+    if (ex.leaks.length)
+      found.push({
+        check: "no-key-in-response",
+        clause: "auth.no-key-echo",
+        expected: "no key in any response",
+        received: `a key in ${ex.leaks.join(", ")}`,
+      });
+    this.violations.push(...found);
+    if (ex.response.status === 201 && endpoint?.id === "createAgent")
+      ledger({ created: (ex.response.json as { data?: { id?: string } })?.data?.id });
+    if (ex.response.status === 200 && endpoint?.id === "deleteAgent")
+      ledger({ deleted: (ex.response.json as { data?: { id?: string } })?.data?.id });
+  }
+
+  evidence(): Evidence[] {
+    const bad = new Set(this.violations.length ? this.exchanges.slice(-3) : this.exchanges.slice(-3));
+    return [...bad].map((ex) => ({
+      request: {
+        method: ex.request.method,
+        url: ex.request.url,
+        headers: ex.request.headers,
+        ...(ex.request.body ? { body: ex.request.body } : {}),
+      },
+      response: { status: ex.response.status, headers: ex.response.headers, body: ex.response.bodyText.slice(0, 4000) },
+      ...(ex.requestId ? { requestId: ex.requestId } : {}),
+      curl: ex.curl,
+    }));
+  }
+}
+
+function ledger(entry: { created?: string | undefined } | { deleted?: string | undefined }): void {
+  if (Object.values(entry)[0]) appendFileSync(target.ledgerFile, `${JSON.stringify(entry)}\n`);
+}
+
+let currentLog: ExchangeLog | undefined;
+
+/** One budget per worker: every client of the run takes turns in the target's buckets (issue §2). */
+export const budget = new RateBudget({ windowSeconds: target.windowSeconds });
+
+/**
+ * A check that exhausted a bucket on purpose waits for the refill its 429 announced
+ * (Retry-After / X-RateLimit-Reset), never a guessed time.
+ */
+export async function waitForRefill(exchange: Exchange): Promise<void> {
+  const { announced } = await budget.afterExhaustion(exchange);
+  if (!announced) throw new ConformanceFailure("the 429 announced no refill: neither Retry-After nor X-RateLimit-Reset");
+}
+
+const clients = new Map<string, ServiceClient>();
+
+/** A client for one of the run's keys; every response it sees goes through every check. */
+export function clientFor(key: string, account: string, options: Partial<ServiceClientOptions> = {}): ServiceClient {
+  const id = `${key}|${account}|${JSON.stringify(options)}`;
+  let client = clients.get(id);
+  if (!client) {
+    client = new ServiceClient({
+      baseUrl: target.baseUrl,
+      apiKey: key,
+      idField: target.idField,
+      pacing: budget,
+      account,
+      ...(account === "main" && target.tierLimit ? { tierLimit: target.tierLimit } : {}),
+      secrets: ALL_KEYS,
+      timeoutMs: (target.messageTimeoutSeconds + 15) * 1000,
+      onExchange: (ex) => {
+        const auth = ex.request.headers.authorization ?? "";
+        currentLog?.record(ex, /^bearer \*\*\*$/i.test(auth));
+      },
+      ...options,
+    });
+    clients.set(id, client);
+  }
+  return client;
+}
+
+/** Agents made by a test: named with the run prefix, recorded in the ledger, deleted after the test. */
+export class AgentFactory {
+  private readonly made: string[] = [];
+  private seq = 0;
+
+  constructor(
+    private readonly api: ServiceClient,
+    private readonly label: string,
+  ) {}
+
+  name(suffix = ""): string {
+    return `${target.runPrefix}${this.label}-${++this.seq}${suffix}`;
+  }
+
+  /** Create an agent that must succeed; the test fails with the target's answer otherwise. */
+  async create(body: Partial<CreateAgentBody> = {}): Promise<Agent> {
+    for (const p of Object.values(body.platforms ?? {})) if (p?.token) sentTokens.add(p.token);
+    const res = await this.api.createAgent({ name: this.name(), ...body } as CreateAgentBody);
+    const agent = expectOk(res, 201);
+    this.made.push(agent.id);
+    return agent;
+  }
+
+  track(id: string): void {
+    this.made.push(id);
+  }
+
+  async cleanup(): Promise<void> {
+    for (const id of this.made.splice(0)) {
+      const res = await this.api.deleteAgent(id);
+      if (res.status !== 200 && res.status !== 404)
+        throw new Error(`cleanup: DELETE ${id} answered ${res.status} ${res.error?.code ?? ""}`);
+    }
+  }
+}
+
+/** Remember a platform token the test sends, so the leak check knows it. */
+export function rememberToken(token: string): string {
+  sentTokens.add(token);
+  return token;
+}
+
+interface Fixtures {
+  /** the response-level checks on every exchange of the test */
+  conformance: ExchangeLog;
+  api: ServiceClient;
+  readOnlyApi: ServiceClient;
+  otherApi: ServiceClient;
+  quotaApi: ServiceClient;
+  agents: AgentFactory;
+}
+
+const optionalClient =
+  (key: keyof HarnessTarget["keys"], flag: string, account: string) =>
+  async (
+    { conformance: _c, skip }: { conformance: ExchangeLog; skip: (note?: string) => never },
+    use: (c: ServiceClient) => Promise<void>,
+  ) => {
+    // a check that needs a key the run was not given is skipped, naming the flag that enables it
+    const value = target.keys[key];
+    if (!value) skip(`needs ${flag}`);
+    await use(clientFor(value!, account));
+  };
+
+export const test = base.extend<Fixtures>({
+  conformance: [
+    async ({ task }, use) => {
+      const log = new ExchangeLog();
+      currentLog = log;
+      await use(log);
+      currentLog = undefined;
+      const errors = task.result?.errors ?? [];
+      if (errors.some((e) => e.name === "TransportError" || e.name === "HarnessError")) task.meta.harnessError = true;
+      if (log.violations.length || task.result?.state === "fail" || errors.length) task.meta.evidence = log.evidence();
+      if (log.violations.length) {
+        const unique = [...new Map(log.violations.map((v) => [formatViolation(v), v])).keys()];
+        task.meta.clauseIds = [...new Set([...(task.meta.clauseIds ?? []), ...log.violations.map((v) => v.clause)])];
+        throw new ConformanceFailure(`response-level checks failed:\n${unique.join("\n")}`);
+      }
+    },
+    { auto: true },
+  ],
+  api: async ({ conformance: _c }, use) => use(clientFor(target.keys.main, "main")),
+  readOnlyApi: optionalClient("readOnly", "--read-only-key", "main"),
+  otherApi: optionalClient("otherAccount", "--other-account-key", "other"),
+  quotaApi: optionalClient("quota", "--quota-key", "quota"),
+  agents: async ({ api, task }, use) => {
+    const factory = new AgentFactory(api, task.id.replace(/[^A-Za-z0-9]/g, "").slice(-8));
+    await use(factory);
+    await factory.cleanup();
+  },
+});
+
+/** The target broke a clause. */
+export class ConformanceFailure extends Error {
+  override name = "ConformanceFailure";
+}
+
+/** The harness cannot judge (missing capability, bad configuration). */
+export class HarnessError extends Error {
+  override name = "HarnessError";
+}
+
+/** A check: a vitest test citing the PROFILE clauses it verifies (STYLE §3). */
+export function check(clauses: ClauseId | ClauseId[], title: string, fn: (ctx: Fixtures & TestContext) => Promise<void> | void) {
+  const clauseIds = Array.isArray(clauses) ? clauses : [clauses];
+  for (const id of clauseIds) if (!CLAUSE_BY_ID.has(id)) throw new Error(`unknown clause ${id}`);
+  const sections = [...new Set(clauseIds.map((id) => CLAUSE_BY_ID.get(id)!.section))].join(" ");
+  return test(`${sections} ${title}`, { meta: { clauseIds } }, fn as never);
+}
+
+/** Assert a success status and a body that parses with the endpoint's schema; return the data. */
+export function expectOk<T>(res: ApiResult<T>, status = 200): T {
+  expect(
+    { status: res.status, error: res.error?.code, parseIssues: res.parseIssues },
+    `${res.exchange.request.method} ${res.exchange.request.url}`,
+  ).toEqual({ status, error: undefined, parseIssues: [] });
+  return res.data as T;
+}
+
+/** Assert an error answer: its status, its code, and (optionally) a details entry naming `field`. */
+export function expectError(
+  res: { status: number; error?: { code: string; details?: { field: string }[] } | undefined; exchange: Exchange },
+  code: ErrorCode | ErrorCode[],
+  field?: string,
+): void {
+  const codes = Array.isArray(code) ? code : [code];
+  const label = `${res.exchange.request.method} ${res.exchange.request.url}`;
+  expect(
+    codes.map((c) => STATUS_OF_CODE[c]),
+    `${label}: status`,
+  ).toContain(res.status);
+  expect(codes, `${label}: error.code`).toContain(res.error?.code);
+  if (field !== undefined) expect(res.error?.details?.map((d) => d.field) ?? [], `${label}: details[].field`).toContain(field);
+}
+
+export { expect };
