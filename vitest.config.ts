@@ -24,6 +24,16 @@ export default defineConfig({
       },
       {
         extends: true,
+        test: {
+          name: "meta",
+          include: ["suites/meta/**/*.test.ts"],
+          // each fault is a whole verify run in a child process: two at a time on two cores
+          maxConcurrency: 2,
+          testTimeout: 600_000,
+        },
+      },
+      {
+        extends: true,
         test: { name: "container", include: ["suites/container/**/*.test.ts"], testTimeout: 180_000, hookTimeout: 300_000 },
       },
     ],

@@ -83,6 +83,12 @@ export const VERIFY_OPTIONS = {
     help: "where reports/<run-id>/ go (default reports)",
   },
   seed: { flag: "seed", env: "AGENT_HARNESS_SEED", type: "string", help: "seed for random choices (default: random, printed)" },
+  sections: {
+    flag: "sections",
+    env: "AGENT_HARNESS_SECTIONS",
+    type: "string",
+    help: "run only checks of these PROFILE sections, e.g. §5,§7 or 5,7",
+  },
   fault: {
     flag: "fault",
     env: "AGENT_HARNESS_FAULT",
@@ -181,6 +187,16 @@ const verifySchema = z
       .optional(),
     reportDir: z.string().min(1).default("reports"),
     seed: number("--seed", { integer: true }).optional(),
+    sections: z
+      .string()
+      .transform((s) =>
+        s
+          .split(",")
+          .map((x) => x.trim().replace(/^§?/, "§"))
+          .filter((x) => x !== "§"),
+      )
+      .pipe(z.array(z.string().regex(/^§([1-9]|1[01])$/, "--sections takes PROFILE sections §1 … §11")).min(1))
+      .optional(),
     fault: z.array(z.string().min(1)).default([]),
   })
   .superRefine((o, ctx) => {

@@ -67,6 +67,8 @@ function moduleErrors(module: TestModule, suite: string): CheckResult[] {
 export interface SuiteRunOptions {
   target: HarnessTarget;
   suites: readonly SuiteName[];
+  /** only checks citing one of these PROFILE sections (their titles start with the sections) */
+  sections?: readonly string[];
   onCheck?: (check: CheckResult) => void;
   /** set when the run should stop early (Ctrl-C) */
   signal?: AbortSignal;
@@ -100,6 +102,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<CheckResult[]
       watch: false,
       reporters: [reporter],
       include: options.suites.flatMap((s) => SUITE_GLOBS[s]),
+      ...(options.sections?.length ? { testNamePattern: sectionPattern(options.sections) } : {}),
       provide: { target: options.target },
       // one worker, files in turn: the rate budget of the target is shared, so checks take turns
       pool: "forks",
@@ -121,6 +124,11 @@ export async function runSuites(options: SuiteRunOptions): Promise<CheckResult[]
     options.signal?.removeEventListener("abort", cancel);
   }
   return checks;
+}
+
+/** Check titles start with the sections they cite (`§5 §7 …`): match any of `sections` there. */
+export function sectionPattern(sections: readonly string[]): RegExp {
+  return new RegExp(`(?:^|\\s)(?:${sections.join("|")})(?=\\s)`);
 }
 
 /** A check may wait out a full window twice and a message budget: give it that, with slack. */

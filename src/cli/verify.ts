@@ -137,6 +137,7 @@ export async function verify(argv: string[]): Promise<number> {
       referenceFaults: target.referenceFaults,
       idField: target.idField,
       faults: config.fault,
+      sections: config.sections ?? null,
     },
     checks,
   };

@@ -20,3 +20,6 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
 }
 
 export { runServer } from "../server/main.js";
+
+/** The injected defects the reference server knows (for the meta suite and --fault help). */
+export { FAULTS } from "../server/faults.js";

@@ -1,0 +1,62 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, test } from "vitest";
+import { CLAUSE_BY_ID } from "../../src/contract/index.js";
+import type { ResultsJson } from "../../src/report/index.js";
+import { FAULTS } from "../../src/target/embedded.js";
+
+/**
+ * The harness checks itself (STYLE §6): `verify` passes against the clean reference server and
+ * fails against each injected fault, naming a failed check of the fault's PROFILE section.
+ */
+interface VerifyRun {
+  code: number | null;
+  results: ResultsJson;
+  output: string;
+}
+
+function verify(args: string[]): Promise<VerifyRun> {
+  const reportDir = mkdtempSync(join(tmpdir(), "agent-harness-meta-"));
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ["bin/agent-harness.js", "verify", "--report-dir", reportDir, "--seed", "1", ...args],
+      { env: { ...process.env, NO_COLOR: "1" }, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 },
+      (err, stdout, stderr) => {
+        const runs = readdirSync(reportDir);
+        if (runs.length !== 1) return reject(new Error(`no report written (${err?.message})\n${stdout}\n${stderr}`));
+        const results = JSON.parse(readFileSync(join(reportDir, runs[0]!, "results.json"), "utf8")) as ResultsJson;
+        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, results, output: `${stdout}\n${stderr}` });
+      },
+    );
+  });
+}
+
+const failedIn = (run: VerifyRun) => run.results.checks.filter((c) => c.status === "failed");
+
+describe("meta: every injected fault is caught", { concurrent: true }, () => {
+  test("the clean reference server passes every check", { timeout: 600_000 }, async () => {
+    const run = await verify([]);
+    expect(failedIn(run).map((c) => `${c.id}: ${c.message}`)).toEqual([]);
+    expect(run.results.checks.filter((c) => c.status === "error").map((c) => `${c.id}: ${c.message}`)).toEqual([]);
+    expect(run.code).toBe(0);
+  });
+
+  test.for(Object.entries(FAULTS).map(([name, f]) => [name, f.clause] as const))(
+    "fault %s (breaks %s) is caught",
+    { timeout: 600_000 },
+    async ([name, clauseId]) => {
+      const section = CLAUSE_BY_ID.get(clauseId)?.section;
+      expect(section, `fault ${name} cites an unknown clause`).toBeDefined();
+      const run = await verify(["--fault", name, "--sections", section!]);
+      const caught = failedIn(run).filter((c) => c.sections.includes(section!));
+      expect(
+        caught.map((c) => c.id),
+        `no ${section} check failed with --fault ${name}`,
+      ).not.toEqual([]);
+      expect(run.code).toBe(1);
+    },
+  );
+});
