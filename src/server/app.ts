@@ -3,7 +3,7 @@ import { BODY_LIMIT_BYTES, HEALTH_PATH, type KeysFile, MESSAGE_TIMING, RATE_LIMI
 import { type Clock, systemClock } from "./clock.js";
 import { ServerContext } from "./context.js";
 import { installFaults } from "./faults.js";
-import { installErrors } from "./plugins/errors.js";
+import { installErrors, literalIfUndecodable } from "./plugins/errors.js";
 import { installGuard } from "./plugins/guard.js";
 import { installRequestId } from "./plugins/request-id.js";
 import { agentRoutes } from "./routes/agents.js";
@@ -36,7 +36,14 @@ export function buildServer(options: BuildOptions): { app: FastifyInstance; ctx:
   const app = Fastify({
     logger: false, // PROFILE §6: keys never reach a log line; the server logs nothing per request
     bodyLimit: BODY_LIMIT_BYTES,
-    routerOptions: { caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 2048 },
+    // PROFILE §3, §5: an over-long id is a malformed id (404 from the route), never the router's bare 414
+    routerOptions: {
+      caseSensitive: true,
+      ignoreTrailingSlash: false,
+      ignoreDuplicateSlashes: false,
+      maxParamLength: Number.MAX_SAFE_INTEGER,
+    },
+    rewriteUrl: (req) => literalIfUndecodable(req.url ?? "/"),
     return503OnClosing: false,
   });
 

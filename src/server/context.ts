@@ -22,8 +22,12 @@ export class ServerContext {
   /** message units spent per account (PROFILE §7 Quota) */
   readonly quotaSpent = new Map<string, number>();
 
-  constructor(readonly options: ServerOptions) {
-    this.keyRing = new KeyRing(options.keys);
+  /** the options without the keys: PROFILE §6 Reference keeps only their SHA-256 (in keyRing) */
+  readonly options: Omit<ServerOptions, "keys">;
+
+  constructor({ keys, ...options }: ServerOptions) {
+    this.keyRing = new KeyRing(keys);
+    this.options = options;
     this.store = new AgentStore(options.clock);
     this.limiter = new RateLimiter(options.clock, options.windowSeconds);
   }

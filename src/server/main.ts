@@ -3,7 +3,7 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { type KeysFile, keysFileSchema } from "../contract/index.js";
 import { buildServer } from "./app.js";
-import { FAULTS } from "./faults.js";
+import { FAULT_NAMES, FAULTS } from "./faults.js";
 import { generatedKeys } from "./keyring.js";
 
 export const SERVE_USAGE = `usage: agent-harness serve [--port N] [--host H] [--keys FILE]
@@ -14,7 +14,23 @@ export const SERVE_USAGE = `usage: agent-harness serve [--port N] [--host H] [--
                                all-permission key is made and printed once
   --window-seconds S           rate-limit window W (default 60)
   --message-timeout-seconds S  Send Message time budget (default 30)
-  --fault NAME                 inject a defect (repeatable): ${Object.keys(FAULTS).join(", ") || "(none)"}`;
+  --fault NAME                 inject a defect (repeatable), one of:
+${wrapNames(FAULT_NAMES, "                               ", 96)}`;
+
+/** Names joined by ", " and wrapped into indented lines. */
+function wrapNames(names: readonly string[], indent: string, width: number): string {
+  const lines: string[] = [];
+  let line = "";
+  for (const name of names) {
+    const next = line ? `${line}, ${name}` : name;
+    if (indent.length + next.length > width && line) {
+      lines.push(`${indent}${line},`);
+      line = name;
+    } else line = next;
+  }
+  if (line || !lines.length) lines.push(`${indent}${line || "(none)"}`);
+  return lines.join("\n");
+}
 
 export class UsageError extends Error {}
 
@@ -69,8 +85,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
   const port = positive("port", values.port as string | undefined, 8080, { integer: true, allowZero: true });
   if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
   const faults = (values.fault as string[] | undefined) ?? [];
-  for (const f of faults)
-    if (!FAULTS[f]) throw new UsageError(`unknown --fault "${f}"; known: ${Object.keys(FAULTS).join(", ")}`);
+  for (const f of faults) if (!FAULTS[f]) throw new UsageError(`unknown --fault "${f}"; known: ${FAULT_NAMES.join(", ")}`);
   const keysPath = values.keys as string | undefined;
   return {
     port,

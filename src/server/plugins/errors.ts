@@ -13,6 +13,25 @@ const ROUTES = (() => {
 })();
 
 /**
+ * PROFILE §1, §3, §9: a path whose percent-encoding does not decode (`/v1/agents/%zz`) would be
+ * answered by the router with a bare 400 before any hook runs: no X-Request-Id, no auth, no
+ * envelope. Taken literally instead (each `%` as `%25`), it is routed like any other path: an
+ * agent path with a malformed id (404 AGENT_NOT_FOUND) or an unknown route (404 NOT_FOUND),
+ * after auth and counted in the usual buckets.
+ */
+export function literalIfUndecodable(url: string): string {
+  const end = url.search(/[?#]/);
+  const path = end === -1 ? url : url.slice(0, end);
+  if (!path.includes("%")) return url;
+  try {
+    decodeURIComponent(path);
+    return url;
+  } catch {
+    return path.replaceAll("%", "%25") + (end === -1 ? "" : url.slice(end));
+  }
+}
+
+/**
  * Every error leaves as the PROFILE §2 envelope: bodies are kept raw for the routes to
  * check (content type, JSON, object); an unknown route is 404 NOT_FOUND after auth; a known
  * path with a method it lacks is 405 with Allow.

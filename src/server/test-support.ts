@@ -1,0 +1,379 @@
+/**
+ * Shared pieces of the reference server's own tests: accounts and keys, a server on a
+ * ManualClock driven through `inject()`, a real listening server for sockets (streams,
+ * concurrency, clients that go away), a small SSE reader and the boundary fixtures.
+ */
+import { readFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { request, Agent as UndiciAgent } from "undici";
+import { expect } from "vitest";
+import {
+  type Agent,
+  agentEnvelopeSchema,
+  type ErrorEnvelope,
+  errorEnvelopeSchema,
+  type KeysFile,
+  keysFileSchema,
+  listEnvelopeSchema,
+  type MessageReply,
+  messageEnvelopeSchema,
+  type Pagination,
+  PERMISSIONS,
+  type Permission,
+} from "../contract/index.js";
+import { type BuildOptions, buildServer } from "./app.js";
+import { ManualClock, type TimerHandle } from "./clock.js";
+import type { ServerContext } from "./context.js";
+
+/* ------------------------------------------------------------- accounts and keys */
+
+export const ACCOUNTS = {
+  /** the main account: a roomy tier so only the bucket under test fills up */
+  main: "acct_main",
+  /** another account, for isolation */
+  other: "acct_other",
+  /** a message quota of 3 */
+  quota: "acct_quota",
+  /** a tier of 12 requests per window */
+  small: "acct_small",
+} as const;
+
+export const QUOTA = 3;
+export const SMALL_TIER = 12;
+
+const ALL = [...PERMISSIONS];
+const without = (p: Permission) => ALL.filter((x) => x !== p);
+
+/** Plaintext keys; each name says what it may do. */
+export const KEYS = {
+  main: "ak_main_all_0123456789",
+  mainSecond: "ak_main_second_0123456789",
+  readOnly: "ak_main_read_only_0123456789",
+  noWrite: "ak_main_no_write_0123456789",
+  noDelete: "ak_main_no_delete_0123456789",
+  noSend: "ak_main_no_send_0123456789",
+  noRead: "ak_main_no_read_0123456789",
+  other: "ak_other_all_0123456789",
+  quota: "ak_quota_all_0123456789",
+  small: "ak_small_all_0123456789",
+} as const;
+
+export function testKeys(): KeysFile {
+  return keysFileSchema.parse({
+    accounts: [
+      { id: ACCOUNTS.main, tierLimit: 10_000, messageQuota: null },
+      { id: ACCOUNTS.other, tierLimit: 10_000, messageQuota: null },
+      { id: ACCOUNTS.quota, tierLimit: 10_000, messageQuota: QUOTA },
+      { id: ACCOUNTS.small, tierLimit: SMALL_TIER, messageQuota: null },
+    ],
+    keys: [
+      { key: KEYS.main, account: ACCOUNTS.main, permissions: ALL },
+      { key: KEYS.mainSecond, account: ACCOUNTS.main, permissions: ALL },
+      { key: KEYS.readOnly, account: ACCOUNTS.main, permissions: ["agents:read"] },
+      { key: KEYS.noWrite, account: ACCOUNTS.main, permissions: without("agents:write") },
+      { key: KEYS.noDelete, account: ACCOUNTS.main, permissions: without("agents:delete") },
+      { key: KEYS.noSend, account: ACCOUNTS.main, permissions: without("messages:send") },
+      { key: KEYS.noRead, account: ACCOUNTS.main, permissions: without("agents:read") },
+      { key: KEYS.other, account: ACCOUNTS.other, permissions: ALL },
+      { key: KEYS.quota, account: ACCOUNTS.quota, permissions: ALL },
+      { key: KEYS.small, account: ACCOUNTS.small, permissions: ALL },
+    ],
+  });
+}
+
+/* ------------------------------------------------------------------ the server */
+
+/** Short enough to keep the suite fast; heartbeats then come every second of clock time. */
+export const WINDOW_SECONDS = 60;
+export const BUDGET_SECONDS = 3;
+
+export interface Res {
+  status: number;
+  headers: Record<string, string | undefined>;
+  body: string;
+  json: unknown;
+}
+
+export interface CallOptions {
+  /** the API key; null sends no Authorization header (default: KEYS.main) */
+  key?: string | null;
+  /** a JSON value, serialised */
+  body?: unknown;
+  /** a body sent as is */
+  raw?: string;
+  /** default application/json when there is a body; null sends none */
+  contentType?: string | null;
+  headers?: Record<string, string>;
+}
+
+/** A ManualClock that also tells how many timers are pending, so a test knows a request is in flight. */
+export class TestClock extends ManualClock {
+  private readonly pending = new Set<number>();
+
+  override setTimer(ms: number, fn: () => void): TimerHandle {
+    const handle: TimerHandle = super.setTimer(ms, () => {
+      this.pending.delete(handle.id);
+      fn();
+    });
+    this.pending.add(handle.id);
+    return handle;
+  }
+
+  override clearTimer(handle: TimerHandle): void {
+    this.pending.delete(handle.id);
+    super.clearTimer(handle);
+  }
+
+  get pendingTimers(): number {
+    return this.pending.size;
+  }
+
+  /** Resolves once at least `count` timers are pending (a budget, a heartbeat, a slow model's pause). */
+  untilTimers(count: number): Promise<void> {
+    return eventually(() => this.pending.size >= count, `${count} pending clock timers`);
+  }
+}
+
+export interface TestServer {
+  app: ReturnType<typeof buildServer>["app"];
+  ctx: ServerContext;
+  clock: TestClock;
+  call(method: string, url: string, options?: CallOptions): Promise<Res>;
+  /** POST /v1/agents that must succeed; the created record */
+  createAgent(body?: Record<string, unknown>, key?: string): Promise<Agent>;
+  /** POST …/messages (any outcome) */
+  send(agentId: string, body: Record<string, unknown>, key?: string): Promise<Res>;
+}
+
+export function makeServer(options: Partial<BuildOptions> = {}): TestServer {
+  const clock = options.clock instanceof TestClock ? options.clock : new TestClock();
+  const { app, ctx } = buildServer({
+    keys: testKeys(),
+    windowSeconds: WINDOW_SECONDS,
+    messageTimeoutSeconds: BUDGET_SECONDS,
+    ...options,
+    clock,
+  });
+  const call = async (method: string, url: string, o: CallOptions = {}): Promise<Res> => {
+    const key = o.key === undefined ? KEYS.main : o.key;
+    const headers: Record<string, string> = {};
+    if (key !== null) headers.authorization = `Bearer ${key}`;
+    const payload = o.raw ?? (o.body === undefined ? undefined : JSON.stringify(o.body));
+    const contentType = o.contentType === undefined ? (payload === undefined ? null : "application/json") : o.contentType;
+    if (contentType !== null) headers["content-type"] = contentType;
+    Object.assign(headers, o.headers);
+    const res = await app.inject({ method: method as "GET", url, headers, ...(payload === undefined ? {} : { payload }) });
+    return toRes(res.statusCode, res.headers, res.body);
+  };
+  return {
+    app,
+    ctx,
+    clock,
+    call,
+    async createAgent(body = { name: "Ada" }, key = KEYS.main) {
+      return agentOf(await call("POST", "/v1/agents", { key, body }), 201);
+    },
+    send(agentId, body, key = KEYS.main) {
+      return call("POST", `/v1/agents/${agentId}/messages`, { key, body });
+    },
+  };
+}
+
+function toRes(status: number, raw: Record<string, string | string[] | number | undefined>, body: string): Res {
+  const headers: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(raw)) headers[k.toLowerCase()] = v === undefined ? undefined : String(v);
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    json = undefined;
+  }
+  return { status, headers, body, json };
+}
+
+/** Seed agents straight into the store: list tests need more than one create window allows. */
+export function seedAgents(ctx: ServerContext, accountId: string, bodies: Record<string, unknown>[]): Agent[] {
+  return bodies.map((body) => {
+    const created = ctx.store.create(accountId, body as Parameters<ServerContext["store"]["create"]>[1]);
+    if (!created.ok) throw new Error(`seed rejected: ${JSON.stringify(created.details)}`);
+    return created.agent;
+  });
+}
+
+/* ---------------------------------------------------------- reading responses */
+
+export function agentOf(res: Res, status: 200 | 201 = 200): Agent {
+  expect(res.status, res.body).toBe(status);
+  return agentEnvelopeSchema.parse(res.json).data;
+}
+
+export function listOf(res: Res): { data: Agent[]; pagination: Pagination } {
+  expect(res.status, res.body).toBe(200);
+  const env = listEnvelopeSchema.parse(res.json);
+  return { data: env.data, pagination: env.pagination };
+}
+
+export function replyOf(res: Res): MessageReply {
+  expect(res.status, res.body).toBe(200);
+  return messageEnvelopeSchema.parse(res.json).data;
+}
+
+/** An error answer: its status, code and envelope (PROFILE §2, §3); returns the error. */
+export function expectError(res: Res, status: number, code: string): ErrorEnvelope["error"] {
+  expect({ status: res.status, code: (res.json as ErrorEnvelope | undefined)?.error?.code }, res.body).toEqual({ status, code });
+  expect(res.headers["content-type"]).toMatch(/^application\/json\b/);
+  return errorEnvelopeSchema.parse(res.json).error;
+}
+
+/** The `details[].field` names of an error answer. */
+export function fieldsOf(res: Res): string[] {
+  return (errorEnvelopeSchema.parse(res.json).error.details ?? []).map((d) => d.field);
+}
+
+/** A number header, or NaN when absent. */
+export const num = (res: Res, header: string) => Number(res.headers[header] ?? Number.NaN);
+
+/* ------------------------------------------------------------------ waiting */
+
+/** Poll a condition on each turn of the event loop (no guessed sleep); fails after `ms`. */
+export async function eventually(condition: () => boolean | Promise<boolean>, what: string, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise<void>((r) => setTimeout(r, 2));
+  }
+}
+
+/** Track a promise's settlement without awaiting it. */
+export function track<T>(promise: Promise<T>): { readonly settled: boolean; promise: Promise<T> } {
+  const state = { settled: false, promise };
+  promise.then(
+    () => {
+      state.settled = true;
+    },
+    () => {
+      state.settled = true;
+    },
+  );
+  return state;
+}
+
+/** Let pending I/O and promise callbacks run (inject, hooks) without moving the clock. */
+export async function flush(turns = 10): Promise<void> {
+  for (let i = 0; i < turns; i++) await new Promise<void>((r) => setImmediate(r));
+}
+
+/* ------------------------------------------------------ a real listening server */
+
+export interface Listening {
+  origin: string;
+  dispatcher: UndiciAgent;
+  /** the request through undici; `signal` aborts it (a client that goes away) */
+  http(
+    method: string,
+    path: string,
+    o?: { key?: string | null; body?: unknown; signal?: AbortSignal },
+  ): ReturnType<typeof request>;
+  close(): Promise<void>;
+}
+
+export async function listen(server: TestServer): Promise<Listening> {
+  await server.app.listen({ port: 0, host: "127.0.0.1" });
+  const { port } = server.app.server.address() as AddressInfo;
+  const origin = `http://127.0.0.1:${port}`;
+  const dispatcher = new UndiciAgent({ connections: 64 });
+  return {
+    origin,
+    dispatcher,
+    http(method, path, o = {}) {
+      const key = o.key === undefined ? KEYS.main : o.key;
+      const headers: Record<string, string> = {};
+      if (key !== null) headers.authorization = `Bearer ${key}`;
+      if (o.body !== undefined) headers["content-type"] = "application/json";
+      return request(`${origin}${path}`, {
+        method: method as "GET",
+        headers,
+        body: o.body === undefined ? undefined : JSON.stringify(o.body),
+        dispatcher,
+        signal: o.signal,
+      });
+    },
+    async close() {
+      await dispatcher.close();
+      await server.app.close();
+    },
+  };
+}
+
+/** Read a response body as it arrives; `text` grows, `done` resolves at the end (or the abort). */
+export function collect(body: AsyncIterable<Uint8Array>): {
+  readonly text: string;
+  readonly ended: boolean;
+  done: Promise<void>;
+} {
+  const decoder = new TextDecoder();
+  const state = { text: "", ended: false, done: Promise.resolve() };
+  state.done = (async () => {
+    try {
+      for await (const chunk of body) state.text += decoder.decode(chunk, { stream: true });
+    } catch {
+      // an aborted request ends its body with an error; what arrived is kept
+    }
+    state.ended = true;
+  })();
+  return state;
+}
+
+/* ------------------------------------------------------------------------ SSE */
+
+export type SseFrame = { comment: string } | { event: string; data: unknown };
+
+/** Split an event stream into frames: comment lines, and events with their JSON data. */
+export function parseSse(text: string): SseFrame[] {
+  const frames: SseFrame[] = [];
+  for (const block of text.split("\n\n")) {
+    if (!block.trim()) continue;
+    let event = "message";
+    const data: string[] = [];
+    for (const line of block.split("\n")) {
+      if (line.startsWith(":")) frames.push({ comment: line.slice(1).trim() });
+      else if (line.startsWith("event:")) event = line.slice(6).trim();
+      else if (line.startsWith("data:")) data.push(line.slice(5).trimStart());
+    }
+    if (data.length) frames.push({ event, data: JSON.parse(data.join("\n")) });
+  }
+  return frames;
+}
+
+export const eventsOf = (frames: SseFrame[]) => frames.filter((f): f is { event: string; data: unknown } => "event" in f);
+export const commentsOf = (frames: SseFrame[]) => frames.filter((f): f is { comment: string } => "comment" in f);
+
+/* ------------------------------------------------------------------ fixtures */
+
+/**
+ * A boundary fixture from fixtures/boundaries. Long values are written as generators:
+ * `{"$repeat": "😀", "times": 100}` is 100 emoji, `{"$strings": "t{i}", "times": 3}` is
+ * ["t0", "t1", "t2"].
+ */
+export function loadBoundaries<T>(name: string): T {
+  const url = new URL(`../../fixtures/boundaries/${name}.json`, import.meta.url);
+  return expand(JSON.parse(readFileSync(url, "utf8"))) as T;
+}
+
+function expand(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(expand);
+  if (typeof value !== "object" || value === null) return value;
+  const o = value as Record<string, unknown>;
+  if (typeof o.$repeat === "string" && typeof o.times === "number") return o.$repeat.repeat(o.times);
+  if (typeof o.$strings === "string" && typeof o.times === "number")
+    return Array.from({ length: o.times }, (_, i) => (o.$strings as string).replaceAll("{i}", String(i)));
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, expand(v)]));
+}
+
+/** Independent of the server: compare strings by Unicode code point. */
+export function byCodePoint(a: string, b: string): number {
+  const x = [...a].map((c) => c.codePointAt(0)!);
+  const y = [...b].map((c) => c.codePointAt(0)!);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
+  return x.length - y.length;
+}
