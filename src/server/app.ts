@@ -4,7 +4,7 @@ import { type Clock, systemClock } from "./clock.js";
 import { ServerContext } from "./context.js";
 import { installFaults } from "./faults.js";
 import { installErrors, literalIfUndecodable } from "./plugins/errors.js";
-import { installGuard } from "./plugins/guard.js";
+import { installGuard, installRateHeaderRefresh } from "./plugins/guard.js";
 import { installRequestId } from "./plugins/request-id.js";
 import { agentRoutes } from "./routes/agents.js";
 import { messageRoutes } from "./routes/messages.js";
@@ -50,6 +50,7 @@ export function buildServer(options: BuildOptions): { app: FastifyInstance; ctx:
   installRequestId(app);
   installErrors(app);
   installGuard(app, ctx);
+  installRateHeaderRefresh(app, ctx);
   app.get(HEALTH_PATH, { config: { public: true } }, async () => ({ status: "ok" }));
   agentRoutes(app, ctx);
   messageRoutes(app, ctx);

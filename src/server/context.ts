@@ -49,6 +49,8 @@ export class ServerContext {
 declare module "fastify" {
   interface FastifyRequest {
     principal: Principal;
+    /** the buckets the request was counted in, to describe them again when the answer leaves */
+    rateBuckets?: import("./ratelimit.js").BucketRef[];
   }
   interface FastifyContextConfig {
     /** the ENDPOINTS id of the route, for permissions and rate buckets */

@@ -39,6 +39,7 @@ export function installGuard(app: FastifyInstance, ctx: ServerContext): void {
     }
     const admission = ctx.limiter.admit(buckets);
     setRateHeaders(reply, admission.headers);
+    if (admission.admitted) req.rateBuckets = buckets;
     if (!admission.admitted) {
       reply.header(HEADERS.retryAfter, String(admission.retryAfterSeconds));
       return sendError(reply, "RATE_LIMIT_EXCEEDED", "Rate limit exceeded; retry after the reset");
@@ -47,6 +48,18 @@ export function installGuard(app: FastifyInstance, ctx: ServerContext): void {
 
     if (endpoint && !principal.permissions.has(endpoint.permission))
       return sendError(reply, "FORBIDDEN", `This key lacks the ${endpoint.permission} permission`);
+  });
+}
+
+/**
+ * PROFILE §7: Remaining is what is left *now* and Reset is after now — when the answer
+ * leaves, which for a slow message is seconds after admission. Describe the buckets again
+ * then. (A stream's headers leave when it opens, at admission time.)
+ */
+export function installRateHeaderRefresh(app: FastifyInstance, ctx: ServerContext): void {
+  app.addHook("onSend", async (req, reply, payload) => {
+    if (req.rateBuckets) setRateHeaders(reply, ctx.limiter.tightest(req.rateBuckets));
+    return payload;
   });
 }
 
