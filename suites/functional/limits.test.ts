@@ -1,0 +1,463 @@
+import { describe } from "vitest";
+import type { ApiResult, Exchange, ServiceClient, StreamResult } from "../../src/client/index.js";
+import { type Agent, type ClauseId, RATE_LIMITS } from "../../src/contract/index.js";
+import { EMBEDDED_DEFAULTS } from "../../src/target/harness-target.js";
+import {
+  type AgentFactory,
+  check,
+  expect,
+  expectError,
+  expectOk,
+  HarnessError,
+  target,
+  waitForRefill,
+} from "../support/harness.js";
+
+/**
+ * PROFILE §7 limits, §9 path variants. Each check that empties a bucket does it on purpose
+ * (`pace: false`), once, and then waits for the refill its 429 announced.
+ */
+
+type Result = ApiResult<unknown>;
+/** A request counted in the bucket under test; `pace: false` sends it at once (the budget still counts it). */
+type Probe = (pace: boolean) => Promise<Result>;
+
+const W = target.windowSeconds;
+const CLOCK_SKEW_SECONDS = target.kind === "external" ? 2 : 0;
+const MISSING_ID = "agt_doesnotexist000";
+const MAX_DRAIN_ATTEMPTS = 3;
+const SIZES = RATE_LIMITS.perKeyEndpoint;
+
+const label = (res: { exchange: Exchange }) => `${res.exchange.request.method} ${res.exchange.request.url}`;
+
+/** The account's tier, when the run knows it, is the only other bucket a 429 may describe. */
+function expectTierLimit(res: Result): void {
+  if (target.tierLimit !== undefined)
+    expect(res.exchange.rate?.limit, `${label(res)}: X-RateLimit-Limit of the tier`).toBe(target.tierLimit);
+}
+
+/**
+ * Empty one bucket on purpose (PROFILE §7). A paced request reads X-RateLimit-Remaining; exactly that
+ * many more go at once and are all admitted; then `final` must find the bucket empty. Starts over
+ * in a later window when the window could end mid-burst or the tier runs out first.
+ */
+async function drainBucket(size: number, counted: Probe, final: Probe = counted): Promise<Result> {
+  for (let attempt = 1; attempt <= MAX_DRAIN_ATTEMPTS; attempt++) {
+    const first = await counted(true);
+    expect(first.status, `${label(first)}: a paced request`).not.toBe(429);
+    const rate = first.exchange.rate;
+    const { limit, remaining, reset } = rate ?? {};
+    if (limit === undefined || remaining === undefined || reset === undefined)
+      throw new HarnessError(`${label(first)} carried no usable X-RateLimit-* headers: cannot empty the bucket`);
+    if (limit !== size) {
+      // PROFILE §7: the headers describe the bucket with the fewest remaining; now it is the tier's
+      expectTierLimit(first);
+      await waitForRefill(first.exchange);
+      continue;
+    }
+    // Reset is rounded up, so up to 1 s of it may be gone: the burst must fit in what is left
+    if (reset * 1000 - 1000 - first.exchange.receivedAt < W * 500) {
+      await waitForRefill(first.exchange);
+      continue;
+    }
+    let tierRanOut: Result | undefined;
+    for (let i = 1; i <= remaining && tierRanOut === undefined; i++) {
+      const res = await counted(false);
+      if (res.status === 429 && res.exchange.rate?.limit !== size) tierRanOut = res;
+      else expect(res.status, `${label(res)}: request ${i} of the ${remaining} X-RateLimit-Remaining promised`).not.toBe(429);
+    }
+    if (tierRanOut !== undefined) {
+      expectTierLimit(tierRanOut);
+      await waitForRefill(tierRanOut.exchange);
+      continue;
+    }
+    const last = await final(false);
+    // a window that ended mid-burst refilled the bucket: not a breach, try again in the new window
+    if (last.status !== 429 && (last.exchange.rate?.reset ?? 0) > reset) continue;
+    expect(last.status, `${label(last)}: one request past the ${size} of the bucket`).toBe(429);
+    return last;
+  }
+  throw new HarnessError(`could not empty a bucket of ${size} within ${MAX_DRAIN_ATTEMPTS} windows`);
+}
+
+/** PROFILE §7: 429 RATE_LIMIT_EXCEEDED from an empty bucket, with headers that say when it refills. */
+function expectEmptyBucket429(res: Result, size: number): void {
+  expectError(res, "RATE_LIMIT_EXCEEDED");
+  const rate = res.exchange.rate;
+  const now = res.exchange.receivedAt / 1000;
+  const where = label(res);
+  // both buckets empty: the one that refills last is described — the tier, when it is
+  expect([size, target.tierLimit], `${where}: X-RateLimit-Limit is the bucket's size`).toContain(rate?.limit);
+  expect(rate?.remaining, `${where}: X-RateLimit-Remaining`).toBe(0);
+  expect(rate?.retryAfter, `${where}: Retry-After, integer seconds`).toBeGreaterThanOrEqual(1);
+  expect(rate?.reset, `${where}: X-RateLimit-Reset after now`).toBeGreaterThan(now - CLOCK_SKEW_SECONDS);
+  expect(rate?.reset, `${where}: X-RateLimit-Reset at most W + 1 s ahead`).toBeLessThanOrEqual(
+    now + W + RATE_LIMITS.resetSlackSeconds + CLOCK_SKEW_SECONDS,
+  );
+  const gap = Math.abs(now + (rate?.retryAfter ?? 0) - (rate?.reset ?? 0));
+  expect(gap, `${where}: Retry-After agrees with X-RateLimit-Reset`).toBeLessThanOrEqual(1 + CLOCK_SKEW_SECONDS);
+}
+
+/** `count` requests, `width` at a time; stops after the batch in which `stop` held for one. */
+async function inBatches<T>(count: number, width: number, send: (i: number) => Promise<T>, stop: (r: T) => boolean) {
+  const results: T[] = [];
+  for (let start = 0; start < count; start += width) {
+    const batch = Array.from({ length: Math.min(width, count - start) }, (_, j) => send(start + j));
+    const answers = await Promise.all(batch);
+    results.push(...answers);
+    if (answers.some(stop)) break;
+  }
+  return results;
+}
+
+/* ---------------------------------------------------------------- per endpoint */
+
+interface BucketCase {
+  /** counted in the bucket whatever its outcome (a 400 or 404 costs no agent) */
+  counted: Probe;
+  /** the request the 429 must leave without effect; sent again after the refill */
+  effect: Probe;
+  noEffect?: () => Promise<void>;
+  recovered: (res: Result) => Promise<void> | void;
+}
+
+interface BucketRow {
+  name: string;
+  size: number;
+  clause: ClauseId;
+  arrange: (fx: { api: ServiceClient; agents: AgentFactory }) => Promise<BucketCase>;
+}
+
+const BUCKETS: BucketRow[] = [
+  {
+    name: "Create",
+    size: SIZES.createAgent,
+    clause: "limits.endpoint-bucket",
+    arrange: async ({ api, agents }) => {
+      const name = agents.name("-limited");
+      const before = await api.listAgents({ limit: 100 });
+      expectOk(before);
+      return {
+        counted: (pace) => api.call("createAgent", { body: { name: "" }, pace }),
+        effect: (pace) => api.createAgent({ name }, { pace }),
+        noEffect: async () => {
+          const after = await api.listAgents({ limit: 100 });
+          const made = expectOk(after).find((a) => a.name === name);
+          if (made) agents.track(made.id);
+          expect(made, "the 429 create made no agent").toBeUndefined();
+          expect(after.pagination?.total, "list total unchanged").toBe(before.pagination?.total);
+        },
+        recovered: (res) => {
+          if (res.status === 201) agents.track((res.data as Agent).id);
+          expectOk(res, 201);
+        },
+      };
+    },
+  },
+  {
+    name: "List",
+    size: SIZES.listAgents,
+    clause: "limits.endpoint-bucket",
+    arrange: async ({ api }) => {
+      const list: Probe = (pace) => api.listAgents({ limit: 1 }, { pace });
+      return { counted: list, effect: list, recovered: (res) => void expectOk(res) };
+    },
+  },
+  {
+    name: "Get",
+    size: SIZES.getAgent,
+    clause: "limits.endpoint-bucket",
+    arrange: async ({ api, agents }) => {
+      const agent = await agents.create();
+      const get: Probe = (pace) => api.getAgent(agent.id, { pace });
+      return { counted: get, effect: get, recovered: (res) => void expect(expectOk(res)).toMatchObject({ id: agent.id }) };
+    },
+  },
+  {
+    name: "Update",
+    size: SIZES.updateAgent,
+    clause: "limits.endpoint-bucket",
+    arrange: async ({ api, agents }) => {
+      const agent = await agents.create({ bio: "before" });
+      return {
+        counted: (pace) => api.updateAgent(agent.id, {}, { pace }),
+        effect: (pace) => api.updateAgent(agent.id, { bio: "after" }, { pace }),
+        noEffect: async () => {
+          const now = expectOk(await api.getAgent(agent.id));
+          expect({ bio: now.bio, updatedAt: now.updatedAt }, "the 429 update changed nothing").toEqual({
+            bio: "before",
+            updatedAt: agent.updatedAt,
+          });
+        },
+        recovered: (res) => void expect((expectOk(res) as Agent).bio).toBe("after"),
+      };
+    },
+  },
+  {
+    name: "Delete",
+    size: SIZES.deleteAgent,
+    clause: "limits.endpoint-bucket",
+    arrange: async ({ api, agents }) => {
+      const agent = await agents.create();
+      return {
+        // PROFILE §7: counted "whatever its outcome", so 404s empty the bucket without agents to spare
+        counted: (pace) => api.deleteAgent(MISSING_ID, { pace }),
+        effect: (pace) => api.deleteAgent(agent.id, { pace }),
+        noEffect: async () => void expectOk(await api.getAgent(agent.id)),
+        recovered: (res) => void expect(expectOk(res)).toEqual({ id: agent.id, deleted: true }),
+      };
+    },
+  },
+  {
+    name: "Send Message (per agent)",
+    size: RATE_LIMITS.perAgentMessages,
+    clause: "limits.agent-bucket",
+    arrange: async ({ api, agents }) => {
+      const agent = await agents.create();
+      return {
+        counted: (pace) => api.call("sendMessage", { agentId: agent.id, body: { text: "" }, pace }),
+        effect: (pace) => api.sendMessage(agent.id, { text: "hello", userId: "u-limited" }, { pace }),
+        // the 429 took no turn: the first message that gets through opens the conversation
+        recovered: (res) => void expect(expectOk(res)).toMatchObject({ turn: 1, userId: "u-limited" }),
+      };
+    },
+  },
+];
+
+describe("PROFILE §7 buckets, one 429 each", () => {
+  for (const row of BUCKETS) {
+    check(
+      [row.clause, "limits.429", "limits.recovery"],
+      `${row.name}: ${row.size} per window; one more → 429 RATE_LIMIT_EXCEEDED with no effect; after the reset it succeeds`,
+      async ({ api, agents }) => {
+        const bucket = await row.arrange({ api, agents });
+        const limited = await drainBucket(row.size, bucket.counted, bucket.effect);
+        expectEmptyBucket429(limited, row.size);
+        await bucket.noEffect?.();
+        await waitForRefill(limited.exchange);
+        await bucket.recovered(await bucket.effect(true));
+      },
+    );
+  }
+
+  check(
+    "limits.endpoint-bucket",
+    "endpoint buckets are per key: another key of the account still gets through",
+    async ({ api, agents, readOnlyApi }) => {
+      const limited = await drainBucket(SIZES.createAgent, (pace) => api.call("createAgent", { body: { name: "" }, pace }));
+      expectEmptyBucket429(limited, SIZES.createAgent);
+      // 429 beats 403 (PROFILE §3): a 403 shows this key's Create bucket is not the drained one
+      const other = await readOnlyApi.createAgent({ name: agents.name("-ro") }, { pace: false });
+      if (other.status === 201) agents.track((other.data as Agent).id);
+      expectError(other, "FORBIDDEN");
+      await waitForRefill(limited.exchange);
+    },
+  );
+
+  check(
+    ["limits.agent-bucket", "status.precedence"],
+    "the message bucket is per agent and shared by the account's keys; 429 beats 403",
+    async ({ api, agents, readOnlyApi }) => {
+      const agent = await agents.create();
+      const another = await agents.create();
+      const limited = await drainBucket(RATE_LIMITS.perAgentMessages, (pace) =>
+        api.call("sendMessage", { agentId: agent.id, body: { text: "" }, pace }),
+      );
+      expectEmptyBucket429(limited, RATE_LIMITS.perAgentMessages);
+
+      // a key without messages:send reaches the same empty bucket: 429, not 403
+      const readOnly = await readOnlyApi.sendMessage(agent.id, { text: "hello" }, { pace: false });
+      expectEmptyBucket429(readOnly, RATE_LIMITS.perAgentMessages);
+
+      // another agent's bucket is its own (unless the tier itself ran out)
+      const elsewhere = await api.sendMessage(another.id, { text: "hello" }, { pace: false });
+      if (elsewhere.status === 429) expectTierLimit(elsewhere);
+      else expectOk(elsewhere);
+
+      await waitForRefill(readOnly.exchange);
+      expectError(await readOnlyApi.sendMessage(agent.id, { text: "hello" }), "FORBIDDEN");
+    },
+  );
+
+  check(
+    "limits.429-not-counted",
+    "a 429 counts in no bucket: a tier's worth of them leaves the tier intact",
+    async ({ api, skip }) => {
+      const tier = target.tierLimit;
+      if (tier === undefined) return skip("needs --tier");
+      if (tier > 1000) return skip(`a tier of ${tier} is too large to flood`);
+      const delete404: Probe = (pace) => api.deleteAgent(MISSING_ID, { pace });
+      const limited = await drainBucket(SIZES.deleteAgent, delete404);
+      expectEmptyBucket429(limited, SIZES.deleteAgent);
+      // were 429s counted in the account's tier, these alone would empty it
+      const flood = await inBatches(
+        tier,
+        25,
+        () => delete404(false),
+        () => false,
+      );
+      const admitted = flood.filter((r) => r.status !== 429);
+      if (admitted.length > 0) throw new HarnessError("the Delete bucket refilled during the flood: inconclusive");
+      const list = await api.listAgents({ limit: 1 }, { pace: false });
+      expect(list.status, `after ${tier} answers 429 the tier (${tier}) still admits a request`).not.toBe(429);
+      expectOk(list);
+      await waitForRefill(flood.at(-1)!.exchange);
+    },
+  );
+});
+
+/* ---------------------------------------------------------------- tier */
+
+check("limits.tier", "the account's requests together stop at the tier limit", async ({ api, skip }) => {
+  const tier = target.tierLimit;
+  if (tier === undefined) return skip("needs --tier");
+  const bound = 3 * tier + 20;
+  // distinct agents, each its own message bucket (a 404 counts too): only the tier can run out
+  const agentsNeeded = Math.ceil(bound / (RATE_LIMITS.perAgentMessages / 2));
+  const results = await inBatches(
+    bound,
+    20,
+    (i) => api.sendMessage(`agt_nx${i % agentsNeeded}`, { text: "hello" }, { pace: false }),
+    (r) => r.status === 429,
+  );
+  const limited = results.filter((r) => r.status === 429);
+  expect(limited.length, `a 429 within ${bound} requests`).toBeGreaterThan(0);
+  for (const res of limited) {
+    expectError(res, "RATE_LIMIT_EXCEEDED");
+    expect({ limit: res.exchange.rate?.limit, remaining: res.exchange.rate?.remaining }, label(res)).toEqual({
+      limit: tier,
+      remaining: 0,
+    });
+  }
+  await waitForRefill(limited.at(-1)!.exchange);
+});
+
+/* ---------------------------------------------------------------- concurrency */
+
+check(
+  "limits.concurrency",
+  "with 10 messages in flight to one agent the 11th → 429 with Retry-After: 1; an ended exchange frees its slot",
+  async ({ api, agents, skip }) => {
+    if (!target.referenceFaults) skip("needs --reference-faults (mock-slow)");
+    const agent = await agents.create({ modelSettings: { model: "mock-slow" } });
+    let ended = 0;
+    const streams: Promise<StreamResult>[] = [];
+    const inFlight: Promise<void>[] = [];
+    for (let i = 0; i < RATE_LIMITS.messageConcurrency; i++) {
+      let flowing!: () => void;
+      inFlight.push(new Promise<void>((resolve) => (flowing = resolve)));
+      const stream = api.streamMessage(agent.id, { text: `slot ${i}` }, { pace: false, onEvent: () => flowing() });
+      streams.push(stream);
+      const end = () => {
+        ended++;
+        flowing();
+      };
+      void stream.then(end, end);
+    }
+    // every stream has sent an event: ten exchanges are in flight (an ended one would show in `ended`)
+    await Promise.all(inFlight);
+    const tooMany = (res: Result | StreamResult, endedMeanwhile: number) => {
+      if (endedMeanwhile > 0)
+        throw new HarnessError(`${endedMeanwhile} of the 10 streams had ended when the 11th was answered: inconclusive`);
+      expectError(res, "RATE_LIMIT_EXCEEDED");
+      expect(res.exchange.retryAfterSeconds, `${label(res)}: Retry-After`).toBe(RATE_LIMITS.concurrencyRetryAfterSeconds);
+    };
+    // as a stream first: admitted, it would open at once, while the ten still stream
+    let endedAtAnswer: number | undefined;
+    const streamed = await api.streamMessage(
+      agent.id,
+      { text: "one too many" },
+      {
+        pace: false,
+        onEvent: () => {
+          endedAtAnswer ??= ended;
+        },
+      },
+    );
+    tooMany(streamed, endedAtAnswer ?? ended);
+    expect(streamed.events, "the 11th stream is refused as JSON").toEqual([]);
+    const endedAtSend = ended;
+    tooMany(await api.sendMessage(agent.id, { text: "one too many" }, { pace: false }), endedAtSend);
+
+    const finished = await Promise.all(streams);
+    for (const res of finished) expect(res.done, `${label(res)}: the held stream completed`).toBeDefined();
+    expectOk(await api.sendMessage(agent.id, { text: "a slot is free" }, { pace: false }));
+  },
+);
+
+/* ---------------------------------------------------------------- path variants */
+
+const CREATE_VARIANTS = ["/agents/", "/AGENTS", "/Agents", "/%61gents"];
+
+check(
+  ["routing.variants", "limits.429"],
+  "with Create emptied, path variants and spoofed client addresses get 404 or 429, never 201",
+  async ({ api, agents }) => {
+    const limited = await drainBucket(SIZES.createAgent, (pace) => api.call("createAgent", { body: { name: "" }, pace }));
+    expectEmptyBucket429(limited, SIZES.createAgent);
+    for (const path of CREATE_VARIANTS) {
+      const ex = await api.send({ method: "POST", path, body: { name: agents.name("-variant") }, pace: false });
+      const made = (ex.response.json as { data?: { id?: string } } | undefined)?.data?.id;
+      if (ex.response.status === 201 && made) agents.track(made);
+      expect([404, 429], `POST ${path}: 404, or the same empty bucket`).toContain(ex.response.status);
+    }
+    const spoofed = await api.createAgent(
+      { name: agents.name("-spoofed") },
+      {
+        pace: false,
+        headers: { "x-forwarded-for": "203.0.113.7", "x-real-ip": "203.0.113.7", forwarded: "for=203.0.113.7" },
+      },
+    );
+    if (spoofed.status === 201) agents.track((spoofed.data as Agent).id);
+    expectEmptyBucket429(spoofed, SIZES.createAgent);
+    await waitForRefill(spoofed.exchange);
+  },
+);
+
+/* ---------------------------------------------------------------- quota */
+
+check(
+  "limits.quota",
+  "a spent quota → 429 INSUFFICIENT_QUOTA without Retry-After, still counted; other endpoints keep working",
+  async ({ quotaApi, agents, skip }) => {
+    if (!target.referenceFaults) skip("needs --reference-faults (a quota account)");
+    const made: string[] = [];
+    try {
+      const agent = expectOk(await quotaApi.createAgent({ name: agents.name("-quota") }), 201);
+      made.push(agent.id);
+      // PROFILE §7: answers 400 and 404 spend no quota
+      for (let i = 0; i < 3; i++) expectError(await quotaApi.sendMessage(agent.id, { text: "" }), "INVALID_REQUEST");
+      expectError(await quotaApi.sendMessage(MISSING_ID, { text: "hello" }), "AGENT_NOT_FOUND");
+
+      const BOUND = 20;
+      let spent = 0;
+      let refused: Result | undefined;
+      while (refused === undefined && spent < BOUND) {
+        const res = await quotaApi.sendMessage(agent.id, { text: "spend" });
+        if (res.status === 200) spent++;
+        else refused = res;
+      }
+      expect(refused, `INSUFFICIENT_QUOTA within ${BOUND} messages`).toBeDefined();
+      expectError(refused!, "INSUFFICIENT_QUOTA");
+      expect(refused!.exchange.response.headers["retry-after"], "no Retry-After").toBeUndefined();
+      // The embedded and container targets give the quota account EMBEDDED_DEFAULTS.quota units for the
+      // whole run, and this is the only check that spends them: every unit went to a message that got through.
+      if (target.kind !== "external") expect(spent, "units spent only by answered messages").toBe(EMBEDDED_DEFAULTS.quota);
+
+      // counted like any request: the next refusal finds one fewer in the same window
+      const again = await quotaApi.sendMessage(agent.id, { text: "spend" });
+      expectError(again, "INSUFFICIENT_QUOTA");
+      const [a, b] = [refused!.exchange.rate, again.exchange.rate];
+      if (a?.reset === b?.reset && a?.limit === b?.limit)
+        expect(b?.remaining, "X-RateLimit-Remaining after a counted refusal").toBe((a?.remaining ?? 0) - 1);
+
+      expectOk(await quotaApi.listAgents({ limit: 1 }));
+      expectOk(await quotaApi.getAgent(agent.id));
+      const second = expectOk(await quotaApi.createAgent({ name: agents.name("-quota") }), 201);
+      made.push(second.id);
+    } finally {
+      // the quota account's agents are not the main key's to delete
+      for (const id of made) await quotaApi.deleteAgent(id);
+    }
+  },
+);

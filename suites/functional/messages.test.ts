@@ -1,0 +1,187 @@
+import { readFileSync } from "node:fs";
+import { afterAll, describe } from "vitest";
+import type { ServiceClient } from "../../src/client/index.js";
+import type { AgentFactory } from "../support/harness.js";
+import { check, clientFor, expect, expectError, expectOk, target } from "../support/harness.js";
+
+/**
+ * PROFILE §5 Send Message: body validation, the reply, conversations and turns, unknown and
+ * unavailable agents; §10 determinism of the reference mock model.
+ */
+
+interface BodyRow {
+  title: string;
+  body: Record<string, unknown>;
+  status: 200 | 400;
+  fields?: string[];
+}
+
+/** A boundary fixture; `{"$repeat": "😀", "times": 4000}` stands for 4000 emoji. */
+function loadBoundaries<T>(name: string): T {
+  const expand = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(expand);
+    if (typeof value !== "object" || value === null) return value;
+    const o = value as Record<string, unknown>;
+    if (typeof o.$repeat === "string" && typeof o.times === "number") return o.$repeat.repeat(o.times);
+    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, expand(v)]));
+  };
+  return expand(JSON.parse(readFileSync(new URL(`../../fixtures/boundaries/${name}.json`, import.meta.url), "utf8"))) as T;
+}
+
+const BODY_ROWS: BodyRow[] = [
+  ...loadBoundaries<{ rows: BodyRow[] }>("send-message").rows,
+  // PROFILE §5: roomId is 1–128 like userId (the shared fixture has no empty roomId row)
+  { title: "empty roomId", body: { text: "hi", roomId: "" }, status: 400, fields: ["roomId"] },
+];
+
+const UNKNOWN_AGENT_ID = "agt_doesnotexist000";
+
+describe("POST /agents/{agentId}/messages: the body", () => {
+  // One agent serves every row: the table must not cost a create per row (PROFILE §7 Create 10 per window).
+  let shared: string | undefined;
+  const tableAgent = async (api: ServiceClient, agents: AgentFactory): Promise<string> => {
+    if (shared === undefined) {
+      const res = await api.createAgent({ name: agents.name("-table") });
+      shared = expectOk(res, 201).id;
+    }
+    return shared;
+  };
+  afterAll(async () => {
+    if (shared !== undefined) await clientFor(target.keys.main, "main").deleteAgent(shared);
+  });
+
+  for (const row of BODY_ROWS) {
+    const outcome = row.status === 200 ? "200" : `400 naming ${(row.fields ?? []).join(", ")}`;
+    check("message.body", `${row.title} → ${outcome}`, async ({ api, agents }) => {
+      const agentId = await tableAgent(api, agents);
+      const res = await api.call("sendMessage", { agentId, body: row.body });
+      if (row.status === 200) {
+        const reply = expectOk(res) as { agentId: string };
+        expect(reply.agentId).toBe(agentId);
+      } else {
+        for (const field of row.fields ?? []) expectError(res, "INVALID_REQUEST", field);
+      }
+    });
+  }
+});
+
+describe("POST /agents/{agentId}/messages: the reply", () => {
+  check(
+    "message.reply",
+    "is {id msg_…, agentId, conversationId, turn, userId, roomId, text, createdAt}",
+    async ({ api, agents }) => {
+      const agent = await agents.create();
+      const named = expectOk(await api.sendMessage(agent.id, { text: "hello", userId: "u-reply", roomId: "r-reply" }));
+      expect(named).toMatchObject({ agentId: agent.id, userId: "u-reply", roomId: "r-reply", turn: 1 });
+      expect(named.id).toMatch(/^msg_/);
+      // PROFILE §5: userId and roomId read null when the message had none
+      const anonymous = expectOk(await api.sendMessage(agent.id, { text: "hello" }));
+      expect(anonymous).toMatchObject({ agentId: agent.id, userId: null, roomId: null, turn: 1 });
+      expect(anonymous.id, "each reply has its own id").not.toBe(named.id);
+    },
+  );
+
+  check("get.not-found", "a message to an unknown agent → 404 AGENT_NOT_FOUND", async ({ api }) => {
+    expectError(await api.sendMessage(UNKNOWN_AGENT_ID, { text: "hello" }), "AGENT_NOT_FOUND");
+  });
+
+  check(
+    ["message.unavailable", "status.lifecycle"],
+    "an inactive agent → 503 AGENT_UNAVAILABLE; active again it answers and keeps its conversations",
+    async ({ api, agents }) => {
+      const created = await agents.create({ status: "inactive" });
+      expectError(await api.sendMessage(created.id, { text: "hello", userId: "u-status" }), "AGENT_UNAVAILABLE");
+      expectOk(await api.updateAgent(created.id, { status: "active" }));
+      const first = expectOk(await api.sendMessage(created.id, { text: "hello", userId: "u-status" }));
+      expect(first.turn, "the 503 took no turn").toBe(1);
+
+      expectOk(await api.updateAgent(created.id, { status: "inactive" }));
+      expectError(await api.sendMessage(created.id, { text: "again", userId: "u-status" }), "AGENT_UNAVAILABLE");
+      expectOk(await api.updateAgent(created.id, { status: "active" }));
+      const second = expectOk(await api.sendMessage(created.id, { text: "again", userId: "u-status" }));
+      // PROFILE §8: inactive keeps history
+      expect({ conversationId: second.conversationId, turn: second.turn }).toEqual({
+        conversationId: first.conversationId,
+        turn: 2,
+      });
+    },
+  );
+});
+
+describe("POST /agents/{agentId}/messages: conversations", () => {
+  const PARTICIPANTS = [{ userId: "u-same" }, { roomId: "r-same" }, { userId: "u-same", roomId: "r-same" }];
+
+  check(
+    ["message.conversation", "message.turn"],
+    "the same (agent, userId, roomId) continues one conversation with turns 1, 2, 3",
+    async ({ api, agents }) => {
+      const agent = await agents.create();
+      const seen = new Set<string>();
+      for (const who of PARTICIPANTS) {
+        const replies = [];
+        for (const text of ["one", "two", "three"]) replies.push(expectOk(await api.sendMessage(agent.id, { text, ...who })));
+        const label = JSON.stringify(who);
+        expect(
+          replies.map((r) => r.turn),
+          `${label}: turns`,
+        ).toEqual([1, 2, 3]);
+        expect(new Set(replies.map((r) => r.conversationId)).size, `${label}: one conversation`).toBe(1);
+        expect(replies.map((r) => [r.userId, r.roomId])[0], `${label}: echoed`).toEqual([who.userId ?? null, who.roomId ?? null]);
+        seen.add(replies[0]!.conversationId);
+      }
+      expect(seen.size, "userId only, roomId only, and both: three conversations").toBe(PARTICIPANTS.length);
+    },
+  );
+
+  check("message.conversation", "another userId, roomId or agent opens another conversation", async ({ api, agents }) => {
+    const agent = await agents.create();
+    const other = await agents.create();
+    const opened = [
+      { agentId: agent.id, body: { userId: "u-1" } },
+      { agentId: agent.id, body: { userId: "u-2" } },
+      { agentId: agent.id, body: { userId: "u-1", roomId: "r-1" } },
+      { agentId: agent.id, body: { userId: "u-1", roomId: "r-2" } },
+      { agentId: agent.id, body: { roomId: "r-1" } },
+      { agentId: other.id, body: { userId: "u-1" } },
+    ];
+    const conversations: string[] = [];
+    for (const { agentId, body } of opened) {
+      const reply = expectOk(await api.sendMessage(agentId, { text: "hello", ...body }));
+      expect(reply.turn, `${JSON.stringify(body)} to ${agentId} opens a conversation`).toBe(1);
+      conversations.push(reply.conversationId);
+    }
+    expect(new Set(conversations).size, "every pair differs").toBe(opened.length);
+    // the interleaving did not disturb the first conversation
+    const back = expectOk(await api.sendMessage(agent.id, { text: "again", userId: "u-1" }));
+    expect({ conversationId: back.conversationId, turn: back.turn }).toEqual({ conversationId: conversations[0], turn: 2 });
+  });
+
+  check(
+    ["message.conversation", "message.turn"],
+    "with neither userId nor roomId every message opens a new conversation at turn 1",
+    async ({ api, agents }) => {
+      const agent = await agents.create();
+      const replies = [];
+      for (const text of ["one", "one", "one"]) replies.push(expectOk(await api.sendMessage(agent.id, { text })));
+      expect(replies.map((r) => r.turn)).toEqual([1, 1, 1]);
+      expect(new Set(replies.map((r) => r.conversationId)).size).toBe(replies.length);
+    },
+  );
+
+  check(
+    "reference.deterministic",
+    "the same agent, text and turn give the same reply in two conversations",
+    async ({ api, agents, skip }) => {
+      if (!target.referenceFaults) skip("needs --reference-faults");
+      const agent = await agents.create();
+      const turns = async (userId: string) => {
+        const texts = [];
+        for (const text of ["hello", "and then?"]) texts.push(expectOk(await api.sendMessage(agent.id, { text, userId })).text);
+        return texts;
+      };
+      const first = await turns("u-first");
+      const second = await turns("u-second");
+      expect(second).toEqual(first);
+    },
+  );
+});
