@@ -1,11 +1,12 @@
-import { detailsFromIssues, errorEnvelopeSchema } from "../contract/index.js";
+import { detailsFromIssues, errorEnvelopeSchema, HEALTH_PATH } from "../contract/index.js";
 import { defineCheck, isStream } from "./define.js";
 
 /** PROFILE §2: success and error envelopes (the typed client checks each endpoint's data shape). */
 export default defineCheck({
   id: "envelope",
   clause: "envelope.error",
-  applies: (ex) => !isStream(ex),
+  // GET /health (PROFILE §1 Reference) sits outside /v1 and its envelopes
+  applies: (ex) => !isStream(ex) && new URL(ex.request.url).pathname !== HEALTH_PATH,
   run: (ex) => {
     const { status, json, bodyText } = ex.response;
     if (json === undefined)

@@ -41,6 +41,8 @@ export async function sweepLedger(target: HarnessTarget, ledgerFile: string): Pr
     apiKey: target.keys.main,
     idField: target.idField,
     pacing: new RateBudget({ windowSeconds: target.windowSeconds }),
+    // a fresh budget does not know what the checks left in the buckets: honour their 429s
+    retry: { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: (target.windowSeconds + 1) * 1000 },
   });
   const base = { id: "run.cleanup", title: "every agent the run created is deleted", suite: "run", clauseIds: [], sections: [] };
   try {
@@ -118,7 +120,12 @@ export async function cleanup(argv: string[]): Promise<number> {
     throw new UsageError(`--prefix must start with ${HARNESS_NAME_PREFIX}: the harness only deletes agents it named`);
   const window = raw.rateWindow ? Number(raw.rateWindow) : RATE_LIMITS.defaultWindowSeconds;
   if (!(window > 0)) throw new UsageError("--rate-window must be a number > 0");
-  const client = new ServiceClient({ baseUrl, apiKey: String(raw.apiKey), pacing: new RateBudget({ windowSeconds: window }) });
+  const client = new ServiceClient({
+    baseUrl,
+    apiKey: String(raw.apiKey),
+    pacing: new RateBudget({ windowSeconds: window }),
+    retry: { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: (window + 1) * 1000 },
+  });
   try {
     const matches = (await listAll(client)).filter((a) => a.name.startsWith(prefix) && /^ah-\d{4}-\d{2}-\d{2}T/.test(a.name));
     process.stdout.write(`${matches.length} agent(s) named ${prefix}…\n`);

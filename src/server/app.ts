@@ -47,7 +47,7 @@ export function buildServer(options: BuildOptions): { app: FastifyInstance; ctx:
     return503OnClosing: false,
   });
 
-  installRequestId(app);
+  installRequestId(app, ctx.keyRing);
   installErrors(app);
   installGuard(app, ctx);
   installRateHeaderRefresh(app, ctx);

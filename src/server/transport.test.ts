@@ -85,3 +85,13 @@ describe("§1 transport", () => {
     expect(res.headers["x-ratelimit-limit"]).toBeUndefined();
   });
 });
+
+describe("§1 ∩ §6: a key sent as X-Request-Id", () => {
+  test("is not echoed, though it matches the echo pattern: keys never appear in a response", async () => {
+    const s = makeServer();
+    const res = await s.call("GET", "/v1/agents", { headers: { "x-request-id": KEYS.main } });
+    expect(SERVER_ID.test(KEYS.main)).toBe(true);
+    expect(res.headers["x-request-id"]).toBeDefined();
+    expect(res.headers["x-request-id"]).not.toBe(KEYS.main);
+  });
+});

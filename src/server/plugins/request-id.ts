@@ -1,12 +1,17 @@
 import type { FastifyInstance } from "fastify";
 import { HEADERS, REQUEST_ID_PATTERN } from "../../contract/index.js";
+import type { KeyRing } from "../keyring.js";
 import { newId } from "../store.js";
 
-/** PROFILE §1: every response carries X-Request-Id; a well-formed client id is echoed. */
-export function installRequestId(app: FastifyInstance): void {
+/**
+ * PROFILE §1: every response carries X-Request-Id; a well-formed client id is echoed —
+ * unless it is an API key, since §6 says keys never appear in any response (a key is also
+ * well-formed, so the two clauses meet here; §6 wins).
+ */
+export function installRequestId(app: FastifyInstance, keyRing: KeyRing): void {
   app.addHook("onRequest", async (req, reply) => {
     const sent = req.headers[HEADERS.requestId];
-    const id = typeof sent === "string" && REQUEST_ID_PATTERN.test(sent) ? sent : newId("req");
-    reply.header(HEADERS.requestId, id);
+    const echo = typeof sent === "string" && REQUEST_ID_PATTERN.test(sent) && !keyRing.lookup(sent);
+    reply.header(HEADERS.requestId, echo ? sent : newId("req"));
   });
 }

@@ -1,0 +1,222 @@
+import { describe } from "vitest";
+import type { ApiResult, AuthMode, Exchange, ServiceClient } from "../../src/client/index.js";
+import { type Agent, ENDPOINT_LIST, type EndpointId, HEADERS, LIST_LIMITS } from "../../src/contract/index.js";
+import { type AgentFactory, check, expect, expectError, expectOk, HarnessError, target } from "../support/harness.js";
+
+/* PROFILE §6 authentication, permissions, isolation and keys. */
+
+/** Credentials PROFILE §6 refuses with 401: missing, another scheme, empty or unknown key. */
+const REFUSED: Array<{ title: string; auth: AuthMode }> = [
+  { title: "no Authorization header", auth: "none" },
+  { title: "the Basic scheme", auth: { header: "Basic dXNlcjpwYXNzd29yZA==" } },
+  { title: "Bearer without a key", auth: { header: "Bearer" } },
+  { title: "Bearer and a blank key", auth: { header: "Bearer   " } },
+  { title: "an unknown key", auth: { header: `Bearer ak_unknown${"0".repeat(32)}` } },
+  { title: "the valid key under the Token scheme", auth: { header: `Token ${target.keys.main}` } },
+  { title: "the valid key without a scheme", auth: { header: target.keys.main } },
+];
+
+/** A body each endpoint would accept; `agents` names a create. */
+function validBody(endpoint: EndpointId, agents: AgentFactory): unknown {
+  if (endpoint === "createAgent") return { name: agents.name() };
+  if (endpoint === "updateAgent") return { bio: "changed" };
+  if (endpoint === "sendMessage") return { text: "hello" };
+  return undefined;
+}
+
+/** Call an endpoint as `client`, on `agentId` when the path has one; a create that succeeded is cleaned up. */
+async function callAs(
+  client: ServiceClient,
+  endpoint: EndpointId,
+  { agentId, agents, ...options }: { agentId: string; agents: AgentFactory; auth?: AuthMode; pace?: boolean },
+): Promise<ApiResult<unknown>> {
+  const body = validBody(endpoint, agents);
+  const res = await client.call(endpoint, {
+    ...(ENDPOINT_LIST.find((e) => e.id === endpoint)!.path.includes(":agentId") ? { agentId } : {}),
+    ...(body !== undefined ? { body } : {}),
+    ...options,
+  });
+  const created = res.status === 201 ? (res.data as { id?: string } | undefined)?.id : undefined;
+  if (created) agents.track(created);
+  return res;
+}
+
+const FAKE_ID = "agt_doesnotexist000";
+
+describe("401 UNAUTHORIZED", () => {
+  for (const endpoint of ENDPOINT_LIST)
+    for (const { title, auth } of REFUSED)
+      check(
+        "auth.required",
+        `${endpoint.method} ${endpoint.path} with ${title} → 401 and WWW-Authenticate: Bearer`,
+        async ({ api, agents }) => {
+          const res = await callAs(api, endpoint.id, { agentId: FAKE_ID, agents, auth });
+          expectError(res, "UNAUTHORIZED");
+          expect(res.exchange.response.headers[HEADERS.wwwAuthenticate] ?? "", "WWW-Authenticate").toMatch(/^\s*bearer\b/i);
+        },
+      );
+
+  check("auth.required", "refused update and delete leave the agent as it was", async ({ api, agents }) => {
+    const agent = await agents.create({ bio: "before" });
+    for (const { title, auth } of REFUSED) {
+      expectError(await api.updateAgent(agent.id, { bio: "after" }, { auth }), "UNAUTHORIZED");
+      expectError(await api.deleteAgent(agent.id, { auth }), "UNAUTHORIZED");
+      expect(expectOk(await api.getAgent(agent.id)), `after ${title}`).toEqual(agent);
+    }
+  });
+
+  for (const scheme of ["bearer", "BEARER", "bEaReR"])
+    check("auth.scheme-case", `the scheme "${scheme}" is accepted`, async ({ api }) => {
+      expectOk(await api.listAgents({ limit: 1 }, { auth: { header: `${scheme} ${target.keys.main}` } }));
+    });
+
+  /**
+   * Where to read Remaining: the key's Get bucket (a GET of an agent), and the account's tier,
+   * read on an unknown path, which belongs to the tier alone; the refused requests go to the same place.
+   */
+  const METERS: Array<{
+    title: string;
+    read: (api: ServiceClient, agentId: string) => Promise<Exchange>;
+    refusedOn: EndpointId[];
+  }> = [
+    {
+      title: "the key's Get bucket",
+      read: async (api, agentId) => (await api.getAgent(agentId)).exchange,
+      refusedOn: ["getAgent"],
+    },
+    {
+      title: "the account's tier bucket",
+      read: (api) => api.send({ method: "GET", path: "/no-such-route" }),
+      refusedOn: ENDPOINT_LIST.map((e) => e.id),
+    },
+  ];
+  for (const meter of METERS)
+    check("auth.not-counted", `401 answers leave X-RateLimit-Remaining of ${meter.title} as it was`, async ({ api, agents }) => {
+      const agentId = meter.refusedOn.length === 1 ? (await agents.create()).id : FAKE_ID;
+      // Remaining is exact only within one window: when one rolls over in between, measure again.
+      for (let attempt = 1; attempt <= 3; attempt++) {
+        const r0 = rateOf(await meter.read(api, agentId));
+        const r1 = rateOf(await meter.read(api, agentId));
+        for (const endpoint of meter.refusedOn)
+          for (const { auth } of REFUSED)
+            expectError(await callAs(api, endpoint, { agentId, agents, auth, pace: false }), "UNAUTHORIZED");
+        const r2 = rateOf(await meter.read(api, agentId));
+        if (r0.reset !== r2.reset || r0.limit !== r2.limit) continue;
+        // what one reading costs: 1, or 0 where a request to no route counts nowhere
+        const step = r0.remaining - r1.remaining;
+        expect([0, 1], "Remaining taken by one reading").toContain(step);
+        const refused = meter.refusedOn.length * REFUSED.length;
+        expect(r2.remaining, `Remaining after ${refused} refused requests and one reading`).toBe(r1.remaining - step);
+        return;
+      }
+      throw new HarnessError("X-RateLimit-Reset or -Limit changed between the readings in each of 3 attempts");
+    });
+});
+
+/** X-RateLimit-* of an authenticated answer (the automatic checks assert their presence). */
+function rateOf(ex: Exchange): { limit: number; remaining: number; reset: number } {
+  const { limit, remaining, reset } = ex.rate ?? {};
+  if (limit === undefined || remaining === undefined || reset === undefined)
+    throw new HarnessError(`${ex.request.method} ${ex.request.url} answered without rate headers`);
+  return { limit, remaining, reset };
+}
+
+describe("403 FORBIDDEN (a read-only key)", () => {
+  const WRITES: EndpointId[] = ["createAgent", "updateAgent", "deleteAgent", "sendMessage"];
+  for (const endpoint of WRITES) {
+    const spec = ENDPOINT_LIST.find((e) => e.id === endpoint)!;
+    check(
+      "auth.permissions",
+      `${spec.method} ${spec.path} lacking ${spec.permission} → 403, nothing changes`,
+      async ({ api, readOnlyApi, agents }) => {
+        if (endpoint === "createAgent") {
+          const name = agents.name();
+          const res = await readOnlyApi.createAgent({ name });
+          if (res.status === 201 && res.data) agents.track(res.data.id);
+          expectError(res, "FORBIDDEN");
+          // a create would be the newest agent: the first page newest-first would hold it
+          const newest = expectOk(await api.listAgents({ limit: LIST_LIMITS.limit.max, sortBy: "createdAt", order: "desc" }));
+          expect(
+            newest.map((a) => a.name),
+            "agents after the refused create",
+          ).not.toContain(name);
+          return;
+        }
+        const agent = await agents.create();
+        const userId = `u-${agent.id}`;
+        const res =
+          endpoint === "sendMessage"
+            ? await readOnlyApi.sendMessage(agent.id, { text: "hello", userId })
+            : await callAs(readOnlyApi, endpoint, { agentId: agent.id, agents });
+        expectError(res, "FORBIDDEN");
+        expect(expectOk(await api.getAgent(agent.id)), "the agent after the refused request").toEqual(agent);
+        // the refused message took no turn in the (agent, userId) conversation
+        if (endpoint === "sendMessage") expect(expectOk(await api.sendMessage(agent.id, { text: "hello", userId })).turn).toBe(1);
+      },
+    );
+  }
+
+  check("auth.permissions", "agents:read is enough to list and get", async ({ readOnlyApi, agents }) => {
+    const agent = await agents.create();
+    expect(expectOk(await readOnlyApi.getAgent(agent.id))).toEqual(agent);
+    expect(Array.isArray(expectOk(await readOnlyApi.listAgents({ limit: 1 })))).toBe(true);
+  });
+});
+
+describe("isolation between accounts", () => {
+  const PATHS: EndpointId[] = ["getAgent", "updateAgent", "deleteAgent", "sendMessage"];
+  check(
+    "auth.isolation",
+    "another account gets 404 AGENT_NOT_FOUND on every path of an agent, never 403",
+    async ({ api, otherApi, agents }) => {
+      const agent: Agent = await agents.create();
+      for (const endpoint of PATHS)
+        expectError(await callAs(otherApi, endpoint, { agentId: agent.id, agents }), "AGENT_NOT_FOUND");
+      const listed = [];
+      for (let page = 1; page <= 200; page++) {
+        const res = await otherApi.listAgents({ limit: LIST_LIMITS.limit.max, page });
+        listed.push(...(expectOk(res) ?? []).map((a) => a.id));
+        if (!res.pagination?.hasMore) break;
+      }
+      expect(listed, "the other account's listing").not.toContain(agent.id);
+      expect(expectOk(await api.getAgent(agent.id)), "the agent after the other account's requests").toEqual(agent);
+    },
+  );
+});
+
+describe("keys never appear in a response", () => {
+  const other = target.keys.otherAccount;
+  const ROWS: Array<{ title: string; send: (api: ServiceClient, key: string, agents: AgentFactory) => Promise<Exchange> }> = [
+    {
+      title: "the key as X-Request-Id",
+      send: async (api, key) => (await api.listAgents({ limit: 1 }, { headers: { [HEADERS.requestId]: key } })).exchange,
+    },
+    {
+      title: "the key as X-Request-Id of a 401",
+      send: async (api, key) =>
+        (await api.listAgents({ limit: 1 }, { auth: "none", headers: { [HEADERS.requestId]: key } })).exchange,
+    },
+    { title: "the key as an invalid query value", send: async (api, key) => (await api.listAgents({ limit: key })).exchange },
+    { title: "the key as an invalid sortBy", send: async (api, key) => (await api.listAgents({ sortBy: key })).exchange },
+    { title: "the key as an unknown query parameter", send: async (api, key) => (await api.listAgents({ [key]: "1" })).exchange },
+    {
+      title: "the key in malformed JSON",
+      send: (api, key, agents) =>
+        api.send({ method: "POST", path: "/agents", rawBody: `{"name": "${agents.name()}", "bio": "${key}"` }),
+    },
+    {
+      title: "the key as an invalid field value",
+      send: (api, key, agents) => api.send({ method: "POST", path: "/agents", body: { name: agents.name(), status: key } }),
+    },
+    { title: "the key as an agent id", send: async (api, key) => (await api.getAgent(key)).exchange },
+  ];
+  for (const { title, send } of ROWS)
+    check("auth.no-key-echo", `${title} is not echoed`, async ({ api, agents }) => {
+      for (const key of [target.keys.main, ...(other ? [other] : [])]) {
+        const ex = await send(api, key, agents);
+        expect(ex.leaks, `${title} (${key === target.keys.main ? "own" : "another account's"} key): where it came back`).toEqual(
+          [],
+        );
+      }
+    });
+});
