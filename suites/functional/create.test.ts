@@ -1,0 +1,209 @@
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { describe } from "vitest";
+import type { ServiceClient } from "../../src/client/index.js";
+import type { Agent, ClauseId, CreateAgentBody } from "../../src/contract/index.js";
+import { check, expect, expectError, expectOk, rememberToken } from "../support/harness.js";
+
+type JsonObject = Record<string, unknown>;
+
+interface CreateBoundaries {
+  defaults: JsonObject;
+  recordFields: string[];
+  accepted: { title: string; body: JsonObject }[];
+  rejected: { clause: ClauseId; title: string; body: JsonObject; fields: string[] }[];
+}
+
+/** Hand-written from the PROFILE text (STYLE §2): the schemas in src/contract are not consulted. */
+const boundaries = JSON.parse(
+  readFileSync(new URL("../../fixtures/boundaries/create.json", import.meta.url), "utf8"),
+) as CreateBoundaries;
+
+/** PROFILE §4, by hand: an id the server made. */
+const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+/** PROFILE §4, by hand: RFC 3339 UTC with milliseconds. */
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** Expand the fixture generators (see the file's $comment) for an agent named `name`. */
+function expand(value: unknown, name: string): unknown {
+  if (Array.isArray(value)) return value.map((v) => expand(v, name));
+  if (typeof value !== "object" || value === null) return value;
+  const o = value as JsonObject;
+  if (typeof o.$repeat === "string" && typeof o.times === "number") return o.$repeat.repeat(o.times);
+  if (typeof o.$strings === "string" && typeof o.times === "number") {
+    const pattern = o.$strings;
+    return Array.from({ length: o.times }, (_, i) => pattern.replaceAll("{i}", String(i)));
+  }
+  if (Array.isArray(o.$concat)) return o.$concat.flatMap((part) => expand(part, name) as unknown[]);
+  if (o.$token === true) return rememberToken(`tok-${randomUUID()}`);
+  if (o.$name === true) {
+    let full = name + (typeof o.suffix === "string" ? o.suffix : "");
+    if (typeof o.padTo === "number" && typeof o.pad === "string") while ([...full].length < o.padTo) full += o.pad;
+    return full;
+  }
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, expand(v, name)]));
+}
+
+/** A fixture body for an agent named `name`: the name is added unless the row omits it on purpose. */
+function bodyOf(raw: JsonObject, name: string): JsonObject {
+  const { $omitName, ...rest } = raw;
+  const body = expand(rest, name) as JsonObject;
+  return $omitName || "name" in body ? body : { name, ...body };
+}
+
+/** PROFILE §4: how platforms given on input read in a response. */
+function platformsAsRead(platforms: unknown): JsonObject {
+  return Object.fromEntries(
+    Object.entries((platforms ?? {}) as Record<string, { enabled: boolean; token?: string }>).map(([p, v]) => [
+      p,
+      { enabled: v.enabled, tokenSet: typeof v.token === "string" },
+    ]),
+  );
+}
+
+/** PROFILE §5 Create: the default record with the body merged in (nested objects may be partial). */
+function expectedRecord(body: JsonObject): JsonObject {
+  const record: JsonObject = { ...boundaries.defaults };
+  for (const [key, value] of Object.entries(body)) {
+    const fallback = record[key];
+    record[key] =
+      key === "platforms"
+        ? platformsAsRead(value)
+        : typeof value === "object" && value !== null && !Array.isArray(value) && typeof fallback === "object"
+          ? { ...(fallback as JsonObject), ...(value as JsonObject) }
+          : value;
+  }
+  return record;
+}
+
+function configOf(agent: Agent): JsonObject {
+  const { id: _id, createdAt: _c, updatedAt: _u, ...config } = agent;
+  return config;
+}
+
+/** A 400 INVALID_REQUEST whose details[].field names one of `fields`. */
+function expectInvalid(res: Parameters<typeof expectError>[0], fields: string[]): void {
+  expectError(res, "INVALID_REQUEST");
+  const named = res.error?.details?.map((d) => d.field) ?? [];
+  expect(
+    named.some((f) => fields.includes(f)),
+    `details[].field ${JSON.stringify(named)} should name one of ${fields.join(", ")}`,
+  ).toBe(true);
+}
+
+describe("POST /agents", () => {
+  check(
+    ["create.created", "record.defaults", "record.shape", "record.timestamps", "status.lifecycle"],
+    "a name alone answers 201 with exactly the default record, active, with RFC 3339 times",
+    async ({ api, agents }) => {
+      // stored as sent: trailing spaces and an emoji are part of the name
+      const name = `${agents.name()} 😀  `;
+      const agent = await agents.create({ name });
+      expect(Object.keys(agent).sort(), "the record's fields").toEqual([...boundaries.recordFields].sort());
+      expect(agent.id).toMatch(ID_PATTERN);
+      expect(configOf(agent)).toEqual({ ...boundaries.defaults, name });
+      for (const at of [agent.createdAt, agent.updatedAt]) {
+        expect(at).toMatch(TIMESTAMP);
+        expect(new Date(at).toISOString(), "a real instant").toBe(at);
+      }
+      expect(expectOk(await api.getAgent(agent.id)), "GET shows what the create answered").toEqual(agent);
+    },
+  );
+
+  check(
+    ["create.partial-nested", "record.defaults"],
+    "a partial nested object keeps the defaults of its other keys",
+    async ({ api, agents }) => {
+      const body = {
+        modelSettings: { model: "x" },
+        knowledge: { expertise: ["e"] },
+        goals: { motivations: ["m"] },
+      } satisfies Partial<CreateAgentBody>;
+      const agent = await agents.create(body);
+      expect(agent.modelSettings, "provider stays mock").toEqual({ provider: "mock", model: "x" });
+      expect(configOf(agent)).toEqual(expectedRecord({ name: agent.name, ...body }));
+      expect(expectOk(await api.getAgent(agent.id))).toEqual(agent);
+    },
+  );
+
+  check(
+    ["record.token-write-only", "create.platform-enabled"],
+    "platforms read {enabled, tokenSet} and the token never comes back",
+    async ({ api, agents }) => {
+      const token = rememberToken(`tok-${randomUUID()}`);
+      const created = await api.createAgent({
+        name: agents.name(),
+        platforms: { discord: { enabled: true, token }, twitter: { enabled: false } },
+      });
+      const agent = expectOk(created, 201);
+      agents.track(agent.id);
+      const expected = { discord: { enabled: true, tokenSet: true }, twitter: { enabled: false, tokenSet: false } };
+      expect(agent.platforms).toEqual(expected);
+      const got = await api.getAgent(agent.id);
+      expect(expectOk(got).platforms).toEqual(expected);
+      const listed = await api.listAgents({ limit: 100 });
+      expect(expectOk(listed).find((a) => a.id === agent.id)?.platforms, "the listed agent").toEqual(expected);
+      for (const res of [created, got, listed])
+        expect(res.exchange.response.bodyText.includes(token), "token in a body").toBe(false);
+    },
+  );
+
+  check(["create.status", "status.lifecycle"], "status inactive is honoured", async ({ api, agents }) => {
+    const agent = await agents.create({ status: "inactive" });
+    expect(agent.status).toBe("inactive");
+    expect(expectOk(await api.getAgent(agent.id)).status).toBe("inactive");
+  });
+
+  for (const row of boundaries.accepted)
+    check("record.lengths", `accepts ${row.title}`, async ({ agents }) => {
+      const body = bodyOf(row.body, agents.name());
+      const agent = await agents.create(body as Partial<CreateAgentBody>);
+      expect(configOf(agent)).toEqual(expectedRecord(body));
+    });
+});
+
+describe("POST /agents rejects", () => {
+  for (const row of boundaries.rejected)
+    check(row.clause, `${row.title}: 400 naming the field`, async ({ api, agents }) => {
+      const res = await api.call("createAgent", { body: bodyOf(row.body, agents.name()) });
+      const id = (res.data as Agent | undefined)?.id;
+      if (res.status === 201 && id) agents.track(id);
+      expectInvalid(res, row.fields);
+    });
+});
+
+describe("a rejected create creates nothing", () => {
+  /** The account's total and whether an agent named `name` is listed (newest first, so page 1 holds it). */
+  async function census(api: ServiceClient, name: string) {
+    const res = await api.listAgents({ limit: 100 });
+    const data = expectOk(res);
+    return { total: res.pagination?.total, named: data.some((a) => a.name === name) };
+  }
+
+  check("create.rejected-no-effect", "a 400 and a 401 leave the list as it was", async ({ api, agents }) => {
+    const name = agents.name();
+    const before = await census(api, name);
+    const invalid = await api.call("createAgent", { body: { name, plugins: ["images", "images"] } });
+    const anonymous = await api.call("createAgent", { body: { name }, auth: "none" });
+    for (const res of [invalid, anonymous]) {
+      const id = (res.data as Agent | undefined)?.id;
+      if (res.status === 201 && id) agents.track(id);
+    }
+    expectError(invalid, "INVALID_REQUEST");
+    expectError(anonymous, "UNAUTHORIZED");
+    expect(await census(api, name)).toEqual({ total: before.total, named: false });
+  });
+
+  check(
+    ["create.rejected-no-effect", "auth.permissions"],
+    "a key without agents:write gets 403 and creates nothing",
+    async ({ api, readOnlyApi, agents }) => {
+      const name = agents.name();
+      const before = await census(api, name);
+      const res = await readOnlyApi.createAgent({ name });
+      if (res.status === 201 && res.data) agents.track(res.data.id);
+      expectError(res, "FORBIDDEN");
+      expect(await census(api, name)).toEqual({ total: before.total, named: false });
+    },
+  );
+});

@@ -1,0 +1,217 @@
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { describe } from "vitest";
+import type { ServiceClient } from "../../src/client/index.js";
+import {
+  type Agent,
+  CLAUSE_BY_ID,
+  type ClauseId,
+  type CreateAgentBody,
+  PLATFORMS,
+  type UpdateAgentBody,
+} from "../../src/contract/index.js";
+import {
+  type AgentFactory,
+  ConformanceFailure,
+  check,
+  expect,
+  expectError,
+  expectOk,
+  rememberToken,
+  target,
+} from "../support/harness.js";
+
+type JsonObject = Record<string, unknown>;
+
+interface UpdateBoundaries {
+  base: JsonObject;
+  merge: { title: string; patch: JsonObject; expect: JsonObject }[];
+  rejected: { clause: ClauseId; title: string; patch: JsonObject; fields: string[] }[];
+}
+
+/** Hand-written from the PROFILE text (STYLE §2): the schemas in src/contract are not consulted. */
+const boundaries = JSON.parse(
+  readFileSync(new URL("../../fixtures/boundaries/update.json", import.meta.url), "utf8"),
+) as UpdateBoundaries;
+
+/** Expand the fixture generators (see fixtures/boundaries/create.json) for an agent named `name`. */
+function expand(value: unknown, name: string): unknown {
+  if (Array.isArray(value)) return value.map((v) => expand(v, name));
+  if (typeof value !== "object" || value === null) return value;
+  const o = value as JsonObject;
+  if (typeof o.$repeat === "string" && typeof o.times === "number") return o.$repeat.repeat(o.times);
+  if (typeof o.$strings === "string" && typeof o.times === "number") {
+    const pattern = o.$strings;
+    return Array.from({ length: o.times }, (_, i) => pattern.replaceAll("{i}", String(i)));
+  }
+  if (o.$token === true) return rememberToken(`tok-${randomUUID()}`);
+  if (o.$name === true) {
+    let full = name + (typeof o.suffix === "string" ? o.suffix : "");
+    if (typeof o.padTo === "number" && typeof o.pad === "string") while ([...full].length < o.padTo) full += o.pad;
+    return full;
+  }
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, expand(v, name)]));
+}
+
+/** The fixture's base agent: its create body, and the patch that puts any row's changes back. */
+async function createBase(agents: AgentFactory): Promise<{ agent: Agent; restore: UpdateAgentBody }> {
+  const name = agents.name();
+  const body = { ...(expand(boundaries.base, name) as JsonObject), name } as CreateAgentBody;
+  const agent = await agents.create(body);
+  // base sets every nested key, so re-sending it restores it; platforms it lacks are removed
+  const platforms = Object.fromEntries(PLATFORMS.map((p) => [p, body.platforms?.[p] ?? null]));
+  return { agent, restore: { ...body, platforms, status: "active" } as UpdateAgentBody };
+}
+
+/** A 400 INVALID_REQUEST whose details[].field names one of `fields`. */
+function expectInvalid(res: Parameters<typeof expectError>[0], fields: string[]): void {
+  expectError(res, "INVALID_REQUEST");
+  const named = res.error?.details?.map((d) => d.field) ?? [];
+  expect(
+    named.some((f) => fields.includes(f)),
+    `details[].field ${JSON.stringify(named)} should name one of ${fields.join(", ")}`,
+  ).toBe(true);
+}
+
+/** The top-level fields an equality assertion found different, so a row's failure says what differed. */
+function mismatch(error: unknown): string {
+  const { actual, expected } = (error ?? {}) as { actual?: unknown; expected?: unknown };
+  const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
+  if (!isObject(actual) || !isObject(expected)) return "";
+  const show = (v: unknown) => (v === undefined ? "(absent)" : JSON.stringify(v).slice(0, 200));
+  return [...new Set([...Object.keys(expected), ...Object.keys(actual)])]
+    .filter((k) => JSON.stringify(actual[k]) !== JSON.stringify(expected[k]))
+    .map((k) => `\n    ${k}: expected ${show(expected[k])}, received ${show(actual[k])}`)
+    .join("");
+}
+
+/** Run every row, then fail once listing each failed row, so one report shows the whole table. */
+async function eachRow<R extends { title: string }>(rows: readonly R[], run: (row: R) => Promise<void>): Promise<void> {
+  const failed: string[] = [];
+  for (const row of rows) {
+    try {
+      await run(row);
+    } catch (error) {
+      if (error instanceof Error && (error.name === "TransportError" || error.name === "HarnessError")) throw error;
+      failed.push(`[${row.title}] ${error instanceof Error ? error.message : String(error)}${mismatch(error)}`);
+    }
+  }
+  if (failed.length) throw new ConformanceFailure(`${failed.length} of ${rows.length} rows failed:\n${failed.join("\n")}`);
+}
+
+const patchOf = (api: ServiceClient, id: string, body: unknown) => api.call("updateAgent", { agentId: id, body });
+
+describe("PATCH /agents/{agentId}", () => {
+  check(
+    ["update.merge-patch", "record.timestamps", "record.token-write-only"],
+    "objects merge, arrays replace, null resets or removes; updatedAt moves, createdAt stays",
+    async ({ api, agents }) => {
+      const { agent: base, restore } = await createBase(agents);
+      let current = base;
+      await eachRow(boundaries.merge, async (row) => {
+        const before = current;
+        try {
+          const after = expectOk(await patchOf(api, base.id, expand(row.patch, base.name))) as Agent;
+          expect(after).toEqual({ ...before, ...(expand(row.expect, base.name) as JsonObject), updatedAt: after.updatedAt });
+          expect(after.createdAt, "createdAt never changes").toBe(base.createdAt);
+          expect(after.updatedAt, "updatedAt changes on an effective update").not.toBe(before.updatedAt);
+          expect(expectOk(await api.getAgent(base.id)), "GET shows the patched record").toEqual(after);
+        } finally {
+          // the next row starts from the base again, whatever this one did
+          current = expectOk(await api.updateAgent(base.id, restore));
+        }
+        expect(current, "the base restored").toEqual({ ...base, updatedAt: current.updatedAt });
+      });
+    },
+  );
+
+  const rejectedByClause = new Map<ClauseId, UpdateBoundaries["rejected"]>();
+  for (const row of boundaries.rejected) rejectedByClause.set(row.clause, [...(rejectedByClause.get(row.clause) ?? []), row]);
+  for (const [clause, rows] of rejectedByClause)
+    check(
+      [...new Set<ClauseId>([clause, "update.rejected-no-effect"])],
+      `${(CLAUSE_BY_ID.get(clause)?.text ?? clause).replace(/\.$/, "")} (${rows.length} patches; each changes nothing)`,
+      async ({ api, agents }) => {
+        const { agent } = await createBase(agents);
+        await eachRow(rows, async (row) => {
+          const before = expectOk(await api.getAgent(agent.id));
+          expectInvalid(await patchOf(api, agent.id, expand(row.patch, agent.name)), row.fields);
+          expect(expectOk(await api.getAgent(agent.id)), "the record after the rejected patch").toEqual(before);
+        });
+      },
+    );
+
+  check("update.noop", "{} answers 200 with the record unchanged, updatedAt included", async ({ api, agents }) => {
+    const { agent } = await createBase(agents);
+    expect(expectOk(await patchOf(api, agent.id, {}))).toEqual(agent);
+    expect(expectOk(await api.getAgent(agent.id))).toEqual(agent);
+  });
+
+  check("update.content-type", "application/merge-patch+json and application/json are both accepted", async ({ api, agents }) => {
+    const { agent } = await createBase(agents);
+    const merged = expectOk(
+      await api.updateAgent(
+        agent.id,
+        { bio: "via merge-patch", modelSettings: { temperature: 1 } },
+        { contentType: "application/merge-patch+json" },
+      ),
+    );
+    expect(merged).toEqual({
+      ...agent,
+      bio: "via merge-patch",
+      modelSettings: { ...agent.modelSettings, temperature: 1 },
+      updatedAt: merged.updatedAt,
+    });
+    const plain = expectOk(await api.updateAgent(agent.id, { bio: "via json" }, { contentType: "application/json" }));
+    expect(plain).toEqual({ ...merged, bio: "via json", updatedAt: plain.updatedAt });
+  });
+
+  check("update.status", "status alone switches active ↔ inactive, both ways", async ({ api, agents }) => {
+    const { agent } = await createBase(agents);
+    const config = { ...agent, updatedAt: expect.any(String) };
+    for (const status of ["inactive", "inactive", "active", "active", "inactive", "active"] as const) {
+      const res = expectOk(await api.updateAgent(agent.id, { status }));
+      expect(res, `after status ${status}`).toEqual({ ...config, status });
+    }
+  });
+
+  check("update.status", "from error, status alone goes to inactive or to active", async ({ api, agents, skip }) => {
+    if (!target.referenceFaults) skip("needs a reference-compatible target (--reference-faults) for the mock-error model");
+    const agent = await agents.create({ modelSettings: { model: "mock-error" } });
+    /** PROFILE §5 / §10: a model failure puts the agent in `error`. */
+    const fail = async () => {
+      expectError(await api.sendMessage(agent.id, { text: "fail, please" }), "MODEL_ERROR");
+      expect(expectOk(await api.getAgent(agent.id)).status, "precondition: the agent is in error").toBe("error");
+    };
+    await fail();
+    expect(expectOk(await api.updateAgent(agent.id, { status: "inactive" })).status, "error → inactive").toBe("inactive");
+    expect(expectOk(await api.updateAgent(agent.id, { status: "active" })).status, "inactive → active").toBe("active");
+    await fail();
+    expect(expectOk(await api.updateAgent(agent.id, { status: "active" })).status, "error → active").toBe("active");
+    expect(expectOk(await api.getAgent(agent.id)).status).toBe("active");
+  });
+
+  check(
+    ["status.lifecycle", "update.status"],
+    "inactive keeps the config and the conversation history",
+    async ({ api, agents }) => {
+      const { agent } = await createBase(agents);
+      const first = expectOk(await api.sendMessage(agent.id, { text: "hello", userId: "u1", roomId: "r1" }));
+      const inactive = expectOk(await api.updateAgent(agent.id, { status: "inactive" }));
+      expect(inactive).toEqual({ ...agent, status: "inactive", updatedAt: inactive.updatedAt });
+      expect(expectOk(await api.getAgent(agent.id)), "GET while inactive").toEqual(inactive);
+      const active = expectOk(await api.updateAgent(agent.id, { status: "active" }));
+      expect(active).toEqual({ ...agent, updatedAt: active.updatedAt });
+      const second = expectOk(await api.sendMessage(agent.id, { text: "again", userId: "u1", roomId: "r1" }));
+      expect({ conversationId: second.conversationId, turn: second.turn }, "the conversation went on").toEqual({
+        conversationId: first.conversationId,
+        turn: first.turn + 1,
+      });
+    },
+  );
+
+  check("status.pairing", "an unknown or malformed id is 404 AGENT_NOT_FOUND", async ({ api }) => {
+    for (const id of ["agt_doesnotexist000", "a b", "a".repeat(65)])
+      expectError(await api.updateAgent(id, { bio: "x" }), "AGENT_NOT_FOUND");
+  });
+});
