@@ -27,8 +27,9 @@ export default defineConfig({
         test: {
           name: "meta",
           include: ["suites/meta/**/*.test.ts"],
-          // each fault is a whole verify run in a child process: two at a time on two cores
-          maxConcurrency: 2,
+          // each fault is a verify run in a child process, mostly waiting on rate windows and
+          // message budgets rather than computing: several at a time even on two cores
+          maxConcurrency: 6,
           testTimeout: 600_000,
         },
       },

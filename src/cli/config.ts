@@ -83,6 +83,7 @@ export const VERIFY_OPTIONS = {
     help: "where reports/<run-id>/ go (default reports)",
   },
   seed: { flag: "seed", env: "AGENT_HARNESS_SEED", type: "string", help: "seed for random choices (default: random, printed)" },
+  bail: { flag: "bail", env: "AGENT_HARNESS_BAIL", type: "boolean", help: "stop at the first failed check" },
   sections: {
     flag: "sections",
     env: "AGENT_HARNESS_SECTIONS",
@@ -187,6 +188,7 @@ const verifySchema = z
       .optional(),
     reportDir: z.string().min(1).default("reports"),
     seed: number("--seed", { integer: true }).optional(),
+    bail: z.boolean().default(false),
     sections: z
       .string()
       .transform((s) =>

@@ -69,6 +69,8 @@ export interface SuiteRunOptions {
   suites: readonly SuiteName[];
   /** only checks citing one of these PROFILE sections (their titles start with the sections) */
   sections?: readonly string[];
+  /** stop at the first failed check */
+  bail?: boolean;
   onCheck?: (check: CheckResult) => void;
   /** set when the run should stop early (Ctrl-C) */
   signal?: AbortSignal;
@@ -80,8 +82,11 @@ export async function runSuites(options: SuiteRunOptions): Promise<CheckResult[]
   const checks: CheckResult[] = [];
   const suiteOf = (file: string) =>
     (Object.keys(SUITE_GLOBS) as SuiteName[]).find((s) => file.startsWith(`suites/${s}/`)) ?? "suites";
+  const pattern = options.sections?.length ? sectionPattern(options.sections) : undefined;
   const reporter = {
     onTestCaseResult(test: TestCase) {
+      // a check left out by --sections is not part of this run (unlike one skipped by --bail)
+      if (pattern && !pattern.test(test.fullName)) return;
       const check = toCheck(test, suiteOf(test.module.relativeModuleId));
       checks.push(check);
       options.onCheck?.(check);
@@ -102,7 +107,8 @@ export async function runSuites(options: SuiteRunOptions): Promise<CheckResult[]
       watch: false,
       reporters: [reporter],
       include: options.suites.flatMap((s) => SUITE_GLOBS[s]),
-      ...(options.sections?.length ? { testNamePattern: sectionPattern(options.sections) } : {}),
+      ...(pattern ? { testNamePattern: pattern } : {}),
+      ...(options.bail ? { bail: 1 } : {}),
       provide: { target: options.target },
       // one worker, files in turn: the rate budget of the target is shared, so checks take turns
       pool: "forks",

@@ -110,6 +110,8 @@ export async function verify(argv: string[]): Promise<number> {
       ...(await runSuites({
         target,
         suites,
+        ...(config.sections ? { sections: config.sections } : {}),
+        bail: config.bail,
         signal: abort.signal,
         onCheck: (c) => out.write(`${formatProgress(c, { secrets })}\n`),
       })),

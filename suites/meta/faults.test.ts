@@ -50,7 +50,7 @@ describe("meta: every injected fault is caught", { concurrent: true }, () => {
     async ([name, clauseId]) => {
       const section = CLAUSE_BY_ID.get(clauseId)?.section;
       expect(section, `fault ${name} cites an unknown clause`).toBeDefined();
-      const run = await verify(["--fault", name, "--sections", section!]);
+      const run = await verify(["--fault", name, "--sections", section!, "--bail"]);
       const caught = failedIn(run).filter((c) => c.sections.includes(section!));
       expect(
         caught.map((c) => c.id),

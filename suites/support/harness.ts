@@ -155,6 +155,12 @@ export class AgentFactory {
     this.made.push(id);
   }
 
+  /** The test deleted this agent itself. */
+  forget(id: string): void {
+    const i = this.made.indexOf(id);
+    if (i !== -1) this.made.splice(i, 1);
+  }
+
   async cleanup(): Promise<void> {
     for (const id of this.made.splice(0)) {
       const res = await this.api.deleteAgent(id);

@@ -1,0 +1,130 @@
+import { describe } from "vitest";
+import type { Exchange } from "../../src/client/index.js";
+import { ENDPOINTS, errorEnvelopeSchema, HEADERS, isConformantPair, RATE_LIMITS } from "../../src/contract/index.js";
+import { check, expect, expectOk, target } from "../support/harness.js";
+
+/*
+ * The response-level checks (src/checks) already hold every answer of every suite to these
+ * clauses; the checks below exercise each endpoint on purpose, so the clauses are verified
+ * even in a run narrowed with --sections.
+ */
+
+const bodyOf = (ex: Exchange) => ex.response.json as Record<string, unknown>;
+
+describe("§2 envelopes", () => {
+  check("envelope.success", "every endpoint's success is {success: true, data: <object>}", async ({ api, agents }) => {
+    const agent = await agents.create();
+    const answers = [
+      (await api.getAgent(agent.id)).exchange,
+      (await api.updateAgent(agent.id, { bio: "envelope" })).exchange,
+      (await api.sendMessage(agent.id, { text: "hello" })).exchange,
+      (await api.listAgents({ limit: 1 })).exchange,
+    ];
+    for (const ex of answers) {
+      expect(ex.response.status, ex.request.url).toBeLessThan(300);
+      expect(bodyOf(ex).success, ex.request.url).toBe(true);
+      expect(typeof bodyOf(ex).data, ex.request.url).toBe("object");
+      expect(bodyOf(ex).data, ex.request.url).not.toBeNull();
+    }
+    const deleted = await api.deleteAgent(agent.id);
+    agents.forget(agent.id);
+    expect(expectOk(deleted)).toEqual({ id: agent.id, deleted: true });
+  });
+
+  check(
+    "envelope.error",
+    "every kind of error is {success: false, error: {code, message}} with a code of its status",
+    async ({ api }) => {
+      const answers = [
+        (await api.createAgent({ name: "" })).exchange, // 400
+        (await api.listAgents({ limit: "0" })).exchange, // 400 naming limit
+        (await api.getAgent("agt_envelope_missing")).exchange, // 404 AGENT_NOT_FOUND
+        await api.send({ method: "GET", path: "/no-such-route" }), // 404 NOT_FOUND
+        await api.send({ method: "GET", path: ENDPOINTS.listAgents.path, auth: "none" }), // 401
+        await api.send({ method: "POST", path: ENDPOINTS.createAgent.path, rawBody: "{", contentType: "application/json" }), // 400
+      ];
+      for (const ex of answers) {
+        const parsed = errorEnvelopeSchema.safeParse(ex.response.json);
+        expect(parsed.success, `${ex.request.method} ${ex.request.url}: ${ex.response.bodyText.slice(0, 200)}`).toBe(true);
+        if (parsed.success) expect(isConformantPair(ex.response.status, parsed.data.error.code), ex.request.url).toBe(true);
+      }
+      const limitFault = (await api.listAgents({ limit: "0" })).error;
+      expect(limitFault?.details?.map((d) => d.field)).toContain("limit");
+    },
+  );
+});
+
+/** Inputs a careless server answers with a 5xx: each must get a 4xx (or a success) instead. */
+const ODD_INPUTS: { title: string; method: string; path: string; rawBody?: string; contentType?: string }[] = [
+  { title: "deeply nested JSON", method: "POST", path: "/agents", rawBody: `${"[".repeat(5000)}${"]".repeat(5000)}` },
+  {
+    title: "a number beyond every range",
+    method: "POST",
+    path: "/agents",
+    rawBody: '{"name":"x","modelSettings":{"temperature":1e400}}',
+  },
+  { title: "duplicate keys", method: "POST", path: "/agents", rawBody: '{"name":"a","name":{"x":1}}' },
+  { title: "a lone surrogate escape", method: "POST", path: "/agents", rawBody: '{"name":"\\ud800"}' },
+  { title: "bytes that are not UTF-8", method: "POST", path: "/agents", rawBody: '{"name":"\xff\xfe"}' },
+  { title: "an array where an object goes", method: "POST", path: "/agents", rawBody: '{"name":"x","personality":[1,2]}' },
+  {
+    title: "a string where a number goes",
+    method: "POST",
+    path: "/agents",
+    rawBody: '{"name":"x","modelSettings":{"maxTokens":"9"}}',
+  },
+  { title: "__proto__ as a key", method: "POST", path: "/agents", rawBody: '{"name":"x","__proto__":{"admin":true}}' },
+  { title: "a query with a huge page", method: "GET", path: "/agents?page=99999999999999999999999" },
+  { title: "a query with odd encodings", method: "GET", path: "/agents?status=%00&sortBy=%E2%82%AC" },
+  { title: "an id of odd characters", method: "GET", path: "/agents/%00%01%7F" },
+  {
+    title: "a message with a charset parameter",
+    method: "POST",
+    path: "/agents/agt_missing/messages",
+    rawBody: '{"text":"x"}',
+    contentType: "application/json; charset=utf-16",
+  },
+];
+
+describe("§3 no 5xx for client input", () => {
+  for (const input of ODD_INPUTS)
+    check("status.no-5xx-on-input", `${input.title} is not answered with a 5xx`, async ({ api, agents }) => {
+      const ex = await api.send({
+        method: input.method,
+        path: input.path,
+        ...(input.rawBody !== undefined ? { rawBody: Buffer.from(input.rawBody, "latin1") } : {}),
+        ...(input.rawBody !== undefined ? { contentType: input.contentType ?? "application/json" } : {}),
+      });
+      const created = (ex.response.json as { data?: { id?: string } } | undefined)?.data?.id;
+      if (ex.response.status === 201 && created) agents.track(created);
+      expect(ex.response.status, `${input.method} ${input.path}`).toBeLessThan(500);
+    });
+});
+
+describe("§7 rate-limit headers", () => {
+  check("limits.headers", "2xx and 4xx answers carry X-RateLimit-Limit/Remaining/Reset within W + 1 s", async ({ api }) => {
+    const answers = [
+      (await api.listAgents({ limit: 1 })).exchange,
+      (await api.getAgent("agt_headers_missing")).exchange,
+      (await api.listAgents({ limit: "abc" })).exchange,
+      await api.send({ method: "GET", path: "/no-such-route" }),
+    ];
+    for (const ex of answers) {
+      const label = `${ex.response.status} ${ex.request.url}`;
+      const limit = Number(ex.response.headers[HEADERS.limit]);
+      const remaining = Number(ex.response.headers[HEADERS.remaining]);
+      const reset = Number(ex.response.headers[HEADERS.reset]);
+      expect(Number.isInteger(limit) && limit >= 1, `${label}: ${HEADERS.limit}`).toBe(true);
+      expect(Number.isInteger(remaining) && remaining >= 0 && remaining <= limit, `${label}: ${HEADERS.remaining}`).toBe(true);
+      const now = ex.receivedAt / 1000;
+      const skew = target.kind === "external" ? 2 : 0;
+      expect(reset, `${label}: ${HEADERS.reset} after now`).toBeGreaterThan(now - skew - 1);
+      expect(reset, `${label}: ${HEADERS.reset} at most W + 1 s ahead`).toBeLessThanOrEqual(
+        Math.ceil(now + target.windowSeconds + RATE_LIMITS.resetSlackSeconds + skew),
+      );
+    }
+    // the List bucket is the tightest on a fresh list answer unless the tier is smaller
+    const listLimit = Number(answers[0]!.response.headers[HEADERS.limit]);
+    expect(listLimit).toBeLessThanOrEqual(RATE_LIMITS.perKeyEndpoint.listAgents);
+  });
+});
