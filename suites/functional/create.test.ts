@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { describe } from "vitest";
 import type { ServiceClient } from "../../src/client/index.js";
 import type { Agent, ClauseId, CreateAgentBody } from "../../src/contract/index.js";
-import { check, expect, expectError, expectOk, rememberToken } from "../support/harness.js";
+import { expandFixture, loadFixture } from "../support/fixtures.js";
+import { check, expect, expectError, expectInvalid, expectOk, rememberToken } from "../support/harness.js";
 
 type JsonObject = Record<string, unknown>;
 
@@ -15,39 +15,17 @@ interface CreateBoundaries {
 }
 
 /** Hand-written from the PROFILE text (STYLE §2): the schemas in src/contract are not consulted. */
-const boundaries = JSON.parse(
-  readFileSync(new URL("../../fixtures/boundaries/create.json", import.meta.url), "utf8"),
-) as CreateBoundaries;
+const boundaries = loadFixture<CreateBoundaries>("create.json");
 
 /** PROFILE §4, by hand: an id the server made. */
 const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 /** PROFILE §4, by hand: RFC 3339 UTC with milliseconds. */
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-/** Expand the fixture generators (see the file's $comment) for an agent named `name`. */
-function expand(value: unknown, name: string): unknown {
-  if (Array.isArray(value)) return value.map((v) => expand(v, name));
-  if (typeof value !== "object" || value === null) return value;
-  const o = value as JsonObject;
-  if (typeof o.$repeat === "string" && typeof o.times === "number") return o.$repeat.repeat(o.times);
-  if (typeof o.$strings === "string" && typeof o.times === "number") {
-    const pattern = o.$strings;
-    return Array.from({ length: o.times }, (_, i) => pattern.replaceAll("{i}", String(i)));
-  }
-  if (Array.isArray(o.$concat)) return o.$concat.flatMap((part) => expand(part, name) as unknown[]);
-  if (o.$token === true) return rememberToken(`tok-${randomUUID()}`);
-  if (o.$name === true) {
-    let full = name + (typeof o.suffix === "string" ? o.suffix : "");
-    if (typeof o.padTo === "number" && typeof o.pad === "string") while ([...full].length < o.padTo) full += o.pad;
-    return full;
-  }
-  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, expand(v, name)]));
-}
-
 /** A fixture body for an agent named `name`: the name is added unless the row omits it on purpose. */
 function bodyOf(raw: JsonObject, name: string): JsonObject {
   const { $omitName, ...rest } = raw;
-  const body = expand(rest, name) as JsonObject;
+  const body = expandFixture(rest, { name }) as JsonObject;
   return $omitName || "name" in body ? body : { name, ...body };
 }
 
@@ -79,16 +57,6 @@ function expectedRecord(body: JsonObject): JsonObject {
 function configOf(agent: Agent): JsonObject {
   const { id: _id, createdAt: _c, updatedAt: _u, ...config } = agent;
   return config;
-}
-
-/** A 400 INVALID_REQUEST whose details[].field names one of `fields`. */
-function expectInvalid(res: Parameters<typeof expectError>[0], fields: string[]): void {
-  expectError(res, "INVALID_REQUEST");
-  const named = res.error?.details?.map((d) => d.field) ?? [];
-  expect(
-    named.some((f) => fields.includes(f)),
-    `details[].field ${JSON.stringify(named)} should name one of ${fields.join(", ")}`,
-  ).toBe(true);
 }
 
 describe("POST /agents", () => {

@@ -1,7 +1,7 @@
-import { readFileSync } from "node:fs";
 import { describe } from "vitest";
 import type { ListResult, Query, ServiceClient } from "../../src/client/index.js";
 import { type Agent, LIST_LIMITS } from "../../src/contract/index.js";
+import { loadBoundaries } from "../support/fixtures.js";
 import { check, expect, expectError, expectOk, HarnessError } from "../support/harness.js";
 
 /* PROFILE §5 List. The account may hold agents of other tests or runs: every check reasons about
@@ -10,21 +10,9 @@ import { check, expect, expectError, expectOk, HarnessError } from "../support/h
 type SortBy = "createdAt" | "name" | "status";
 type Order = "asc" | "desc";
 
-/** A boundary fixture; `{"$repeat": s, "times": n}` stands for s repeated n times. */
-function loadBoundaries<T>(name: string): T {
-  const expand = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(expand);
-    if (typeof value !== "object" || value === null) return value;
-    const o = value as Record<string, unknown>;
-    if (typeof o.$repeat === "string" && typeof o.times === "number") return o.$repeat.repeat(o.times);
-    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, expand(v)]));
-  };
-  return expand(JSON.parse(readFileSync(new URL(`../../fixtures/boundaries/${name}.json`, import.meta.url), "utf8"))) as T;
-}
-
 const queryRows = loadBoundaries<{
   rows: Array<{ query: string; status: 200; page: number; limit: number } | { query: string; status: 400; field: string }>;
-}>("list-query").rows;
+}>("list-query.json").rows;
 
 /** Walking a whole listing stops here: an account this large is a configuration problem, not a verdict. */
 const MAX_WALK_PAGES = 200;

@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import { afterAll, describe } from "vitest";
 import type { ServiceClient } from "../../src/client/index.js";
+import { loadBoundaries } from "../support/fixtures.js";
 import type { AgentFactory } from "../support/harness.js";
 import { check, clientFor, expect, expectError, expectOk, target } from "../support/harness.js";
 
@@ -16,20 +16,8 @@ interface BodyRow {
   fields?: string[];
 }
 
-/** A boundary fixture; `{"$repeat": "😀", "times": 4000}` stands for 4000 emoji. */
-function loadBoundaries<T>(name: string): T {
-  const expand = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(expand);
-    if (typeof value !== "object" || value === null) return value;
-    const o = value as Record<string, unknown>;
-    if (typeof o.$repeat === "string" && typeof o.times === "number") return o.$repeat.repeat(o.times);
-    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, expand(v)]));
-  };
-  return expand(JSON.parse(readFileSync(new URL(`../../fixtures/boundaries/${name}.json`, import.meta.url), "utf8"))) as T;
-}
-
 const BODY_ROWS: BodyRow[] = [
-  ...loadBoundaries<{ rows: BodyRow[] }>("send-message").rows,
+  ...loadBoundaries<{ rows: BodyRow[] }>("send-message.json").rows,
   // PROFILE §5: roomId is 1–128 like userId (the shared fixture has no empty roomId row)
   { title: "empty roomId", body: { text: "hi", roomId: "" }, status: 400, fields: ["roomId"] },
 ];

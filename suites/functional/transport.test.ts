@@ -1,22 +1,10 @@
-import { readFileSync } from "node:fs";
 import { describe } from "vitest";
 import type { Exchange, ServiceClient } from "../../src/client/index.js";
 import { HEADERS } from "../../src/contract/index.js";
+import { loadBoundaries } from "../support/fixtures.js";
 import { check, expect, expectOk, target } from "../support/harness.js";
 
-/** A boundary fixture; `{"$repeat": s, "times": n}` stands for s repeated n times. */
-function loadBoundaries<T>(name: string): T {
-  const expand = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(expand);
-    if (typeof value !== "object" || value === null) return value;
-    const o = value as Record<string, unknown>;
-    if (typeof o.$repeat === "string" && typeof o.times === "number") return o.$repeat.repeat(o.times);
-    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, expand(v)]));
-  };
-  return expand(JSON.parse(readFileSync(new URL(`../../fixtures/boundaries/${name}.json`, import.meta.url), "utf8"))) as T;
-}
-
-const requestIds = loadBoundaries<{ echoed: string[]; replaced: string[] }>("request-ids");
+const requestIds = loadBoundaries<{ echoed: string[]; replaced: string[] }>("request-ids.json");
 
 /** A header value as a client puts it on the wire: non-ASCII text as its UTF-8 bytes. */
 const onTheWire = (value: string) => Buffer.from(value, "utf8").toString("latin1");

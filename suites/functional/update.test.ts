@@ -1,5 +1,3 @@
-import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { describe } from "vitest";
 import type { ServiceClient } from "../../src/client/index.js";
 import {
@@ -10,14 +8,15 @@ import {
   PLATFORMS,
   type UpdateAgentBody,
 } from "../../src/contract/index.js";
+import { expandFixture, loadFixture } from "../support/fixtures.js";
 import {
   type AgentFactory,
   ConformanceFailure,
   check,
   expect,
   expectError,
+  expectInvalid,
   expectOk,
-  rememberToken,
   target,
 } from "../support/harness.js";
 
@@ -30,47 +29,16 @@ interface UpdateBoundaries {
 }
 
 /** Hand-written from the PROFILE text (STYLE §2): the schemas in src/contract are not consulted. */
-const boundaries = JSON.parse(
-  readFileSync(new URL("../../fixtures/boundaries/update.json", import.meta.url), "utf8"),
-) as UpdateBoundaries;
-
-/** Expand the fixture generators (see fixtures/boundaries/create.json) for an agent named `name`. */
-function expand(value: unknown, name: string): unknown {
-  if (Array.isArray(value)) return value.map((v) => expand(v, name));
-  if (typeof value !== "object" || value === null) return value;
-  const o = value as JsonObject;
-  if (typeof o.$repeat === "string" && typeof o.times === "number") return o.$repeat.repeat(o.times);
-  if (typeof o.$strings === "string" && typeof o.times === "number") {
-    const pattern = o.$strings;
-    return Array.from({ length: o.times }, (_, i) => pattern.replaceAll("{i}", String(i)));
-  }
-  if (o.$token === true) return rememberToken(`tok-${randomUUID()}`);
-  if (o.$name === true) {
-    let full = name + (typeof o.suffix === "string" ? o.suffix : "");
-    if (typeof o.padTo === "number" && typeof o.pad === "string") while ([...full].length < o.padTo) full += o.pad;
-    return full;
-  }
-  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, expand(v, name)]));
-}
+const boundaries = loadFixture<UpdateBoundaries>("update.json");
 
 /** The fixture's base agent: its create body, and the patch that puts any row's changes back. */
 async function createBase(agents: AgentFactory): Promise<{ agent: Agent; restore: UpdateAgentBody }> {
   const name = agents.name();
-  const body = { ...(expand(boundaries.base, name) as JsonObject), name } as CreateAgentBody;
+  const body = { ...(expandFixture(boundaries.base, { name }) as JsonObject), name } as CreateAgentBody;
   const agent = await agents.create(body);
   // base sets every nested key, so re-sending it restores it; platforms it lacks are removed
   const platforms = Object.fromEntries(PLATFORMS.map((p) => [p, body.platforms?.[p] ?? null]));
   return { agent, restore: { ...body, platforms, status: "active" } as UpdateAgentBody };
-}
-
-/** A 400 INVALID_REQUEST whose details[].field names one of `fields`. */
-function expectInvalid(res: Parameters<typeof expectError>[0], fields: string[]): void {
-  expectError(res, "INVALID_REQUEST");
-  const named = res.error?.details?.map((d) => d.field) ?? [];
-  expect(
-    named.some((f) => fields.includes(f)),
-    `details[].field ${JSON.stringify(named)} should name one of ${fields.join(", ")}`,
-  ).toBe(true);
 }
 
 /** The top-level fields an equality assertion found different, so a row's failure says what differed. */
@@ -111,8 +79,12 @@ describe("PATCH /agents/{agentId}", () => {
       await eachRow(boundaries.merge, async (row) => {
         const before = current;
         try {
-          const after = expectOk(await patchOf(api, base.id, expand(row.patch, base.name))) as Agent;
-          expect(after).toEqual({ ...before, ...(expand(row.expect, base.name) as JsonObject), updatedAt: after.updatedAt });
+          const after = expectOk(await patchOf(api, base.id, expandFixture(row.patch, { name: base.name }))) as Agent;
+          expect(after).toEqual({
+            ...before,
+            ...(expandFixture(row.expect, { name: base.name }) as JsonObject),
+            updatedAt: after.updatedAt,
+          });
           expect(after.createdAt, "createdAt never changes").toBe(base.createdAt);
           expect(after.updatedAt, "updatedAt changes on an effective update").not.toBe(before.updatedAt);
           expect(expectOk(await api.getAgent(base.id)), "GET shows the patched record").toEqual(after);
@@ -135,7 +107,7 @@ describe("PATCH /agents/{agentId}", () => {
         const { agent } = await createBase(agents);
         await eachRow(rows, async (row) => {
           const before = expectOk(await api.getAgent(agent.id));
-          expectInvalid(await patchOf(api, agent.id, expand(row.patch, agent.name)), row.fields);
+          expectInvalid(await patchOf(api, agent.id, expandFixture(row.patch, { name: agent.name })), row.fields);
           expect(expectOk(await api.getAgent(agent.id)), "the record after the rejected patch").toEqual(before);
         });
       },

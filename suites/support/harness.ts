@@ -270,4 +270,14 @@ export function expectError(
   if (field !== undefined) expect(res.error?.details?.map((d) => d.field) ?? [], `${label}: details[].field`).toContain(field);
 }
 
+/** A 400 INVALID_REQUEST whose details[].field names one of `fields` (a fault may be named at the item or its list). */
+export function expectInvalid(res: Parameters<typeof expectError>[0], fields: string[]): void {
+  expectError(res, "INVALID_REQUEST");
+  const named = res.error?.details?.map((d) => d.field) ?? [];
+  expect(
+    named.some((f) => fields.includes(f)),
+    `details[].field ${JSON.stringify(named)} should name one of ${fields.join(", ")}`,
+  ).toBe(true);
+}
+
 export { expect };
