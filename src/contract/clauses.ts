@@ -87,6 +87,8 @@ export const CLAUSES = [
   // §5 Get
   c("get.found", "§5", "MUST", "GET /agents/{id} answers 200 with the record."),
   c("get.not-found", "§5", "MUST", "Unknown, malformed or another account's id → 404 AGENT_NOT_FOUND, never 403."),
+  // §5 Update, Delete, Send Message: "every path of that agent answers 404" (Get covers only GET)
+  c("agent.not-found", "§5", "MUST", "Update, Delete and Send Message of an unknown agent → 404 AGENT_NOT_FOUND."),
   // §5 Update
   c("update.merge-patch", "§5", "MUST", "PATCH is RFC 7396: objects merge, arrays and scalars replace, null resets or removes."),
   c("update.null-required", "§5", "MUST", "null for name, status or a platform's enabled → 400."),

@@ -69,7 +69,7 @@ describe("POST /agents/{agentId}/messages: the reply", () => {
     },
   );
 
-  check("get.not-found", "a message to an unknown agent → 404 AGENT_NOT_FOUND", async ({ api }) => {
+  check("agent.not-found", "a message to an unknown agent → 404 AGENT_NOT_FOUND", async ({ api }) => {
     expectError(await api.sendMessage(UNKNOWN_AGENT_ID, { text: "hello" }), "AGENT_NOT_FOUND");
   });
 

@@ -182,7 +182,7 @@ describe("PATCH /agents/{agentId}", () => {
     },
   );
 
-  check("status.pairing", "an unknown or malformed id is 404 AGENT_NOT_FOUND", async ({ api }) => {
+  check("agent.not-found", "an unknown or malformed id is 404 AGENT_NOT_FOUND", async ({ api }) => {
     for (const id of ["agt_doesnotexist000", "a b", "a".repeat(65)])
       expectError(await api.updateAgent(id, { bio: "x" }), "AGENT_NOT_FOUND");
   });
