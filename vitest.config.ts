@@ -6,12 +6,14 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "unit", include: ["src/**/*.test.ts"], testTimeout: 20_000 },
+        test: { name: "unit", include: ["src/**/*.test.ts"], testTimeout: 20_000, sequence: { groupOrder: 0 } },
       },
       {
         extends: true,
         test: {
           name: "functional",
+          // projects run one after another: the timing checks of one never compete with another's load
+          sequence: { groupOrder: 1 },
           include: ["suites/functional/**/*.test.ts"],
           globalSetup: ["suites/support/global-setup.ts"],
           // one worker, files in turn: the target's rate buckets are shared, so checks take turns
@@ -26,6 +28,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "meta",
+          sequence: { groupOrder: 3 },
           include: ["suites/meta/**/*.test.ts"],
           // each fault is a verify run in a child process, mostly waiting on rate windows and
           // message budgets rather than computing: several at a time even on two cores
@@ -35,7 +38,13 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: "container", include: ["suites/container/**/*.test.ts"], testTimeout: 180_000, hookTimeout: 300_000 },
+        test: {
+          name: "container",
+          sequence: { groupOrder: 2 },
+          include: ["suites/container/**/*.test.ts"],
+          testTimeout: 180_000,
+          hookTimeout: 300_000,
+        },
       },
     ],
   },

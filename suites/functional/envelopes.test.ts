@@ -75,6 +75,7 @@ const ODD_INPUTS: { title: string; method: string; path: string; rawBody?: strin
   },
   { title: "__proto__ as a key", method: "POST", path: "/agents", rawBody: '{"name":"x","__proto__":{"admin":true}}' },
   { title: "a query with a huge page", method: "GET", path: "/agents?page=99999999999999999999999" },
+  { title: "a page and limit that are not numbers", method: "GET", path: "/agents?page=abc&limit=x" },
   { title: "a query with odd encodings", method: "GET", path: "/agents?status=%00&sortBy=%E2%82%AC" },
   { title: "an id of odd characters", method: "GET", path: "/agents/%00%01%7F" },
   {

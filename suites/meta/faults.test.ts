@@ -3,7 +3,8 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { CLAUSE_BY_ID } from "../../src/contract/index.js";
+import { RESPONSE_CHECKS } from "../../src/checks/registry.js";
+import { CLAUSE_BY_ID, CLAUSES } from "../../src/contract/index.js";
 import type { ResultsJson } from "../../src/report/index.js";
 import { FAULTS } from "../../src/target/embedded.js";
 
@@ -36,14 +37,36 @@ function verify(args: string[]): Promise<VerifyRun> {
 
 const failedIn = (run: VerifyRun) => run.results.checks.filter((c) => c.status === "failed");
 
-describe("meta: every injected fault is caught", { concurrent: true }, () => {
-  test("the clean reference server passes every check", { timeout: 600_000 }, async () => {
-    const run = await verify([]);
+/** The clean run, shared by the tests that read it. */
+let cleanRun: Promise<VerifyRun> | undefined;
+const clean = () => {
+  cleanRun ??= verify([]);
+  return cleanRun;
+};
+
+describe("meta: the clean reference server", { concurrent: true }, () => {
+  test("passes every check", { timeout: 600_000 }, async () => {
+    const run = await clean();
     expect(failedIn(run).map((c) => `${c.id}: ${c.message}`)).toEqual([]);
     expect(run.results.checks.filter((c) => c.status === "error").map((c) => `${c.id}: ${c.message}`)).toEqual([]);
     expect(run.code).toBe(0);
   });
 
+  test("every clause a check cites exists in the registry", { timeout: 600_000 }, async () => {
+    const run = await clean();
+    const cited = new Set([...run.results.checks.flatMap((c) => c.clauseIds), ...RESPONSE_CHECKS.map((c) => c.clause)]);
+    expect([...cited].filter((id) => !CLAUSE_BY_ID.has(id))).toEqual([]);
+  });
+
+  test("every MUST clause is verified by at least one check that ran", { timeout: 600_000 }, async () => {
+    const run = await clean();
+    const verified = new Set(run.results.checks.filter((c) => c.status === "passed").flatMap((c) => c.clauseIds));
+    const unverified = CLAUSES.filter((c) => c.level === "MUST" && !verified.has(c.id)).map((c) => `${c.id} (${c.section})`);
+    expect(unverified).toEqual([]);
+  });
+});
+
+describe("meta: every injected fault is caught", { concurrent: true }, () => {
   test.for(Object.entries(FAULTS).map(([name, f]) => [name, f.clause] as const))(
     "fault %s (breaks %s) is caught",
     { timeout: 600_000 },
