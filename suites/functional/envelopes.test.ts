@@ -32,7 +32,7 @@ describe("§2 envelopes", () => {
   });
 
   check(
-    "envelope.error",
+    ["envelope.error", "status.pairing"],
     "every kind of error is {success: false, error: {code, message}} with a code of its status",
     async ({ api }) => {
       const answers = [
