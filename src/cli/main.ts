@@ -49,6 +49,8 @@ export async function main(argv: string[]): Promise<number> {
       if (err.message) process.stderr.write(`agent-harness: ${err.message}\n`);
       return 2;
     }
-    throw err;
+    // a harness error, not a verdict on the target: say what broke, exit 2 (never 0 or 1)
+    process.stderr.write(`agent-harness: internal error: ${(err as Error).stack ?? String(err)}\n`);
+    return 2;
   }
 }

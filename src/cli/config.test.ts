@@ -1,0 +1,38 @@
+import { describe, expect, test } from "vitest";
+import { parseVerifyConfig, UsageError } from "./config.js";
+
+describe("verify options", () => {
+  test("no flags: the embedded target with its defaults", () => {
+    const config = parseVerifyConfig([], {});
+    expect(config).toMatchObject({ target: "embedded", referenceFaults: false, idField: "id", reportDir: "reports", fault: [] });
+    expect(config.baseUrl).toBeUndefined();
+  });
+
+  test("each flag also reads its env var, and a flag wins over the env", () => {
+    const env = { AGENT_API_BASE_URL: "http://127.0.0.1:9/v1", AGENT_API_KEY: "from-env", AGENT_API_TIER: "60" };
+    expect(parseVerifyConfig([], env)).toMatchObject({ baseUrl: "http://127.0.0.1:9/v1", apiKey: "from-env", tier: 60 });
+    expect(parseVerifyConfig(["--api-key", "from-flag"], env).apiKey).toBe("from-flag");
+  });
+
+  test.for([
+    [["--bogus"], /Unknown option/],
+    [["--base-url", "http://x/v1"], /needs --api-key/],
+    [["--base-url", "http://x/v2", "--api-key", "k"], /must end with \/v1/],
+    [["--base-url", "ftp://x/v1", "--api-key", "k"], /http\(s\) URL/],
+    [["--tier", "1.5"], /whole number/],
+    [["--tier", "0"], /at least 1/],
+    [["--rate-window", "abc"], /must be a number/],
+    [["--suites", "functional,nope"], /--suites takes/],
+    [["--sections", "12"], /--sections takes/],
+    [["--target", "cloud"], /embedded or container/],
+    [["--base-url", "http://x/v1", "--api-key", "k", "--fault", "drop-request-id"], /--fault applies only/],
+    [["extra"], /Unexpected argument|positional/i],
+  ] as const)("%j is a usage error: %s", ([argv, message]) => {
+    expect(() => parseVerifyConfig([...argv], {})).toThrow(UsageError);
+    expect(() => parseVerifyConfig([...argv], {})).toThrow(message);
+  });
+
+  test("sections accept 5 or §5", () => {
+    expect(parseVerifyConfig(["--sections", "5,§7"], {}).sections).toEqual(["§5", "§7"]);
+  });
+});
