@@ -19,7 +19,6 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
   return { baseUrl: `http://${host}:${port}/v1`, keys, close: () => app.close() };
 }
 
-export { runServer } from "../server/main.js";
-
 /** The injected defects the reference server knows (for the meta suite and --fault help). */
 export { FAULTS } from "../server/faults.js";
+export { runServer } from "../server/main.js";
