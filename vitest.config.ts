@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     expect: { requireAssertions: true },
+    // the JSON results let .ci/run end with a plain "N passed, N failed" line
+    reporters: ["default", ["json", { outputFile: "reports/vitest-results.json" }]],
     projects: [
       {
         extends: true,

@@ -78,7 +78,7 @@ export interface SuiteRunOptions {
 
 /** Run the suites in vitest against the target and return one CheckResult per test. */
 export async function runSuites(options: SuiteRunOptions): Promise<CheckResult[]> {
-  const { startVitest } = await import("vitest/node");
+  const { createVitest } = await import("vitest/node");
   const checks: CheckResult[] = [];
   const suiteOf = (file: string) =>
     (Object.keys(SUITE_GLOBS) as SuiteName[]).find((s) => file.startsWith(`suites/${s}/`)) ?? "suites";
@@ -98,9 +98,11 @@ export async function runSuites(options: SuiteRunOptions): Promise<CheckResult[]
       }
     },
   };
-  const vitest = await startVitest(
+  // vitest exits the process on SIGINT/SIGTERM; this run must outlive the signal to delete
+  // what it created (issue §5), so it takes the signals back from vitest and cancels the run itself
+  const held = { SIGINT: new Set(process.listeners("SIGINT")), SIGTERM: new Set(process.listeners("SIGTERM")) };
+  const vitest = await createVitest(
     "test",
-    [],
     {
       config: false,
       root: ROOT,
@@ -122,12 +124,15 @@ export async function runSuites(options: SuiteRunOptions): Promise<CheckResult[]
     },
     { logLevel: "silent" },
   );
+  for (const signal of ["SIGINT", "SIGTERM"] as const)
+    for (const listener of process.listeners(signal)) if (!held[signal].has(listener)) process.off(signal, listener);
   const cancel = () => void vitest.cancelCurrentRun("keyboard-input");
   options.signal?.addEventListener("abort", cancel, { once: true });
   try {
-    await vitest.close();
+    if (!options.signal?.aborted) await vitest.start();
   } finally {
     options.signal?.removeEventListener("abort", cancel);
+    await vitest.close();
   }
   return checks;
 }
