@@ -2,8 +2,8 @@ import { execFileSync } from "node:child_process";
 import { describe, expect, test } from "vitest";
 import { curlCommand, Redactor } from "./recorder.js";
 
-const KEY = "sk_live_0123456789abcdef";
-const OTHER = "sk_live_other_key_999999";
+const KEY = "ak_test_0123456789abcdef";
+const OTHER = "ak_test_other_key_999999";
 const redactor = new Redactor(KEY, [OTHER]);
 
 /** What a shell makes of the command's words, with $AGENT_API_KEY set: proof the line is copy-pastable. */

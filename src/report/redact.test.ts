@@ -8,7 +8,7 @@ describe("redactSecrets", () => {
   });
 
   test("a key that contains another key is scrubbed whole", () => {
-    expect(redactSecrets("sk_live_abc_extra", ["sk_live_abc", "sk_live_abc_extra"])).toBe("***");
+    expect(redactSecrets("ak_test_abc_extra", ["ak_test_abc", "ak_test_abc_extra"])).toBe("***");
   });
 
   test("an empty secret is ignored", () => {

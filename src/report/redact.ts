@@ -23,7 +23,7 @@ const AUTHORIZATION_HEADER = /^(?:proxy-)?authorization$/i;
 
 const keepsAsIs = (token: string) => token === "" || token === MASK || ENV_REFERENCE.test(token);
 
-/** "Bearer sk_live_1" → "Bearer ***"; "bEaReR x" → "bEaReR ***" (the scheme stays: §6 checks its case); "Bearer" and "" stay. */
+/** "Bearer ak_test_1" → "Bearer ***"; "bEaReR x" → "bEaReR ***" (the scheme stays: §6 checks its case); "Bearer" and "" stay. */
 export function redactAuthorizationValue(value: string): string {
   const match = /^(\s*)(\S+)(\s+)([\s\S]*?)(\s*)$/.exec(value);
   if (match) {
