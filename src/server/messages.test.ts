@@ -262,6 +262,23 @@ describe("§10 reference-compatible mock models", () => {
     expect(replyOf(await pending.promise).turn).toBe(1);
   });
 
+  test("§10 overlapping exchanges of one conversation take turns: each reply is the one for its turn", async () => {
+    const s = makeServer({ messageTimeoutSeconds: 10 }); // room for both slow replies, one after the other
+    const agent = await s.createAgent({ name: "Slow", modelSettings: { model: "mock-slow" } });
+    const first = track(s.send(agent.id, { text: "hi", userId: "u1" }));
+    await s.clock.untilTimers(2); // the first one's budget and its model's first pause
+    const second = track(s.send(agent.id, { text: "hi", userId: "u1" }));
+    await s.clock.untilTimers(3); // the second one's budget: it waits for its turn
+    await s.clock.advance(2100);
+    const a = replyOf(await first.promise);
+    expect(second.settled).toBe(false);
+    await s.clock.advance(2100);
+    const b = replyOf(await second.promise);
+    expect([a.turn, b.turn]).toEqual([1, 2]);
+    expect(a.text).toContain("(turn 1,");
+    expect(b.text).toContain("(turn 2,");
+  });
+
   test("§10 mock-slow past a shorter budget → 503 AGENT_UNAVAILABLE", async () => {
     const s = makeServer({ messageTimeoutSeconds: 1 });
     const agent = await s.createAgent({ name: "Slow", modelSettings: { model: "mock-slow" } });

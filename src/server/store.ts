@@ -29,6 +29,8 @@ interface StoredAgent {
 export interface Conversation {
   id: string;
   turns: number;
+  /** settles when the conversation's latest exchange ends: exchanges take turns (PROFILE §10) */
+  queue?: Promise<void>;
 }
 
 const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);

@@ -26,6 +26,8 @@ export interface HarnessTarget {
   messageTimeoutSeconds: number;
   /** the main account's tier limit per window, when known — enables the tier check */
   tierLimit?: number;
+  /** the quota account's message quota, when known (a reference target the harness started) */
+  messageQuota?: number;
   /** the target is reference-compatible (PROFILE §10): mock models and quota checks may run */
   referenceFaults: boolean;
   /** the identifier field's name (PROFILE §11) */
@@ -110,6 +112,7 @@ export async function startReferenceTarget(
       windowSeconds: plan.windowSeconds,
       messageTimeoutSeconds: plan.messageTimeoutSeconds,
       tierLimit: plan.tierLimit,
+      messageQuota: plan.quota,
       referenceFaults: true,
       idField: "id",
       ...run,

@@ -1,7 +1,6 @@
 import { describe } from "vitest";
 import type { ApiResult, Exchange, ServiceClient, StreamResult } from "../../src/client/index.js";
 import { type Agent, type ClauseId, RATE_LIMITS } from "../../src/contract/index.js";
-import { EMBEDDED_DEFAULTS } from "../../src/target/harness-target.js";
 import {
   type AgentFactory,
   check,
@@ -440,9 +439,9 @@ check(
       expect(refused, `INSUFFICIENT_QUOTA within ${BOUND} messages`).toBeDefined();
       expectError(refused!, "INSUFFICIENT_QUOTA");
       expect(refused!.exchange.response.headers["retry-after"], "no Retry-After").toBeUndefined();
-      // The embedded and container targets give the quota account EMBEDDED_DEFAULTS.quota units for the
-      // whole run, and this is the only check that spends them: every unit went to a message that got through.
-      if (target.kind !== "external") expect(spent, "units spent only by answered messages").toBe(EMBEDDED_DEFAULTS.quota);
+      // A reference target the harness started says its quota; this is the only check that spends it,
+      // so every unit went to a message that got through (the 400s and the 404 above spent none).
+      if (target.messageQuota !== undefined) expect(spent, "units spent only by answered messages").toBe(target.messageQuota);
 
       // counted like any request: the next refusal finds one fewer in the same window
       const again = await quotaApi.sendMessage(agent.id, { text: "spend" });

@@ -41,6 +41,8 @@ const sentTokens = new Set<string>();
 class ExchangeLog {
   readonly exchanges: Exchange[] = [];
   readonly violations: Violation[] = [];
+  /** exchanges a response-level check found at fault: the evidence a report needs first */
+  private readonly faulty: Exchange[] = [];
 
   record(ex: Exchange, authenticated: boolean): void {
     this.exchanges.push(ex);
@@ -61,15 +63,18 @@ class ExchangeLog {
         received: `a key in ${ex.leaks.join(", ")}`,
       });
     this.violations.push(...found);
-    if (ex.response.status === 201 && endpoint?.id === "createAgent")
-      ledger({ created: (ex.response.json as { data?: { id?: string } })?.data?.id });
-    if (ex.response.status === 200 && endpoint?.id === "deleteAgent")
-      ledger({ deleted: (ex.response.json as { data?: { id?: string } })?.data?.id });
+    if (found.length) this.faulty.push(ex);
+    // the raw body names the identifier as the target does (PROFILE §11)
+    const data = (ex.response.json as { data?: Record<string, unknown> } | undefined)?.data;
+    const id = data?.[target.idField] ?? data?.id;
+    if (typeof id === "string" && ex.response.status === 201 && endpoint?.id === "createAgent") ledger({ created: id });
+    if (typeof id === "string" && ex.response.status === 200 && endpoint?.id === "deleteAgent") ledger({ deleted: id });
   }
 
   evidence(): Evidence[] {
-    const bad = new Set(this.violations.length ? this.exchanges.slice(-3) : this.exchanges.slice(-3));
-    return [...bad].map((ex) => ({
+    // the exchanges a check found at fault, then the last ones the test made
+    const chosen = new Set([...this.faulty.slice(0, 3), ...this.exchanges.slice(-3)]);
+    return [...chosen].map((ex) => ({
       request: {
         method: ex.request.method,
         url: ex.request.url,
@@ -83,8 +88,8 @@ class ExchangeLog {
   }
 }
 
-function ledger(entry: { created?: string | undefined } | { deleted?: string | undefined }): void {
-  if (Object.values(entry)[0]) appendFileSync(target.ledgerFile, `${JSON.stringify(entry)}\n`);
+function ledger(entry: { created: string } | { deleted: string }): void {
+  appendFileSync(target.ledgerFile, `${JSON.stringify(entry)}\n`);
 }
 
 let currentLog: ExchangeLog | undefined;

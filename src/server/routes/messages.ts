@@ -4,6 +4,7 @@ import type { TimerHandle } from "../clock.js";
 import type { ServerContext } from "../context.js";
 import { agentIdParam, parseJsonBody, sendError } from "../http.js";
 import { ModelError, mockReply } from "../mock-model.js";
+import type { Conversation } from "../store.js";
 
 class BudgetSpent extends Error {}
 class ClientGone extends Error {}
@@ -42,11 +43,14 @@ export function messageRoutes(app: FastifyInstance, ctx: ServerContext): void {
       reply.raw.once("close", () => {
         if (!reply.raw.writableFinished) abort.abort(new ClientGone());
       });
-      const chunks = mockReply(
-        ctx.clock,
-        { agentId: agent.id, agentName: agent.name, model: agent.modelSettings.model, text, turn: conversation.turns + 1 },
-        abort.signal,
-      );
+      // made once this exchange has its turn, so the reply is the one for the turn it takes
+      const generate = () =>
+        mockReply(
+          ctx.clock,
+          { agentId: agent.id, agentName: agent.name, model: agent.modelSettings.model, text, turn: conversation.turns + 1 },
+          abort.signal,
+        );
+      let release: (() => void) | undefined;
       const finish = (replyText: string): MessageReply => ({
         id: `msg_${crypto.randomUUID().replaceAll("-", "")}`,
         agentId: agent.id,
@@ -70,21 +74,24 @@ export function messageRoutes(app: FastifyInstance, ctx: ServerContext): void {
 
       if (!stream) {
         try {
+          release = await takeTurn(conversation, abort.signal);
           let replyText = "";
-          for await (const chunk of chunks) replyText += chunk;
+          for await (const chunk of generate()) replyText += chunk;
           return { success: true, data: finish(replyText) };
         } catch (err) {
           const f = failure(err);
           return f ? sendError(reply, f.code, f.message) : reply;
         } finally {
+          release?.();
           ctx.clock.clearTimer(budget);
         }
       }
 
       const sse = openStream(reply, ctx);
       try {
+        release = await takeTurn(conversation, abort.signal);
         let replyText = "";
-        for await (const chunk of chunks) {
+        for await (const chunk of generate()) {
           replyText += chunk;
           sse.event("delta", { text: chunk });
         }
@@ -93,12 +100,43 @@ export function messageRoutes(app: FastifyInstance, ctx: ServerContext): void {
         const f = failure(err);
         if (f) sse.event("error", f);
       } finally {
+        release?.();
         ctx.clock.clearTimer(budget);
         sse.close();
       }
       return reply;
     },
   });
+}
+
+/**
+ * PROFILE §10: a reply is a function of the agent, the text and the turn, and §5: only a
+ * completed exchange takes a turn. So exchanges of one conversation take turns: this waits
+ * for the previous one to end (or for this one's budget or client to give up) and returns
+ * the function that lets the next one go.
+ */
+async function takeTurn(conversation: Conversation, signal: AbortSignal): Promise<() => void> {
+  const previous = conversation.queue ?? Promise.resolve();
+  let release!: () => void;
+  const mine = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  conversation.queue = previous.then(() => mine);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      if (signal.aborted) return reject(signal.reason);
+      const onAbort = () => reject(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+      void previous.then(() => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      });
+    });
+  } catch (err) {
+    release(); // a waiter that gave up must not hold up the ones behind it
+    throw err;
+  }
+  return release;
 }
 
 /** An SSE response with a heartbeat comment whenever the model has been silent a while. */
