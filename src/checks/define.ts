@@ -9,6 +9,8 @@ export interface ObservedExchange {
     bodyText: string;
     json?: unknown;
   };
+  /** where the client found one of its keys in the answer (and redacted it): `body`, `header:<name>` */
+  leaks?: readonly string[];
 }
 
 export interface CheckContext {
@@ -16,8 +18,10 @@ export interface CheckContext {
   endpoint: EndpointSpec | undefined;
   /** the request carried a key the target should accept */
   authenticated: boolean;
-  /** keys and platform tokens: none may appear in any response (PROFILE §4, §6) */
-  secrets: readonly string[];
+  /** the run's API keys: none may appear in any response (PROFILE §6) */
+  keys: readonly string[];
+  /** platform tokens the run sent: write-only, none may come back (PROFILE §4) */
+  tokens: readonly string[];
   windowSeconds: number;
   /** when the response arrived, harness clock, ms */
   receivedAt: number;

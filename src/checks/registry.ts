@@ -1,7 +1,7 @@
 import type { ResponseCheck } from "./define.js";
 import envelope from "./envelope.js";
 import no5xxOnInput from "./no-5xx-on-input.js";
-import { noKeyInResponse, noTokenField } from "./no-secret-in-response.js";
+import { noKeyInResponse, noTokenField, noTokenValue } from "./no-secret-in-response.js";
 import rateLimitHeaders from "./rate-limit-headers.js";
 import { noRetryAfterOnQuota, retryAfterOn429 } from "./retry-after.js";
 import statusPairing from "./status-pairing.js";
@@ -23,4 +23,5 @@ export const RESPONSE_CHECKS: readonly ResponseCheck[] = [
   wwwAuthenticate,
   noKeyInResponse,
   noTokenField,
+  noTokenValue,
 ];

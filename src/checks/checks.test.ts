@@ -1,0 +1,139 @@
+import { describe, expect, test } from "vitest";
+import { ENDPOINTS } from "../contract/index.js";
+import type { CheckContext, ObservedExchange } from "./define.js";
+import { RESPONSE_CHECKS } from "./registry.js";
+import { matchEndpoint, runChecks } from "./run.js";
+
+const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
+const KEY = "ak_test_key_0123456789";
+const TOKEN = "tok-secret-platform-token";
+
+/** A conforming authenticated 200 list answer; each row below breaks one thing in it. */
+function answer(
+  over: {
+    status?: number;
+    headers?: Record<string, string | undefined>;
+    body?: unknown;
+    request?: Record<string, string>;
+    leaks?: string[];
+  } = {},
+): ObservedExchange {
+  const body = over.body ?? {
+    success: true,
+    data: [],
+    pagination: { page: 1, limit: 20, total: 0, totalPages: 0, hasMore: false },
+  };
+  const headers: Record<string, string | undefined> = {
+    "content-type": "application/json; charset=utf-8",
+    "x-request-id": "req_1",
+    "x-ratelimit-limit": "60",
+    "x-ratelimit-remaining": "59",
+    "x-ratelimit-reset": String(Math.ceil(NOW / 1000) + 30),
+    ...over.headers,
+  };
+  const bodyText = typeof body === "string" ? body : JSON.stringify(body);
+  let json: unknown;
+  try {
+    json = JSON.parse(bodyText);
+  } catch {
+    json = undefined;
+  }
+  return {
+    request: { method: "GET", url: "http://127.0.0.1/v1/agents", headers: { authorization: "Bearer ***", ...over.request } },
+    response: { status: over.status ?? 200, headers, bodyText, json },
+    ...(over.leaks ? { leaks: over.leaks } : {}),
+  };
+}
+
+const ctx = (over: Partial<CheckContext> = {}): CheckContext => ({
+  endpoint: ENDPOINTS.listAgents,
+  authenticated: true,
+  keys: [KEY],
+  tokens: [TOKEN],
+  windowSeconds: 60,
+  receivedAt: NOW,
+  clockSkewSeconds: 0,
+  ...over,
+});
+
+const error = (code: string) => ({ success: false, error: { code, message: "m" } });
+const reset = (s: number) => String(Math.ceil(NOW / 1000) + s);
+
+describe("response-level checks", () => {
+  test("a conforming answer breaks none", () => {
+    expect(runChecks(answer(), ctx())).toEqual([]);
+  });
+
+  // each row: one defect, and the check that must name it
+  test.for<[string, string, ObservedExchange, Partial<CheckContext>?]>([
+    ["json-content-type", "text/plain on JSON", answer({ headers: { "content-type": "text/plain" } })],
+    ["request-id", "no X-Request-Id", answer({ headers: { "x-request-id": undefined } })],
+    ["request-id-echo", "a client id not echoed", answer({ request: { "x-request-id": "mine-1" } })],
+    ["envelope", "a success without data", answer({ body: { success: true } })],
+    ["envelope", "an error without code", answer({ status: 400, body: { success: false, error: { message: "m" } } })],
+    ["status-pairing", "404 with INVALID_REQUEST", answer({ status: 404, body: error("INVALID_REQUEST") })],
+    ["status-pairing", "a status outside §3", answer({ status: 422, body: error("INVALID_REQUEST") })],
+    ["no-5xx-on-input", "500 on a list", answer({ status: 500, body: error("INTERNAL_ERROR") })],
+    ["rate-limit-headers", "no X-RateLimit-Remaining", answer({ headers: { "x-ratelimit-remaining": undefined } })],
+    ["rate-limit-headers", "Remaining above Limit", answer({ headers: { "x-ratelimit-remaining": "61" } })],
+    ["rate-limit-headers", "Reset in milliseconds", answer({ headers: { "x-ratelimit-reset": String(NOW + 30_000) } })],
+    ["rate-limit-headers", "Reset in the past", answer({ headers: { "x-ratelimit-reset": reset(-5) } })],
+    [
+      "retry-after",
+      "a 429 without Retry-After",
+      answer({ status: 429, body: error("RATE_LIMIT_EXCEEDED"), headers: { "x-ratelimit-remaining": "0" } }),
+    ],
+    [
+      "retry-after",
+      "Retry-After disagreeing with Reset",
+      answer({ status: 429, body: error("RATE_LIMIT_EXCEEDED"), headers: { "x-ratelimit-remaining": "0", "retry-after": "50" } }),
+    ],
+    [
+      "quota-no-retry-after",
+      "Retry-After on INSUFFICIENT_QUOTA",
+      answer({ status: 429, body: error("INSUFFICIENT_QUOTA"), headers: { "retry-after": "5" } }),
+    ],
+    ["www-authenticate", "a 401 without WWW-Authenticate", answer({ status: 401, body: error("UNAUTHORIZED") })],
+    ["no-key-in-response", "a key the client redacted", answer({ leaks: ["header:x-debug"] })],
+    ["no-key-in-response", "a key in a recorded body", answer({ body: { success: true, data: { echo: KEY } } })],
+    ["no-token-field", "a token member", answer({ body: { success: true, data: { platforms: { discord: { token: "x" } } } } })],
+    ["no-token-value", "a sent token under another name", answer({ body: { success: true, data: { secret: TOKEN } } })],
+  ])("%s catches %s", ([id, _title, ex, over]) => {
+    expect(runChecks(ex, ctx(over)).map((v) => v.check)).toContain(id);
+  });
+
+  test("every registered check has a row above that makes it fail", () => {
+    const covered = new Set([
+      "json-content-type",
+      "request-id",
+      "request-id-echo",
+      "envelope",
+      "status-pairing",
+      "no-5xx-on-input",
+      "rate-limit-headers",
+      "retry-after",
+      "quota-no-retry-after",
+      "www-authenticate",
+      "no-key-in-response",
+      "no-token-field",
+      "no-token-value",
+    ]);
+    expect(RESPONSE_CHECKS.map((c) => c.id).filter((id) => !covered.has(id))).toEqual([]);
+  });
+
+  test("the allowed 5xx of Send Message and a concurrency 429 are not defects", () => {
+    const msg = ctx({ endpoint: ENDPOINTS.sendMessage });
+    expect(runChecks(answer({ status: 500, body: error("MODEL_ERROR") }), msg)).toEqual([]);
+    expect(runChecks(answer({ status: 503, body: error("AGENT_UNAVAILABLE") }), msg)).toEqual([]);
+    const concurrency = answer({ status: 429, body: error("RATE_LIMIT_EXCEEDED"), headers: { "retry-after": "1" } });
+    expect(runChecks(concurrency, msg)).toEqual([]);
+  });
+
+  test("an endpoint is matched by method and exact path; a variant matches none", () => {
+    const base = "http://127.0.0.1:8080/v1";
+    expect(matchEndpoint("PATCH", `${base}/agents/agt_1`, base)?.id).toBe("updateAgent");
+    expect(matchEndpoint("POST", `${base}/agents/agt_1/messages?x=1`, base)?.id).toBe("sendMessage");
+    expect(matchEndpoint("POST", `${base}/agents/`, base)).toBeUndefined();
+    expect(matchEndpoint("GET", `${base}/AGENTS`, base)).toBeUndefined();
+  });
+});
