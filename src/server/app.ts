@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { BODY_LIMIT_BYTES, HEALTH_PATH, type KeysFile, MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
 import { type Clock, systemClock } from "./clock.js";
 import { ServerContext } from "./context.js";
-import { installFaults } from "./faults.js";
+import { installFaults } from "./faults/index.js";
 import { installErrors, literalIfUndecodable } from "./plugins/errors.js";
 import { installGuard, installRateHeaderRefresh } from "./plugins/guard.js";
 import { installRequestId } from "./plugins/request-id.js";

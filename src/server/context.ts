@@ -2,6 +2,7 @@ import type { KeysFile } from "../contract/index.js";
 import type { Clock } from "./clock.js";
 import { KeyRing, type Principal } from "./keyring.js";
 import { ConcurrencyGate, RateLimiter } from "./ratelimit.js";
+import { cleanSeam, type FaultSeam } from "./seam.js";
 import { AgentStore } from "./store.js";
 
 export interface ServerOptions {
@@ -19,21 +20,21 @@ export class ServerContext {
   readonly store: AgentStore;
   readonly limiter: RateLimiter;
   readonly gate = new ConcurrencyGate();
+  readonly clock: Clock;
+  /** where injected faults install; the clean server leaves it as it is */
+  readonly seam: FaultSeam = cleanSeam();
   /** message units spent per account (PROFILE §7 Quota) */
   readonly quotaSpent = new Map<string, number>();
 
   /** the options without the keys: PROFILE §6 Reference keeps only their SHA-256 (in keyRing) */
-  readonly options: Omit<ServerOptions, "keys">;
+  readonly options: Readonly<Omit<ServerOptions, "keys" | "clock">>;
 
-  constructor({ keys, ...options }: ServerOptions) {
+  constructor({ keys, clock, ...options }: ServerOptions) {
     this.keyRing = new KeyRing(keys);
     this.options = options;
-    this.store = new AgentStore(options.clock);
-    this.limiter = new RateLimiter(options.clock, options.windowSeconds);
-  }
-
-  get clock(): Clock {
-    return this.options.clock;
+    this.clock = clock;
+    this.store = new AgentStore(clock);
+    this.limiter = new RateLimiter(clock, options.windowSeconds);
   }
 
   /** Spend one message unit; false when the quota is already spent. */
@@ -50,7 +51,7 @@ declare module "fastify" {
   interface FastifyRequest {
     principal: Principal;
     /** the buckets the request was counted in, to describe them again when the answer leaves */
-    rateBuckets?: import("./ratelimit.js").BucketRef[];
+    rateBuckets?: readonly import("./ratelimit.js").RateBucket[];
   }
   interface FastifyContextConfig {
     /** the ENDPOINTS id of the route, for permissions and rate buckets */

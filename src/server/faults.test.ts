@@ -5,7 +5,7 @@
 import { describe, expect, test } from "vitest";
 import { CLAUSE_BY_ID } from "../contract/index.js";
 import { buildServer } from "./app.js";
-import { FAULT_NAMES, FAULTS } from "./faults.js";
+import { FAULT_NAMES, FAULTS } from "./faults/index.js";
 import {
   ACCOUNTS,
   BUDGET_SECONDS,

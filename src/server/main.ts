@@ -3,7 +3,7 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { type KeysFile, keysFileSchema } from "../contract/index.js";
 import { buildServer } from "./app.js";
-import { FAULT_NAMES, FAULTS } from "./faults.js";
+import { FAULT_NAMES, FAULTS } from "./faults/index.js";
 import { generatedKeys } from "./keyring.js";
 
 export const SERVE_USAGE = `usage: agent-harness serve [--port N] [--host H] [--keys FILE]

@@ -1,5 +1,6 @@
-import { RATE_LIMITS } from "../contract/index.js";
+import { type EndpointSpec, RATE_LIMITS } from "../contract/index.js";
 import type { Clock } from "./clock.js";
+import type { Principal } from "./keyring.js";
 
 /** One fixed window, started by the bucket's first counted request (PROFILE §7 Reference). */
 interface Window {
@@ -7,10 +8,29 @@ interface Window {
   resetAt: number;
 }
 
-export interface BucketRef {
+/** One bucket a request is counted in; `key` is opaque, `scope` says which PROFILE §7 bucket it is. */
+export interface RateBucket {
+  scope: "keyEndpoint" | "agentMessages" | "tier";
   key: string;
   size: number;
 }
+
+/**
+ * PROFILE §7: the endpoint's own bucket first (it wins ties when reporting), then the agent's
+ * message bucket, shared by all keys of its account (another account cannot drain it), then the tier.
+ */
+export function rateBucketsOf(principal: Principal, endpoint: EndpointSpec | undefined, agentId: string): RateBucket[] {
+  const buckets: RateBucket[] = [];
+  if (endpoint?.bucket.kind === "keyEndpoint")
+    buckets.push({ scope: "keyEndpoint", key: `k:${principal.keyHash}:${endpoint.id}`, size: endpoint.bucket.size });
+  if (endpoint?.bucket.kind === "agentMessages")
+    buckets.push({ scope: "agentMessages", key: agentSlotKey(principal, agentId), size: endpoint.bucket.size });
+  buckets.push({ scope: "tier", key: `t:${principal.account.id}`, size: principal.account.tierLimit });
+  return buckets;
+}
+
+/** The agent's message bucket and concurrency slots are per (account, agent). */
+export const agentSlotKey = (principal: Principal, agentId: string) => `a:${principal.account.id}:${agentId}`;
 
 export interface BucketState {
   size: number;
@@ -47,7 +67,7 @@ export class RateLimiter {
     return w;
   }
 
-  private state(ref: BucketRef, now: number): BucketState {
+  private state(ref: RateBucket, now: number): BucketState {
     const w = this.current(ref.key, now);
     return w
       ? { size: ref.size, remaining: Math.max(0, ref.size - w.count), resetAt: w.resetAt }
@@ -55,7 +75,7 @@ export class RateLimiter {
   }
 
   /** The first bucket is the endpoint's own: it wins ties when choosing which to report. */
-  admit(buckets: readonly BucketRef[]): Admission {
+  admit(buckets: readonly RateBucket[]): Admission {
     const now = this.clock.now();
     this.sweep(now);
     const states = buckets.map((b) => this.state(b, now));
@@ -74,7 +94,7 @@ export class RateLimiter {
   }
 
   /** The state of the bucket with the fewest remaining requests, the first on a tie. */
-  tightest(buckets: readonly BucketRef[], now = this.clock.now()): BucketState {
+  tightest(buckets: readonly RateBucket[], now = this.clock.now()): BucketState {
     let best: BucketState | undefined;
     for (const b of buckets) {
       const s = this.state(b, now);

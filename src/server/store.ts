@@ -92,7 +92,7 @@ export function agentView(a: StoredAgent): Agent {
   } as Agent;
 }
 
-export type WriteResult = { ok: true; agent: Agent; changed: boolean } | { ok: false; details: ErrorDetail[] };
+export type WriteResult = { ok: true; agent: Agent } | { ok: false; details: ErrorDetail[] };
 
 const DEFAULTS = AGENT_DEFAULTS as unknown as JsonObject;
 
@@ -129,7 +129,7 @@ export class AgentStore {
       conversations: new Map(),
     };
     this.agentsOf(accountId).set(stored.id, stored);
-    return { ok: true, agent: agentView(stored), changed: true };
+    return { ok: true, agent: agentView(stored) };
   }
 
   get(accountId: string, id: string): Agent | undefined {
@@ -143,9 +143,8 @@ export class AgentStore {
     const config = mergePatch(a.config, patch, DEFAULTS);
     const details = platformFaults(config);
     if (details.length) return { ok: false, details };
-    const changed = !jsonEqual(config, a.config);
-    if (changed) this.commit(a, config);
-    return { ok: true, agent: agentView(a), changed };
+    if (!jsonEqual(config, a.config)) this.commit(a, config);
+    return { ok: true, agent: agentView(a) };
   }
 
   /** Status changes made by the service itself (PROFILE §8: only it sets `error`). */

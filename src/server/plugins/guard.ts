@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ENDPOINTS, HEADERS, RATE_LIMITS } from "../../contract/index.js";
 import type { ServerContext } from "../context.js";
 import { agentIdParam, sendError } from "../http.js";
-import { type BucketRef, type BucketState, resetHeader } from "../ratelimit.js";
+import { agentSlotKey, type BucketState, rateBucketsOf, resetHeader } from "../ratelimit.js";
 
 const BEARER = /^bearer[ ]+(\S+)\s*$/i;
 
@@ -24,13 +24,9 @@ export function installGuard(app: FastifyInstance, ctx: ServerContext): void {
     req.principal = principal;
 
     const endpoint = config?.endpoint ? ENDPOINTS[config.endpoint] : undefined;
-    const buckets: BucketRef[] = [];
-    if (endpoint?.bucket.kind === "keyEndpoint")
-      buckets.push({ key: `k:${principal.keyHash}:${endpoint.id}`, size: endpoint.bucket.size });
-    // per agent, shared by all keys of its account: another account cannot drain it
-    const agentKey = `a:${principal.account.id}:${agentIdParam(req)}`;
-    if (endpoint?.bucket.kind === "agentMessages") buckets.push({ key: agentKey, size: endpoint.bucket.size });
-    buckets.push({ key: `t:${principal.account.id}`, size: principal.account.tierLimit });
+    const agentId = agentIdParam(req);
+    const buckets = ctx.seam.rateBuckets(rateBucketsOf(principal, endpoint, agentId), principal, req);
+    const agentKey = agentSlotKey(principal, agentId);
 
     if (endpoint?.id === "sendMessage" && !ctx.gate.available(agentKey)) {
       setRateHeaders(reply, ctx.limiter.tightest(buckets));

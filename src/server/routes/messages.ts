@@ -14,7 +14,7 @@ type Failure = { code: ErrorCode; message: string };
 /** PROFILE §5 Send Message, §7 quota, §10 mock models. */
 export function messageRoutes(app: FastifyInstance, ctx: ServerContext): void {
   const spec = ENDPOINTS.sendMessage;
-  const budgetMs = ctx.options.messageTimeoutSeconds * 1000;
+  const configuredBudgetMs = ctx.options.messageTimeoutSeconds * 1000;
 
   app.route({
     method: spec.method,
@@ -39,7 +39,9 @@ export function messageRoutes(app: FastifyInstance, ctx: ServerContext): void {
 
       // the exchange ends at the budget, or when the client goes away
       const abort = new AbortController();
-      const budget: TimerHandle = ctx.clock.setTimer(budgetMs, () => abort.abort(new BudgetSpent()));
+      const budget: TimerHandle = ctx.clock.setTimer(ctx.seam.messageBudgetMs(configuredBudgetMs), () =>
+        abort.abort(new BudgetSpent()),
+      );
       reply.raw.once("close", () => {
         if (!reply.raw.writableFinished) abort.abort(new ClientGone());
       });

@@ -1,0 +1,91 @@
+import { HEADERS } from "../../contract/index.js";
+import { agentIdParam } from "../http.js";
+import { accountOf, endpointOf, type FaultRecord, fault, replaceError, rewriteJson, wrap } from "./tools.js";
+
+/** Injected faults of PROFILE §7 limits. */
+export const LIMITS_FAULTS: FaultRecord = {
+  /* §7 limits */
+  "no-retry-after": fault("limits.429", "429 RATE_LIMIT_EXCEEDED carries no Retry-After", (app) => {
+    app.addHook("onSend", async (_req, reply, payload) => {
+      reply.removeHeader(HEADERS.retryAfter);
+      return payload;
+    });
+  }),
+  "rate-limited-delete-deletes": fault("limits.429", "a DELETE answered 429 still deletes the agent", (app, ctx) => {
+    app.addHook("onSend", async (req, reply, payload) => {
+      const account = accountOf(req);
+      if (endpointOf(req) === "deleteAgent" && reply.statusCode === 429 && account) ctx.store.delete(account, agentIdParam(req));
+      return payload;
+    });
+  }),
+  "remaining-off-by-one": fault("limits.headers", "X-RateLimit-Remaining is one more than is left", (app) => {
+    app.addHook("onSend", async (_req, reply, payload) => {
+      const remaining = reply.getHeader(HEADERS.remaining);
+      if (remaining !== undefined) reply.header(HEADERS.remaining, String(Number(remaining) + 1));
+      return payload;
+    });
+  }),
+  "reset-in-milliseconds": fault("limits.headers", "X-RateLimit-Reset is in milliseconds", (app) => {
+    app.addHook("onSend", async (_req, reply, payload) => {
+      const reset = reply.getHeader(HEADERS.reset);
+      if (reset !== undefined) reply.header(HEADERS.reset, String(Number(reset) * 1000));
+      return payload;
+    });
+  }),
+  "create-bucket-of-11": fault("limits.endpoint-bucket", "the Create bucket admits 11 per window", (_app, ctx) => {
+    ctx.seam.rateBuckets = (buckets, _principal, req) =>
+      buckets.map((b) => (b.scope === "keyEndpoint" && endpointOf(req) === "createAgent" ? { ...b, size: b.size + 1 } : b));
+  }),
+  "agent-bucket-per-key": fault("limits.agent-bucket", "the per-agent message bucket is kept per key", (_app, ctx) => {
+    ctx.seam.rateBuckets = (buckets, principal) =>
+      buckets.map((b) => (b.scope === "agentMessages" ? { ...b, key: `${b.key}:${principal.keyHash}` } : b));
+  }),
+  "tier-per-endpoint": fault("limits.tier", "the tier bucket is counted per endpoint instead of across them", (_app, ctx) => {
+    ctx.seam.rateBuckets = (buckets, _principal, req) =>
+      buckets.map((b) => (b.scope === "tier" ? { ...b, key: `${b.key}:${endpointOf(req)}` } : b));
+  }),
+  "rate-limited-counted": fault("limits.429-not-counted", "a 429 is counted in the buckets that were not empty", (_app, ctx) => {
+    wrap(ctx.limiter, "admit", (orig) => (buckets) => {
+      const result = orig(buckets);
+      if (!result.admitted) {
+        const open = buckets.filter((b) => ctx.limiter.tightest([b]).remaining > 0);
+        if (open.length) orig(open);
+      }
+      return result;
+    });
+  }),
+  "bucket-stays-locked": fault("limits.recovery", "an emptied bucket keeps refusing after its reset", (_app, ctx) => {
+    const locked = new Set<string>();
+    wrap(ctx.limiter, "admit", (orig) => (buckets) => {
+      const held = buckets.find((b) => locked.has(b.key));
+      if (held) {
+        const headers = { ...ctx.limiter.tightest([held]), remaining: 0 };
+        return { admitted: false, headers, retryAfterSeconds: ctx.options.windowSeconds };
+      }
+      const result = orig(buckets);
+      if (!result.admitted) for (const b of buckets) if (ctx.limiter.tightest([b]).remaining === 0) locked.add(b.key);
+      return result;
+    });
+  }),
+  "concurrency-unlimited": fault("limits.concurrency", "Send Message concurrency is not capped", (_app, ctx) => {
+    ctx.gate.available = () => true;
+    ctx.gate.tryAcquire = () => () => {};
+  }),
+  "quota-not-enforced": fault("limits.quota", "the message quota is never spent", (_app, ctx) => {
+    ctx.spendQuota = () => true;
+  }),
+  "oversize-body-500": fault("limits.body-size", "a body over 64 KiB is answered 500", (app) => {
+    rewriteJson(app, (body, _req, reply) => {
+      if (reply.statusCode === 413) replaceError(reply, body, 500, "INTERNAL_ERROR");
+    });
+  }),
+  "content-type-ignored": fault(
+    "limits.content-type",
+    "a POST or PATCH body is read as JSON whatever its Content-Type",
+    (app) => {
+      app.addHook("preHandler", async (req) => {
+        if (req.method === "POST" || req.method === "PATCH") req.headers["content-type"] = "application/json";
+      });
+    },
+  ),
+};

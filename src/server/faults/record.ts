@@ -1,0 +1,87 @@
+import { READ_ONLY_FIELDS } from "../../contract/index.js";
+import { sendError } from "../http.js";
+import {
+  accountOf,
+  agentsIn,
+  BODY_KEYS,
+  endpointOf,
+  type FaultRecord,
+  fault,
+  isObj,
+  jsonBody,
+  type Obj,
+  rewriteBody,
+  rewriteJson,
+  wrap,
+} from "./tools.js";
+
+/** Injected faults of PROFILE §4 the record. */
+export const RECORD_FAULTS: FaultRecord = {
+  /* §4 the record */
+  "utf16-name-length": fault("record.lengths", "name length is counted in UTF-16 units (51 emoji are too long)", (app) => {
+    app.addHook("preHandler", async (req, reply) => {
+      const endpoint = endpointOf(req);
+      if (endpoint !== "createAgent" && endpoint !== "updateAgent") return;
+      const name = jsonBody(req)?.name;
+      if (typeof name === "string" && name.length > 100) {
+        sendError(reply, "INVALID_REQUEST", "The request has invalid fields", [{ field: "name", issue: "too long" }]);
+        return reply;
+      }
+    });
+  }),
+  "token-echoed": fault("record.token-write-only", "agent records show the platform tokens", (app, ctx) => {
+    const tokens = new Map<string, Obj>();
+    const remember = (id: string, body: Obj) => {
+      if (!isObj(body.platforms)) return;
+      const kept = tokens.get(id) ?? {};
+      for (const [p, v] of Object.entries(body.platforms)) if (isObj(v) && typeof v.token === "string") kept[p] = v.token;
+      tokens.set(id, kept);
+    };
+    wrap(ctx.store, "create", (orig) => (accountId, body) => {
+      const r = orig(accountId, body);
+      if (r.ok) remember(r.agent.id, body as Obj);
+      return r;
+    });
+    wrap(ctx.store, "update", (orig) => (accountId, id, patch) => {
+      const r = orig(accountId, id, patch);
+      if (r?.ok) remember(id, patch as Obj);
+      return r;
+    });
+    rewriteJson(app, (body) => {
+      for (const agent of agentsIn(body))
+        for (const [p, token] of Object.entries(tokens.get(String(agent.id)) ?? {}))
+          if (isObj(agent.platforms) && isObj(agent.platforms[p])) (agent.platforms[p] as Obj).token = token;
+    });
+  }),
+  "unknown-keys-dropped": fault("record.unknown-keys", "unknown top-level keys in a body are silently dropped", (app) => {
+    rewriteBody(app, ["createAgent", "updateAgent"], (body) => {
+      for (const key of Object.keys(body))
+        if (!BODY_KEYS.has(key) && !(READ_ONLY_FIELDS as readonly string[]).includes(key)) delete body[key];
+    });
+  }),
+  "read-only-fields-ignored": fault(
+    "record.read-only-fields",
+    "id, createdAt, updatedAt in a body are silently dropped",
+    (app) => {
+      rewriteBody(app, ["createAgent", "updateAgent"], (body) => {
+        for (const key of ["id", "createdAt", "updatedAt"]) delete body[key];
+      });
+    },
+  ),
+  "account-id-exposed": fault("record.shape", "agent records carry an extra accountId field", (app) => {
+    rewriteJson(app, (body, req) => {
+      for (const agent of agentsIn(body)) agent.accountId = accountOf(req);
+    });
+  }),
+  "bio-default-null": fault("record.defaults", 'an empty bio reads null instead of the default ""', (app) => {
+    rewriteJson(app, (body) => {
+      for (const agent of agentsIn(body)) if (agent.bio === "") agent.bio = null;
+    });
+  }),
+  "timestamps-without-ms": fault("record.timestamps", "createdAt/updatedAt lose their milliseconds", (app) => {
+    rewriteJson(app, (body) => {
+      for (const agent of agentsIn(body))
+        for (const key of ["createdAt", "updatedAt"]) agent[key] = String(agent[key]).replace(/\.\d{3}Z$/, "Z");
+    });
+  }),
+};

@@ -1,0 +1,146 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import {
+  AGENT_DEFAULTS,
+  type ClauseId,
+  createAgentBodySchema,
+  type EndpointId,
+  updateAgentBodySchema,
+} from "../../contract/index.js";
+import type { ServerContext } from "../context.js";
+
+/**
+ * Injected defects: each breaks one PROFILE clause, so the harness can prove it catches it.
+ * They wrap the server from outside (hooks, wrapped store and limiter methods) and never
+ * appear in its normal code paths.
+ */
+export interface Fault {
+  readonly clause: ClauseId;
+  readonly description: string;
+  install(app: FastifyInstance, ctx: ServerContext): void;
+}
+
+export type Obj = Record<string, unknown>;
+export type Store = ServerContext["store"];
+
+export const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+export const endpointOf = (req: FastifyRequest): EndpointId | undefined => req.routeOptions.config?.endpoint;
+export const accountOf = (req: FastifyRequest): string | undefined => req.principal?.account.id;
+
+/** The request body as JSON, when it is a JSON object (bodies reach routes as raw buffers). */
+export function jsonBody(req: FastifyRequest): Obj | undefined {
+  if (!Buffer.isBuffer(req.body)) return undefined;
+  try {
+    const value: unknown = JSON.parse(req.body.toString("utf8"));
+    return isObj(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export const setJsonBody = (req: FastifyRequest, body: Obj) => {
+  req.body = Buffer.from(JSON.stringify(body));
+};
+
+/** Rewrite a body before its route reads it. */
+export function rewriteBody(
+  app: FastifyInstance,
+  endpoints: readonly EndpointId[],
+  rewrite: (body: Obj, req: FastifyRequest) => void,
+) {
+  app.addHook("preHandler", async (req) => {
+    const endpoint = endpointOf(req);
+    if (!endpoint || !endpoints.includes(endpoint)) return;
+    const body = jsonBody(req);
+    if (!body) return;
+    rewrite(body, req);
+    setJsonBody(req, body);
+  });
+}
+
+/** Rewrite JSON answers on their way out. */
+export function rewriteJson(app: FastifyInstance, rewrite: (body: Obj, req: FastifyRequest, reply: FastifyReply) => void) {
+  app.addHook("onSend", async (req, reply, payload) => {
+    if (typeof payload !== "string" || !String(reply.getHeader("content-type") ?? "").includes("json")) return payload;
+    const body: unknown = JSON.parse(payload);
+    if (!isObj(body)) return payload;
+    rewrite(body, req, reply);
+    return JSON.stringify(body);
+  });
+}
+
+/** Replace an error answer with another one (status and envelope). */
+export function replaceError(reply: FastifyReply, body: Obj, status: number, code: string) {
+  reply.code(status);
+  for (const key of Object.keys(body)) delete body[key];
+  Object.assign(body, { success: false, error: { code, message: "replaced by an injected fault" } });
+}
+
+export const errorCode = (body: Obj) => (isObj(body.error) ? body.error.code : undefined);
+
+/** The agent records in a success answer (one, or a list). */
+export function agentsIn(body: Obj): Obj[] {
+  if (body.success !== true) return [];
+  const data = body.data;
+  const items = Array.isArray(data) ? data : [data];
+  return items.filter((a): a is Obj => isObj(a) && "createdAt" in a && "name" in a);
+}
+
+/**
+ * Rewrite the event-stream frames of each Send Message (streams bypass onSend). `perStream`
+ * makes the rewriter of one response; it returns the frame to write, or null to drop it.
+ */
+export function rewriteStream(app: FastifyInstance, perStream: () => (frame: string) => string | null) {
+  app.addHook("preHandler", async (req, reply) => {
+    if (endpointOf(req) !== "sendMessage") return;
+    const rewrite = perStream();
+    const raw = reply.raw;
+    const write = raw.write.bind(raw) as (chunk: string) => boolean;
+    raw.write = ((chunk: unknown) => {
+      if (typeof chunk !== "string") return write(chunk as string);
+      const out = rewrite(chunk);
+      return out === null ? true : write(out);
+    }) as typeof raw.write;
+  });
+}
+
+/** Wrap one method of an object in place. */
+export function wrap<T extends object, K extends keyof T>(target: T, key: K, make: (orig: T[K]) => T[K]): void {
+  const orig = (target[key] as (...args: unknown[]) => unknown).bind(target) as T[K];
+  target[key] = make(orig);
+}
+
+/** The accounts that have created agents (for defects that reach across accounts). */
+export function trackAccounts(store: Store): Set<string> {
+  const accounts = new Set<string>();
+  wrap(store, "create", (orig) => (accountId, body) => {
+    accounts.add(accountId);
+    return orig(accountId, body);
+  });
+  return accounts;
+}
+
+export const ALL = Number.MAX_SAFE_INTEGER;
+export const BODY_KEYS = new Set([...Object.keys(createAgentBodySchema.shape), ...Object.keys(updateAgentBodySchema.shape)]);
+export const NESTED_KEYS: Record<string, string[]> = {
+  personality: Object.keys(AGENT_DEFAULTS.personality),
+  knowledge: Object.keys(AGENT_DEFAULTS.knowledge),
+  goals: Object.keys(AGENT_DEFAULTS.goals),
+  modelSettings: ["provider", "model", "temperature", "maxTokens"],
+};
+
+export function withoutNulls(value: Obj): Obj {
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([, v]) => v !== null)
+      .map(([k, v]) => [k, isObj(v) ? withoutNulls(v) : v]),
+  );
+}
+
+export const fault = (clause: ClauseId, description: string, install: Fault["install"]): Fault => ({
+  clause,
+  description,
+  install,
+});
+
+/** The faults of one area, by name; `index.ts` merges the areas. */
+export type FaultRecord = Readonly<Record<string, Fault>>;
