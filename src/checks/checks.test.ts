@@ -1,8 +1,8 @@
 import { describe, expect, test } from "vitest";
-import { ENDPOINTS } from "../contract/index.js";
+import { ENDPOINTS, matchEndpoint } from "../contract/index.js";
 import type { CheckContext, ObservedExchange } from "./define.js";
 import { RESPONSE_CHECKS } from "./registry.js";
-import { matchEndpoint, runChecks } from "./run.js";
+import { runChecks } from "./run.js";
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 const KEY = "ak_test_key_0123456789";
@@ -131,9 +131,9 @@ describe("response-level checks", () => {
 
   test("an endpoint is matched by method and exact path; a variant matches none", () => {
     const base = "http://127.0.0.1:8080/v1";
-    expect(matchEndpoint("PATCH", `${base}/agents/agt_1`, base)?.id).toBe("updateAgent");
-    expect(matchEndpoint("POST", `${base}/agents/agt_1/messages?x=1`, base)?.id).toBe("sendMessage");
-    expect(matchEndpoint("POST", `${base}/agents/`, base)).toBeUndefined();
-    expect(matchEndpoint("GET", `${base}/AGENTS`, base)).toBeUndefined();
+    expect(matchEndpoint("PATCH", `${base}/agents/agt_1`, { baseUrl: base })?.spec.id).toBe("updateAgent");
+    expect(matchEndpoint("POST", `${base}/agents/agt_1/messages?x=1`, { baseUrl: base })?.spec.id).toBe("sendMessage");
+    expect(matchEndpoint("POST", `${base}/agents/`, { baseUrl: base })).toBeUndefined();
+    expect(matchEndpoint("GET", `${base}/AGENTS`, { baseUrl: base })).toBeUndefined();
   });
 });

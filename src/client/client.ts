@@ -5,8 +5,8 @@ import type { z } from "zod";
 import {
   type Agent,
   type CreateAgentBody,
+  type DataOf,
   type deleteResultSchema,
-  ENDPOINT_LIST,
   ENDPOINTS,
   type EndpointId,
   type EndpointSpec,
@@ -18,8 +18,10 @@ import {
   JSON_CONTENT_TYPE,
   type MessageBody,
   type MessageReply,
+  matchEndpoint,
   type Pagination,
   type RawListQuery,
+  responseSchemaOf,
   SSE_CONTENT_TYPE,
   type UpdateAgentBody,
 } from "../contract/index.js";
@@ -198,29 +200,29 @@ export class ServiceClient {
   /* ------------------------------------------------------------ typed methods */
 
   createAgent(body: CreateAgentBody, options?: CallOptions): Promise<ApiResult<Agent>> {
-    return this.call("createAgent", { body, ...options }) as Promise<ApiResult<Agent>>;
+    return this.call("createAgent", { body, ...options });
   }
 
   listAgents(query: ListQueryInput = {}, options?: CallOptions): Promise<ListResult> {
-    return this.call("listAgents", { query: query as Query, ...options }) as Promise<ListResult>;
+    return this.call("listAgents", { query, ...options });
   }
 
   getAgent(id: string, options?: CallOptions): Promise<ApiResult<Agent>> {
-    return this.call("getAgent", { agentId: id, ...options }) as Promise<ApiResult<Agent>>;
+    return this.call("getAgent", { agentId: id, ...options });
   }
 
   /** `contentType` may be application/merge-patch+json (PROFILE §5 Update). */
   updateAgent(id: string, patch: UpdateAgentBody, options?: CallOptions & { contentType?: string }): Promise<ApiResult<Agent>> {
-    return this.call("updateAgent", { agentId: id, body: patch, ...options }) as Promise<ApiResult<Agent>>;
+    return this.call("updateAgent", { agentId: id, body: patch, ...options });
   }
 
   deleteAgent(id: string, options?: CallOptions): Promise<ApiResult<DeleteResult>> {
-    return this.call("deleteAgent", { agentId: id, ...options }) as Promise<ApiResult<DeleteResult>>;
+    return this.call("deleteAgent", { agentId: id, ...options });
   }
 
   /** Non-stream Send Message. */
   sendMessage(id: string, body: MessageBody, options?: CallOptions): Promise<ApiResult<MessageReply>> {
-    return this.call("sendMessage", { agentId: id, body, ...options }) as Promise<ApiResult<MessageReply>>;
+    return this.call("sendMessage", { agentId: id, body, ...options });
   }
 
   /** Send Message with `stream: true`, read to the end as server-sent events. */
@@ -239,7 +241,7 @@ export class ServiceClient {
     const { exchange, stream } = outcome;
     if (stream === undefined) {
       // Answered before streaming began: an ordinary JSON answer (PROFILE §5).
-      const result = this.interpret(spec, exchange);
+      const result = this.interpret(spec.id, exchange);
       const parseIssues = [...result.parseIssues];
       if (exchange.response.status < 300)
         parseIssues.push({ path: "", code: "not_event_stream", message: `expected Content-Type ${SSE_CONTENT_TYPE}` });
@@ -290,8 +292,8 @@ export class ServiceClient {
    * Any endpoint of the table, with any body: the typed methods in one, for checks that send
    * what the types would refuse. The answer is still parsed with the endpoint's schemas.
    */
-  async call(
-    endpoint: EndpointId,
+  async call<E extends EndpointId>(
+    endpoint: E,
     input: CallOptions & {
       agentId?: string;
       body?: unknown;
@@ -299,15 +301,15 @@ export class ServiceClient {
       query?: Query;
       contentType?: string | null;
     } = {},
-  ): Promise<ApiResult<unknown> & { pagination?: Pagination }> {
-    const spec = ENDPOINTS[endpoint];
+  ): Promise<ApiResult<DataOf<E>> & { pagination?: Pagination }> {
+    const spec: EndpointSpec = ENDPOINTS[endpoint];
     const exchange = await this.send({
       ...input,
       method: spec.method,
       path: endpointPath(spec, input.agentId),
       endpoint,
     });
-    return this.interpret(spec, exchange);
+    return this.interpret(endpoint, exchange);
   }
 
   /* ---------------------------------------------------------------- raw send */
@@ -514,8 +516,8 @@ export class ServiceClient {
     let endpoint: EndpointId | undefined = options.endpoint;
     let agentId = options.agentId;
     if (endpoint === undefined && relativePath !== undefined) {
-      const matched = matchEndpoint(options.method, relativePath);
-      endpoint = matched?.endpoint;
+      const matched = matchEndpoint(options.method, relativePath, { lenient: true });
+      endpoint = matched?.spec.id;
       agentId = matched?.agentId;
     }
     return {
@@ -527,8 +529,8 @@ export class ServiceClient {
   }
 
   /** PROFILE §11: a deployment may name the identifier field otherwise; the contract's schemas say `id`. */
-  private renameIdField(spec: EndpointSpec, json: unknown): unknown {
-    if (this.idField === "id" || spec.id === "sendMessage" || !isObject(json)) return json;
+  private renameIdField(endpoint: EndpointId, json: unknown): unknown {
+    if (this.idField === "id" || endpoint === "sendMessage" || !isObject(json)) return json;
     const rename = (record: unknown): unknown => {
       if (!isObject(record) || !(this.idField in record) || "id" in record) return record;
       const { [this.idField]: id, ...rest } = record;
@@ -538,21 +540,21 @@ export class ServiceClient {
     return { ...json, data: Array.isArray(data) ? data.map(rename) : rename(data) };
   }
 
-  private interpret(spec: EndpointSpec, exchange: Exchange): ApiResult<unknown> & { pagination?: Pagination } {
+  private interpret<E extends EndpointId>(endpoint: E, exchange: Exchange): ApiResult<DataOf<E>> & { pagination?: Pagination } {
     const status = exchange.response.status;
     const json = exchange.response.json;
-    const body = this.renameIdField(spec, json);
-    const result: ApiResult<unknown> & { pagination?: Pagination } = { exchange, status, body, parseIssues: [] };
+    const body = this.renameIdField(endpoint, json);
+    const result: ApiResult<DataOf<E>> & { pagination?: Pagination } = { exchange, status, body, parseIssues: [] };
     if (json === undefined) {
       result.parseIssues.push(notJson());
       return result;
     }
     if (status >= 200 && status < 300) {
-      const parsed = parseWith(spec.response as z.ZodType<{ data: unknown; pagination?: Pagination }>, body);
+      const parsed = parseWith(responseSchemaOf(endpoint), body);
       result.parseIssues = parsed.issues;
       if (parsed.value !== undefined) {
         result.data = parsed.value.data;
-        if (parsed.value.pagination !== undefined) result.pagination = parsed.value.pagination;
+        if ("pagination" in parsed.value) result.pagination = parsed.value.pagination;
       }
     } else {
       const parsed = parseWith(errorEnvelopeSchema, body);
@@ -579,24 +581,6 @@ export class ServiceClient {
 }
 
 /* ------------------------------------------------------------------ functions */
-
-/** The endpoint a method and path (relative to the base URL) reach, tolerant of §9 variants so pacing stays safe. */
-export function matchEndpoint(method: string, relativePath: string): { endpoint: EndpointId; agentId?: string } | undefined {
-  const path = (relativePath.split("?")[0] ?? "").replace(/\/+$/, "");
-  let decoded = path;
-  try {
-    decoded = decodeURIComponent(path);
-  } catch {
-    // a malformed escape: match the path as sent
-  }
-  for (const spec of ENDPOINT_LIST) {
-    if (spec.method !== method.toUpperCase()) continue;
-    const pattern = new RegExp(`^${spec.path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(":agentId", "([^/]+)")}$`, "i");
-    const match = pattern.exec(decoded);
-    if (match) return match[1] === undefined ? { endpoint: spec.id } : { endpoint: spec.id, agentId: match[1] };
-  }
-  return undefined;
-}
 
 function queryString(query: Query | undefined): string {
   if (query === undefined) return "";

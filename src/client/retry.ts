@@ -1,3 +1,5 @@
+import type { ErrorCode } from "../contract/index.js";
+
 /**
  * Optional retry of 429 and 503 answers: exponential backoff with full jitter, never sooner than
  * the answer's `Retry-After`, bounded in attempts and in total time. Off unless asked for, and a
@@ -15,7 +17,7 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY_TOTAL_MS = 130_000;
 
 /** Codes a retry cannot cure: a spent quota stays spent, an inactive agent stays inactive (PROFILE §5, §7). */
-const FINAL_CODES = new Set(["INSUFFICIENT_QUOTA", "AGENT_UNAVAILABLE"]);
+const FINAL_CODES: ReadonlySet<string> = new Set<ErrorCode>(["INSUFFICIENT_QUOTA", "AGENT_UNAVAILABLE"]);
 
 export interface RetryableAnswer {
   status: number;

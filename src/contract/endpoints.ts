@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { ErrorStatus } from "./errors.js";
-import { RATE_LIMITS, type RateLimitedEndpoint } from "./limits.js";
+import { LIST_LIMITS, RATE_LIMITS, type RateLimitedEndpoint } from "./limits.js";
 import {
   agentEnvelopeSchema,
   createAgentBodySchema,
@@ -20,6 +20,7 @@ export type RateBucketKind =
   | { kind: "keyEndpoint"; endpoint: RateLimitedEndpoint; size: number }
   | { kind: "agentMessages"; size: number };
 
+/** One row of the endpoint table; ENDPOINTS keeps each row's own schema types (see BodyOf, DataOf). */
 export interface EndpointSpec {
   readonly id: EndpointId;
   readonly method: "GET" | "POST" | "PATCH" | "DELETE";
@@ -35,6 +36,8 @@ export interface EndpointSpec {
   /** the error statuses PROFILE allows this endpoint (beyond 401, which every endpoint has) */
   readonly errorStatuses: readonly ErrorStatus[];
   readonly summary: string;
+  /** one request the endpoint accepts, typed by its schemas so it cannot drift from them */
+  readonly example: { readonly body?: unknown; readonly query?: Readonly<Record<string, string>> };
 }
 
 export type EndpointId = "createAgent" | "listAgents" | "getAgent" | "updateAgent" | "deleteAgent" | "sendMessage";
@@ -50,7 +53,7 @@ const COMMON: readonly ErrorStatus[] = [401, 403, 429, 500, 503];
 const BODY: readonly ErrorStatus[] = [400, 413, 415];
 
 /** PROFILE §5 with §6 permissions and §7 buckets: the one endpoint table. */
-export const ENDPOINTS: Readonly<Record<EndpointId, EndpointSpec>> = {
+export const ENDPOINTS = {
   createAgent: {
     id: "createAgent",
     method: "POST",
@@ -62,6 +65,7 @@ export const ENDPOINTS: Readonly<Record<EndpointId, EndpointSpec>> = {
     response: agentEnvelopeSchema,
     errorStatuses: [...COMMON, ...BODY],
     summary: "Create an agent",
+    example: { body: { name: "Example agent" } satisfies z.input<typeof createAgentBodySchema> },
   },
   listAgents: {
     id: "listAgents",
@@ -74,6 +78,7 @@ export const ENDPOINTS: Readonly<Record<EndpointId, EndpointSpec>> = {
     response: listEnvelopeSchema,
     errorStatuses: [...COMMON, 400],
     summary: "List the account's agents",
+    example: { query: { limit: String(LIST_LIMITS.limit.default) } satisfies z.input<typeof listQuerySchema> },
   },
   getAgent: {
     id: "getAgent",
@@ -85,6 +90,7 @@ export const ENDPOINTS: Readonly<Record<EndpointId, EndpointSpec>> = {
     response: agentEnvelopeSchema,
     errorStatuses: [...COMMON, 404],
     summary: "Read one agent",
+    example: {},
   },
   updateAgent: {
     id: "updateAgent",
@@ -97,6 +103,7 @@ export const ENDPOINTS: Readonly<Record<EndpointId, EndpointSpec>> = {
     response: agentEnvelopeSchema,
     errorStatuses: [...COMMON, ...BODY, 404],
     summary: "Update an agent (JSON Merge Patch)",
+    example: { body: { bio: "Updated by the example" } satisfies z.input<typeof updateAgentBodySchema> },
   },
   deleteAgent: {
     id: "deleteAgent",
@@ -108,6 +115,7 @@ export const ENDPOINTS: Readonly<Record<EndpointId, EndpointSpec>> = {
     response: deleteEnvelopeSchema,
     errorStatuses: [...COMMON, 404],
     summary: "Delete an agent and its conversations",
+    example: {},
   },
   sendMessage: {
     id: "sendMessage",
@@ -120,10 +128,31 @@ export const ENDPOINTS: Readonly<Record<EndpointId, EndpointSpec>> = {
     response: messageEnvelopeSchema,
     errorStatuses: [...COMMON, ...BODY, 404],
     summary: "Send a message to an agent (optionally streamed as SSE)",
+    example: { body: { text: "hello" } satisfies z.input<typeof messageBodySchema> },
   },
-};
+} as const satisfies Record<EndpointId, EndpointSpec>;
+
+export type Endpoints = typeof ENDPOINTS;
+type SchemaAt<E extends EndpointId, K extends string> = Endpoints[E] extends { readonly [P in K]: infer S extends z.ZodType }
+  ? S
+  : never;
+/** What a client sends as the body of `E` (`never` when it takes none). */
+export type BodyOf<E extends EndpointId> = z.input<SchemaAt<E, "body">>;
+/** The body of `E` once its schema parsed it: what a route handler works with. */
+export type ParsedBodyOf<E extends EndpointId> = z.output<SchemaAt<E, "body">>;
+export type QueryOf<E extends EndpointId> = z.output<SchemaAt<E, "query">>;
+/** The success envelope of `E`, and its `data`. */
+export type ResponseOf<E extends EndpointId> = z.output<Endpoints[E]["response"]>;
+export type DataOf<E extends EndpointId> = ResponseOf<E>["data"];
 
 export const ENDPOINT_LIST: readonly EndpointSpec[] = Object.values(ENDPOINTS);
+
+/** The table as seen by generic code: indexed with a type parameter `E`, it keeps `E`'s own types. */
+type GenericTable = { readonly [E in EndpointId]: { readonly response: z.ZodType<ResponseOf<E>> } };
+const GENERIC_TABLE: GenericTable = ENDPOINTS;
+
+/** The success envelope schema of `endpoint`, typed for a generic caller (`E extends EndpointId`). */
+export const responseSchemaOf = <E extends EndpointId>(endpoint: E): z.ZodType<ResponseOf<E>> => GENERIC_TABLE[endpoint].response;
 
 /** Content types a body may carry (PROFILE §5 Update also accepts merge-patch). */
 export const JSON_CONTENT_TYPE = "application/json";
@@ -132,6 +161,62 @@ export const MERGE_PATCH_CONTENT_TYPE = "application/merge-patch+json";
 /** Fill `:agentId` in an endpoint path. */
 export function endpointPath(spec: EndpointSpec, agentId?: string): string {
   return agentId === undefined ? spec.path : spec.path.replace(":agentId", encodeURIComponent(agentId));
+}
+
+export interface EndpointMatch {
+  spec: EndpointSpec;
+  /** the `:agentId` segment, percent-decoded */
+  agentId?: string;
+}
+
+const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const PATTERNS = ENDPOINT_LIST.map((spec) => ({
+  spec,
+  exact: new RegExp(`^${escapeRegex(spec.path).replace(":agentId", "([^/]+)")}$`),
+  lenient: new RegExp(`^${escapeRegex(spec.path).replace(":agentId", "([^/]+)")}$`, "i"),
+}));
+
+const decoded = (text: string) => {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text; // a malformed escape: taken as sent
+  }
+};
+
+/**
+ * The endpoint a method and a path relative to the base URL (`/agents/agt_1`, a query allowed)
+ * address. Exact by default, as PROFILE §9 routes: a variant (trailing slash, other case)
+ * matches none. `lenient` takes such variants and percent-encoded paths as the endpoint they
+ * resemble, for pacing that would rather count a request too many than too few.
+ * With `baseUrl`, `path` is an absolute URL under it.
+ */
+export function matchEndpoint(
+  method: string,
+  path: string,
+  options: { lenient?: boolean; baseUrl?: string } = {},
+): EndpointMatch | undefined {
+  let rel = path.split(/[?#]/)[0] ?? "";
+  if (options.baseUrl !== undefined) {
+    const base = new URL(options.baseUrl).pathname.replace(/\/+$/, "");
+    const absolute = new URL(path).pathname;
+    if (!absolute.startsWith(`${base}/`)) return undefined;
+    rel = absolute.slice(base.length);
+  }
+  if (options.lenient) rel = decoded(rel).replace(/\/+$/, "");
+  const upper = method.toUpperCase();
+  for (const { spec, exact, lenient } of PATTERNS) {
+    if (spec.method !== upper) continue;
+    const match = (options.lenient ? lenient : exact).exec(rel);
+    const agentId = match?.[1];
+    if (match) return agentId === undefined ? { spec } : { spec, agentId: options.lenient ? agentId : decoded(agentId) };
+  }
+  return undefined;
+}
+
+/** The endpoints at an exact path, whatever their method: a 405 names their methods in Allow (PROFILE §9). */
+export function endpointsAtPath(relativePath: string): EndpointSpec[] {
+  return PATTERNS.filter((p) => p.exact.test(relativePath)).map((p) => p.spec);
 }
 
 /** PROFILE §1 / §10 headers. */

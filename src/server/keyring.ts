@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { type AccountConfig, type KeysFile, PERMISSIONS, type Permission } from "../contract/index.js";
+import { type AccountConfig, type KeysFile, PERMISSIONS, type Permission, RATE_LIMITS } from "../contract/index.js";
 
 export interface Principal {
   /** SHA-256 of the key, hex: the only form in which the server keeps a key (PROFILE §6) */
@@ -32,7 +32,7 @@ export class KeyRing {
 /** With no keys given, one account with one all-permission key (shown once, like the real service). */
 export function generatedKeys(): KeysFile {
   return {
-    accounts: [{ id: "acct_default", tierLimit: 60, messageQuota: null }],
+    accounts: [{ id: "acct_default", tierLimit: RATE_LIMITS.tiers.standard, messageQuota: null }],
     keys: [{ key: `ak_${randomBytes(24).toString("base64url")}`, account: "acct_default", permissions: [...PERMISSIONS] }],
   };
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { type KeysFile, keysFileSchema } from "../contract/index.js";
+import { type KeysFile, keysFileSchema, MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
 import { buildServer } from "./app.js";
 import { FAULT_NAMES, FAULTS } from "./faults/index.js";
 import { generatedKeys } from "./keyring.js";
@@ -12,8 +12,8 @@ export const SERVE_USAGE = `usage: agent-harness serve [--port N] [--host H] [--
   --host H                     address to bind (default 127.0.0.1)
   --keys FILE                  JSON {"accounts": [...], "keys": [...]}; without it one
                                all-permission key is made and printed once
-  --window-seconds S           rate-limit window W (default 60)
-  --message-timeout-seconds S  Send Message time budget (default 30)
+  --window-seconds S           rate-limit window W (default ${RATE_LIMITS.defaultWindowSeconds})
+  --message-timeout-seconds S  Send Message time budget (default ${MESSAGE_TIMING.defaultBudgetSeconds})
   --fault NAME                 inject a defect (repeatable), one of:
 ${wrapNames(FAULT_NAMES, "                               ", 96)}`;
 
@@ -33,6 +33,10 @@ function wrapNames(names: readonly string[], indent: string, width: number): str
 }
 
 export class UsageError extends Error {}
+
+/** An fs or net failure in one word when it has a code (ENOENT, EADDRINUSE), else its message. */
+const errnoOf = (err: unknown) =>
+  err instanceof Error ? ("code" in err && typeof err.code === "string" ? err.code : err.message) : String(err);
 
 export interface ServeConfig {
   port: number;
@@ -63,37 +67,42 @@ function positive(
 
 /** Parse and validate `serve` arguments; a bad one is a UsageError with a readable message. */
 export function parseServeArgs(argv: string[]): ServeConfig {
-  let values: Record<string, string | string[] | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      options: {
-        port: { type: "string" },
-        host: { type: "string" },
-        keys: { type: "string" },
-        "window-seconds": { type: "string" },
-        "message-timeout-seconds": { type: "string" },
-        fault: { type: "string", multiple: true },
-        help: { type: "boolean" },
-      },
-    }));
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
+  const { values } = (() => {
+    try {
+      return parseArgs({
+        args: argv,
+        strict: true,
+        options: {
+          port: { type: "string" },
+          host: { type: "string" },
+          keys: { type: "string" },
+          "window-seconds": { type: "string" },
+          "message-timeout-seconds": { type: "string" },
+          fault: { type: "string", multiple: true },
+          help: { type: "boolean" },
+        },
+      });
+    } catch (err) {
+      throw new UsageError(err instanceof Error ? err.message : String(err));
+    }
+  })();
   if (values.help) throw new UsageError("");
-  const port = positive("port", values.port as string | undefined, 8080, { integer: true, allowZero: true });
+  const port = positive("port", values.port, 8080, { integer: true, allowZero: true });
   if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
-  const faults = (values.fault as string[] | undefined) ?? [];
+  const faults = values.fault ?? [];
   for (const f of faults) if (!FAULTS[f]) throw new UsageError(`unknown --fault "${f}"; known: ${FAULT_NAMES.join(", ")}`);
-  const keysPath = values.keys as string | undefined;
+  const keysPath = values.keys;
   return {
     port,
-    host: (values.host as string | undefined) ?? "127.0.0.1",
+    host: values.host ?? "127.0.0.1",
     keys: keysPath ? readKeysFile(keysPath) : generatedKeys(),
     generatedKey: !keysPath,
-    windowSeconds: positive("window-seconds", values["window-seconds"] as string | undefined, 60),
-    messageTimeoutSeconds: positive("message-timeout-seconds", values["message-timeout-seconds"] as string | undefined, 30),
+    windowSeconds: positive("window-seconds", values["window-seconds"], RATE_LIMITS.defaultWindowSeconds),
+    messageTimeoutSeconds: positive(
+      "message-timeout-seconds",
+      values["message-timeout-seconds"],
+      MESSAGE_TIMING.defaultBudgetSeconds,
+    ),
     faults,
   };
 }
@@ -103,7 +112,7 @@ export function readKeysFile(path: string): KeysFile {
   try {
     text = readFileSync(path, "utf8");
   } catch (err) {
-    throw new UsageError(`cannot read --keys ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new UsageError(`cannot read --keys ${path}: ${errnoOf(err)}`);
   }
   let json: unknown;
   try {
@@ -134,7 +143,9 @@ export async function runServer(argv: string[], out = process.stdout, err = proc
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (e) {
-    err.write(`agent-harness serve: cannot listen on ${config.host}:${config.port}: ${(e as Error).message}\n`);
+    err.write(
+      `agent-harness serve: cannot listen on ${config.host}:${config.port}: ${e instanceof Error ? e.message : String(e)}\n`,
+    );
     return 2;
   }
   const address = app.server.address();

@@ -7,14 +7,15 @@ import {
   type ErrorDetail,
   type ListQuery,
   type Pagination,
+  type ParsedBodyOf,
   PLATFORM_NEEDS_ENABLED,
   PLATFORMS,
   paginationFor,
 } from "../contract/index.js";
 import type { Clock } from "./clock.js";
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
+/** A body after its schema admitted it, or a stored configuration: plain JSON objects. */
+type JsonObject = Record<string, unknown>;
 
 /** The stored agent: the record plus platform tokens, which no response may show. */
 interface StoredAgent {
@@ -40,10 +41,11 @@ const clone = <T>(v: T): T => structuredClone(v);
  * RFC 7396 over a target, where `null` resets a field to its default when it has one
  * (PROFILE §5 Update) and removes it otherwise.
  */
-export function mergePatch(target: JsonObject, patch: JsonObject, defaults: JsonObject | undefined): JsonObject {
+export function mergePatch(target: JsonObject, patch: Readonly<JsonObject>, defaults: JsonObject | undefined): JsonObject {
   const result: JsonObject = { ...target };
   for (const [key, value] of Object.entries(patch)) {
     const fallback = defaults?.[key];
+    if (value === undefined) continue; // an optional field the body left out
     if (value === null) {
       if (fallback === undefined) delete result[key];
       else result[key] = clone(fallback);
@@ -60,9 +62,10 @@ export function mergePatch(target: JsonObject, patch: JsonObject, defaults: Json
 /** PROFILE §5: a platform needs `enabled` when it first appears. */
 function platformFaults(config: JsonObject): ErrorDetail[] {
   const platforms = isObject(config.platforms) ? config.platforms : {};
-  return PLATFORMS.filter((p) => isObject(platforms[p]) && typeof (platforms[p] as JsonObject).enabled !== "boolean").map(
-    (p) => ({ field: `platforms.${p}.enabled`, issue: PLATFORM_NEEDS_ENABLED }),
-  );
+  return PLATFORMS.filter((p) => {
+    const platform = platforms[p];
+    return isObject(platform) && typeof platform.enabled !== "boolean";
+  }).map((p) => ({ field: `platforms.${p}.enabled`, issue: PLATFORM_NEEDS_ENABLED }));
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -75,7 +78,8 @@ export function agentView(a: StoredAgent): Agent {
     const entry = stored[p];
     if (isObject(entry)) platforms[p] = { enabled: entry.enabled === true, tokenSet: typeof entry.token === "string" };
   }
-  const c = a.config as unknown as Omit<Agent, "id" | "platforms" | "createdAt" | "updatedAt">;
+  // the stored configuration is AGENT_DEFAULTS merged with bodies the endpoint schemas admitted
+  const c = a.config as Omit<Agent, "id" | "platforms" | "createdAt" | "updatedAt">;
   return {
     id: a.id,
     name: c.name,
@@ -89,12 +93,12 @@ export function agentView(a: StoredAgent): Agent {
     status: c.status,
     createdAt: iso(a.createdAtMs),
     updatedAt: iso(a.updatedAtMs),
-  } as Agent;
+  };
 }
 
 export type WriteResult = { ok: true; agent: Agent } | { ok: false; details: ErrorDetail[] };
 
-const DEFAULTS = AGENT_DEFAULTS as unknown as JsonObject;
+const DEFAULTS: JsonObject = AGENT_DEFAULTS;
 
 /** In-memory agents, per account. Another account's agent is simply not found (PROFILE §6). */
 export class AgentStore {
@@ -115,7 +119,7 @@ export class AgentStore {
     return this.accounts.get(accountId)?.get(id);
   }
 
-  create(accountId: string, body: JsonObject): WriteResult {
+  create(accountId: string, body: ParsedBodyOf<"createAgent">): WriteResult {
     const config = mergePatch(DEFAULTS, body, DEFAULTS);
     const details = platformFaults(config);
     if (details.length) return { ok: false, details };
@@ -137,7 +141,7 @@ export class AgentStore {
     return a && agentView(a);
   }
 
-  update(accountId: string, id: string, patch: JsonObject): WriteResult | undefined {
+  update(accountId: string, id: string, patch: ParsedBodyOf<"updateAgent">): WriteResult | undefined {
     const a = this.find(accountId, id);
     if (!a) return undefined;
     const config = mergePatch(a.config, patch, DEFAULTS);
@@ -196,12 +200,12 @@ function compareBy(x: StoredAgent, y: StoredAgent, field: ListQuery["sortBy"]): 
   return compareCodePoints(String(x.config[field]), String(y.config[field]));
 }
 
-function jsonEqual(a: Json, b: Json): boolean {
+function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => jsonEqual(v, b[i] as Json));
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => jsonEqual(v, b[i]));
   if (isObject(a) && isObject(b)) {
     const ka = Object.keys(a);
-    return ka.length === Object.keys(b).length && ka.every((k) => k in b && jsonEqual(a[k] as Json, b[k] as Json));
+    return ka.length === Object.keys(b).length && ka.every((k) => k in b && jsonEqual(a[k], b[k]));
   }
   return false;
 }

@@ -1,6 +1,14 @@
 import { describe } from "vitest";
 import type { ApiResult, AuthMode, Exchange, ServiceClient } from "../../src/client/index.js";
-import { type Agent, ENDPOINT_LIST, type EndpointId, HEADERS, LIST_LIMITS } from "../../src/contract/index.js";
+import {
+  type Agent,
+  ENDPOINT_LIST,
+  ENDPOINTS,
+  type EndpointId,
+  type EndpointSpec,
+  HEADERS,
+  LIST_LIMITS,
+} from "../../src/contract/index.js";
 import { type AgentFactory, check, expect, expectError, expectOk, HarnessError, target } from "../support/harness.js";
 
 /* PROFILE §6 authentication, permissions, isolation and keys. */
@@ -16,12 +24,10 @@ const REFUSED: Array<{ title: string; auth: AuthMode }> = [
   { title: "the valid key without a scheme", auth: { header: target.keys.main } },
 ];
 
-/** A body each endpoint would accept; `agents` names a create. */
-function validBody(endpoint: EndpointId, agents: AgentFactory): unknown {
-  if (endpoint === "createAgent") return { name: agents.name() };
-  if (endpoint === "updateAgent") return { bio: "changed" };
-  if (endpoint === "sendMessage") return { text: "hello" };
-  return undefined;
+/** The contract's example request of each endpoint; a create is named by `agents`, for cleanup. */
+function validRequest(endpoint: EndpointId, agents: AgentFactory): EndpointSpec["example"] {
+  const { example }: EndpointSpec = ENDPOINTS[endpoint];
+  return endpoint === "createAgent" ? { body: { ...ENDPOINTS.createAgent.example.body, name: agents.name() } } : example;
 }
 
 /** Call an endpoint as `client`, on `agentId` when the path has one; a create that succeeded is cleaned up. */
@@ -30,10 +36,11 @@ async function callAs(
   endpoint: EndpointId,
   { agentId, agents, ...options }: { agentId: string; agents: AgentFactory; auth?: AuthMode; pace?: boolean },
 ): Promise<ApiResult<unknown>> {
-  const body = validBody(endpoint, agents);
+  const { body, query } = validRequest(endpoint, agents);
   const res = await client.call(endpoint, {
-    ...(ENDPOINT_LIST.find((e) => e.id === endpoint)!.path.includes(":agentId") ? { agentId } : {}),
+    ...(ENDPOINTS[endpoint].path.includes(":agentId") ? { agentId } : {}),
     ...(body !== undefined ? { body } : {}),
+    ...(query !== undefined ? { query } : {}),
     ...options,
   });
   const created = res.status === 201 ? (res.data as { id?: string } | undefined)?.id : undefined;

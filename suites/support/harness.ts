@@ -1,7 +1,7 @@
 import { appendFileSync } from "node:fs";
 import { test as base, expect, inject, type TestContext } from "vitest";
 import type { Violation } from "../../src/checks/define.js";
-import { formatViolation, matchEndpoint, runChecks } from "../../src/checks/run.js";
+import { formatViolation, runChecks } from "../../src/checks/run.js";
 import { type ApiResult, type Exchange, RateBudget, ServiceClient, type ServiceClientOptions } from "../../src/client/index.js";
 import {
   type Agent,
@@ -9,6 +9,7 @@ import {
   type ClauseId,
   type CreateAgentBody,
   type ErrorCode,
+  matchEndpoint,
   STATUS_OF_CODE,
 } from "../../src/contract/index.js";
 import type { Evidence } from "../../src/report/index.js";
@@ -46,7 +47,7 @@ class ExchangeLog {
 
   record(ex: Exchange, authenticated: boolean): void {
     this.exchanges.push(ex);
-    const endpoint = matchEndpoint(ex.request.method, ex.request.url, target.baseUrl);
+    const endpoint = matchEndpoint(ex.request.method, ex.request.url, { baseUrl: target.baseUrl })?.spec;
     const found = runChecks(ex, {
       endpoint,
       authenticated,

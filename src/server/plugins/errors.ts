@@ -1,16 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { API_PREFIX, ENDPOINT_LIST } from "../../contract/index.js";
+import { API_PREFIX, BODY_LIMIT_BYTES, endpointsAtPath } from "../../contract/index.js";
 import { sendError } from "../http.js";
-
-/** Path patterns of /v1 with the methods each has, for 405 + Allow (PROFILE §9). */
-const ROUTES = (() => {
-  const byPattern = new Map<string, string[]>();
-  for (const ep of ENDPOINT_LIST) byPattern.set(ep.path, [...(byPattern.get(ep.path) ?? []), ep.method]);
-  return [...byPattern].map(([path, methods]) => ({
-    regex: new RegExp(`^${API_PREFIX}${path.replace(":agentId", "[^/]+")}$`),
-    allow: methods.join(", "),
-  }));
-})();
 
 /**
  * PROFILE §1, §3, §9: a path whose percent-encoding does not decode (`/v1/agents/%zz`) would be
@@ -42,16 +32,17 @@ export function installErrors(app: FastifyInstance): void {
 
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split("?")[0] ?? "";
-    const known = ROUTES.find((r) => r.regex.test(path));
-    if (known) {
-      reply.header("allow", known.allow);
+    const known = path.startsWith(`${API_PREFIX}/`) ? endpointsAtPath(path.slice(API_PREFIX.length)) : [];
+    if (known.length) {
+      reply.header("allow", known.map((e) => e.method).join(", "));
       return sendError(reply, "METHOD_NOT_ALLOWED", `${req.method} is not allowed on this path`);
     }
     return sendError(reply, "NOT_FOUND", "No such route");
   });
 
   app.setErrorHandler((err: FastifyError, _req, reply: FastifyReply) => {
-    if (err.statusCode === 413) return sendError(reply, "PAYLOAD_TOO_LARGE", "The body is larger than 65,536 bytes");
+    if (err.statusCode === 413)
+      return sendError(reply, "PAYLOAD_TOO_LARGE", `The body is larger than ${BODY_LIMIT_BYTES.toLocaleString("en-US")} bytes`);
     if (err.statusCode === 415) return sendError(reply, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
     if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500)
       return sendError(reply, "INVALID_REQUEST", "The request could not be read");

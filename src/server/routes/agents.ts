@@ -3,8 +3,6 @@ import { API_PREFIX, detailsFromIssues, ENDPOINTS, type EndpointId, listQuerySch
 import type { ServerContext } from "../context.js";
 import { agentIdParam, parseJsonBody, sendError } from "../http.js";
 
-type Json = Parameters<ServerContext["store"]["create"]>[1];
-
 const route = (id: EndpointId) => ({
   method: ENDPOINTS[id].method,
   url: API_PREFIX + ENDPOINTS[id].path,
@@ -20,9 +18,9 @@ export function agentRoutes(app: FastifyInstance, ctx: ServerContext): void {
   app.route({
     ...route("createAgent"),
     handler: async (req, reply) => {
-      const body = parseJsonBody(req, reply, ENDPOINTS.createAgent.body!);
+      const body = parseJsonBody(req, reply, ENDPOINTS.createAgent.body);
       if (!body.ok) return reply;
-      const created = store.create(req.principal.account.id, body.value as Json);
+      const created = store.create(req.principal.account.id, body.value);
       if (!created.ok) return sendError(reply, "INVALID_REQUEST", "The request has invalid fields", created.details);
       return reply.code(ENDPOINTS.createAgent.successStatus).send({ success: true, data: created.agent });
     },
@@ -53,9 +51,9 @@ export function agentRoutes(app: FastifyInstance, ctx: ServerContext): void {
       const id = agentIdParam(req);
       // existence first: a patch of a missing agent is 404 whatever its body
       if (!store.get(req.principal.account.id, id)) return sendError(reply, "AGENT_NOT_FOUND", notFound);
-      const patch = parseJsonBody(req, reply, ENDPOINTS.updateAgent.body!, { mergePatch: true });
+      const patch = parseJsonBody(req, reply, ENDPOINTS.updateAgent.body, { mergePatch: true });
       if (!patch.ok) return reply;
-      const updated = store.update(req.principal.account.id, id, patch.value as Json);
+      const updated = store.update(req.principal.account.id, id, patch.value);
       if (!updated) return sendError(reply, "AGENT_NOT_FOUND", notFound);
       if (!updated.ok) return sendError(reply, "INVALID_REQUEST", "The request has invalid fields", updated.details);
       return { success: true, data: updated.agent };

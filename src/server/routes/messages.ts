@@ -21,14 +21,9 @@ export function messageRoutes(app: FastifyInstance, ctx: ServerContext): void {
     url: API_PREFIX + spec.path,
     config: { endpoint: spec.id },
     handler: async (req, reply) => {
-      const body = parseJsonBody(req, reply, spec.body!);
+      const body = parseJsonBody(req, reply, spec.body);
       if (!body.ok) return reply;
-      const { text, userId, roomId, stream } = body.value as {
-        text: string;
-        userId?: string;
-        roomId?: string;
-        stream?: boolean;
-      };
+      const { text, userId, roomId, stream } = body.value;
       const accountId = req.principal.account.id;
       const agent = ctx.store.get(accountId, agentIdParam(req));
       if (!agent) return sendError(reply, "AGENT_NOT_FOUND", "No agent with this id in your account");
