@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { performance } from "node:perf_hooks";
 import { Agent as UndiciAgent } from "undici";
 import type { z } from "zod";
 import {
@@ -12,13 +11,11 @@ import {
   type EndpointSpec,
   endpointPath,
   errorEnvelopeSchema,
-  HEADERS,
   HEALTH_PATH,
   healthSchema,
   JSON_CONTENT_TYPE,
   type MessageBody,
   type MessageReply,
-  matchEndpoint,
   type Pagination,
   type RawListQuery,
   responseSchemaOf,
@@ -26,13 +23,22 @@ import {
   type UpdateAgentBody,
 } from "../contract/index.js";
 import { type Clock, systemClock } from "./clock.js";
-import { type Exchange, TransportError } from "./exchange.js";
+import { type Exchange, errorCodeOf } from "./exchange.js";
+import {
+  compose,
+  type Dispatch,
+  type OutgoingRequest,
+  pacing,
+  recording,
+  redaction,
+  retrying,
+  undiciTransport,
+} from "./layers/index.js";
 import { type ParseIssue, parseWith } from "./parse-issues.js";
-import { parseRateHeaders } from "./rate.js";
-import { endpointBucket, type PaceRequest, type PaceTicket, type RateBudget } from "./rate-budget.js";
-import { bodyExcerpt, curlCommand, Redactor } from "./recorder.js";
-import { decideRetry, type RetryPolicy } from "./retry.js";
-import { EventStreamCollector, type SseEvent, type StreamError, summarizeStream } from "./sse.js";
+import type { RateBudget } from "./rate-budget.js";
+import { Redactor } from "./recorder.js";
+import type { RetryPolicy } from "./retry.js";
+import { type SseEvent, type StreamError, summarizeStream } from "./sse.js";
 
 export interface ServiceClientOptions {
   /** ends with /v1 (PROFILE §1) */
@@ -147,7 +153,7 @@ type ListQueryInput = Readonly<Record<string, QueryValue>> | RawListQuery | stri
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 /** Bodies are kept up to this many bytes; the rest is read and dropped. */
-const MAX_BODY_BYTES = 4 * 1024 * 1024;
+const _MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 /**
  * The harness's HTTP client for the Agent Management Service v1. Typed methods derive method,
@@ -163,15 +169,9 @@ export class ServiceClient {
   private readonly apiKey: string;
   private readonly timeoutMs: number;
   private readonly idField: string;
-  private readonly retry: RetryPolicy | false;
-  private readonly budget: RateBudget | undefined;
-  private readonly account: string | undefined;
-  private readonly tierLimit: number | undefined;
-  private readonly clock: Clock;
-  private readonly onExchange: ((exchange: Exchange) => void) | undefined;
-  private readonly random: () => number;
-  private readonly redactor: Redactor;
   private readonly dispatcher: UndiciAgent;
+  /** retry → record → redact → pace → undici (src/client/layers) */
+  private readonly dispatch: Dispatch;
 
   constructor(options: ServiceClientOptions) {
     const base = new URL(options.baseUrl);
@@ -182,15 +182,15 @@ export class ServiceClient {
     this.keyFingerprint = `key:${createHash("sha256").update(options.apiKey).digest("hex").slice(0, 12)}`;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.idField = options.idField ?? "id";
-    this.retry = options.retry ?? false;
-    this.budget = options.pacing || undefined;
-    this.account = options.account;
-    this.tierLimit = options.tierLimit;
-    this.clock = options.clock ?? systemClock;
-    this.onExchange = options.onExchange;
-    this.random = options.random ?? Math.random;
-    this.redactor = new Redactor(options.apiKey, options.secrets);
+    const clock = options.clock ?? systemClock;
     this.dispatcher = new UndiciAgent({ connections: options.connections ?? 16 });
+    const identity = { key: this.keyFingerprint, account: options.account, tierLimit: options.tierLimit };
+    this.dispatch = compose(
+      retrying(options.retry ?? false, clock, options.random),
+      recording(options.onExchange),
+      redaction(new Redactor(options.apiKey, options.secrets)),
+      ...(options.pacing ? [pacing(options.pacing, identity)] : []),
+    )(undiciTransport(this.dispatcher, clock));
   }
 
   async close(): Promise<void> {
@@ -237,7 +237,7 @@ export class ServiceClient {
       agentId: id,
       ...callOptions,
     };
-    const outcome = await this.withRetry(send, (attempt) => this.perform(send, attempt, { onEvent }));
+    const outcome = await this.dispatch(this.outgoing(send, { onEvent }));
     const { exchange, stream } = outcome;
     if (stream === undefined) {
       // Answered before streaming began: an ordinary JSON answer (PROFILE §5).
@@ -316,165 +316,13 @@ export class ServiceClient {
 
   /** Send one request as given (retrying only when a retry policy applies) and record it. */
   async send(options: SendOptions): Promise<Exchange> {
-    const outcome = await this.withRetry(options, (attempt) => this.perform(options, attempt, undefined));
-    return outcome.exchange;
-  }
-
-  private async withRetry<T extends { exchange: Exchange }>(options: SendOptions, attemptOnce: (attempt: number) => Promise<T>) {
-    const policy = options.retry ?? this.retry;
-    const firstAt = this.clock.now();
-    for (let attempt = 1; ; attempt++) {
-      const outcome = await attemptOnce(attempt);
-      if (!policy) return outcome;
-      const { exchange } = outcome;
-      const decision = decideRetry(
-        policy,
-        attempt,
-        {
-          status: exchange.response.status,
-          code: errorCodeOf(exchange.response.json),
-          retryAfterSeconds: exchange.retryAfterSeconds,
-        },
-        this.clock.now() - firstAt,
-        this.random,
-      );
-      if (!decision.retry) return outcome;
-      await this.clock.sleep(decision.delayMs);
-    }
-  }
-
-  private async perform(
-    options: SendOptions,
-    attempt: number,
-    streaming: { onEvent?: ((event: SseEvent) => void) | undefined } | undefined,
-  ): Promise<{ exchange: Exchange; stream?: EventStreamCollector; aborted: boolean; transportError?: string }> {
-    const target = this.target(options);
-    const headers = this.requestHeaders(options, streaming !== undefined);
-    const body = requestBody(options);
-    const url = target.origin + target.path;
-    const curl = curlCommand({ method: options.method, url, headers, body }, this.redactor);
-    const request: Exchange["request"] = {
-      method: options.method,
-      url: this.redactor.text(url),
-      headers: this.redactor.headers(headers),
-      ...(body !== undefined ? { body: bodyExcerpt(body, this.redactor) } : {}),
-      bodyBytes: body?.byteLength ?? 0,
-    };
-
-    const pace = this.paceRequest(options, target.relativePath);
-    const ticket: PaceTicket | undefined =
-      pace && this.budget ? await this.budget.acquire(pace, { wait: options.pace !== false }) : undefined;
-    let settled = false;
-    const settle = (answer: Parameters<RateBudget["settle"]>[1]) => {
-      if (settled || ticket === undefined || this.budget === undefined) return;
-      settled = true;
-      this.budget.settle(ticket, answer);
-    };
-
-    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
-    const timeout = streaming ? undefined : AbortSignal.timeout(timeoutMs);
-    const signals = [timeout, options.signal].filter((s): s is AbortSignal => s !== undefined);
-    const sentAt = this.clock.now();
-    const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
-
-    let response: Awaited<ReturnType<UndiciAgent["request"]>>;
-    try {
-      response = await this.dispatcher.request({
-        origin: target.origin,
-        path: target.path,
-        method: options.method as "GET",
-        headers,
-        body: body === undefined ? null : Buffer.from(body),
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-        signal: signals.length === 0 ? null : signals.length === 1 ? signals[0] : AbortSignal.any(signals),
-      });
-    } catch (error) {
-      settle(undefined);
-      throw this.transportError(error, timeout, options.signal, request, curl);
-    }
-    const receivedAt = this.clock.now();
-    const status = response.statusCode;
-    const rawHeaders = response.headers;
-    const responseHeaders = flattenHeaders(rawHeaders);
-    const rate = parseRateHeaders(rawHeaders);
-    const isStream = streaming !== undefined && mediaType(responseHeaders["content-type"]) === SSE_CONTENT_TYPE;
-
-    let rawText: string;
-    let stream: EventStreamCollector | undefined;
-    let aborted = false;
-    let transportError: string | undefined;
-    if (isStream) {
-      // The server counted the request when it opened the stream; the budget need not wait for the end.
-      settle({ status, rate, receivedAt });
-      // An exception in the caller's onEvent is the caller's, not the transport's: it is rethrown.
-      let callbackError: { error: unknown } | undefined;
-      const onEvent = streaming.onEvent;
-      stream = new EventStreamCollector(
-        elapsed,
-        onEvent &&
-          ((event) => {
-            try {
-              onEvent(event);
-            } catch (error) {
-              callbackError = { error };
-              throw error;
-            }
-          }),
-      );
-      try {
-        for await (const chunk of response.body) stream.feed(chunk as Buffer);
-      } catch (error) {
-        if (callbackError !== undefined) throw callbackError.error;
-        if (options.signal?.aborted) aborted = true;
-        else transportError = this.redactor.text(describe(error));
-      } finally {
-        stream.end();
-      }
-      rawText = stream.raw;
-    } else {
-      try {
-        rawText = await readCapped(response.body);
-      } catch (error) {
-        settle(undefined);
-        throw this.transportError(error, timeout, options.signal, request, curl);
-      }
-    }
-
-    const leaks = [
-      ...(this.redactor.leaks(rawText) ? ["body"] : []),
-      ...Object.entries(responseHeaders)
-        .filter(([, value]) => this.redactor.leaks(value))
-        .map(([name]) => `header:${name}`),
-    ];
-    const bodyText = this.redactor.text(rawText);
-    const json = isStream ? undefined : parseJson(bodyText);
-    settle({ status, code: errorCodeOf(json), rate, receivedAt });
-
-    const exchange: Exchange = {
-      request,
-      response: { status, headers: this.redactor.headers(responseHeaders), bodyText, json },
-      durationMs: elapsed(),
-      sentAt,
-      receivedAt,
-      requestId: responseHeaders[HEADERS.requestId],
-      rate,
-      ...(rate?.retryAfter !== undefined ? { retryAfterSeconds: rate.retryAfter } : {}),
-      curl,
-      attempt,
-      ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
-      ...(options.agentId !== undefined ? { agentId: options.agentId } : {}),
-      leaks,
-    };
-    this.onExchange?.(exchange);
-    return { exchange, ...(stream ? { stream } : {}), aborted, ...(transportError ? { transportError } : {}) };
+    return (await this.dispatch(this.outgoing(options, undefined))).exchange;
   }
 
   /* ---------------------------------------------------------------- helpers */
 
-  /** Where a request goes: the path exactly as given, under the base path or as an absolute URL. */
-  private target(options: SendOptions): { origin: string; path: string; relativePath: string | undefined } {
+  /** The request as the layers see it: the path exactly as given, under the base path or as an absolute URL. */
+  private outgoing(options: SendOptions, stream: OutgoingRequest["stream"]): OutgoingRequest {
     let origin = this.origin;
     let path: string;
     let relativePath: string | undefined;
@@ -488,7 +336,22 @@ export class ServiceClient {
     }
     const query = queryString(options.query);
     if (query !== "") path += (path.includes("?") ? "&" : "?") + query;
-    return { origin, path, relativePath };
+    return {
+      method: options.method,
+      origin,
+      path,
+      relativePath,
+      headers: this.requestHeaders(options, stream !== undefined),
+      body: requestBody(options),
+      endpoint: options.endpoint,
+      agentId: options.agentId,
+      timeoutMs: options.timeoutMs ?? this.timeoutMs,
+      signal: options.signal,
+      stream,
+      pace: options.pace,
+      retry: options.retry,
+      attempt: 1,
+    };
   }
 
   private requestHeaders(options: SendOptions, streaming: boolean): Record<string, string> {
@@ -508,24 +371,6 @@ export class ServiceClient {
       else headers[key] = value;
     }
     return headers;
-  }
-
-  private paceRequest(options: SendOptions, relativePath: string | undefined): PaceRequest | undefined {
-    // PROFILE §6: unauthenticated requests count against no limit.
-    if (this.budget === undefined || options.auth === "none") return undefined;
-    let endpoint: EndpointId | undefined = options.endpoint;
-    let agentId = options.agentId;
-    if (endpoint === undefined && relativePath !== undefined) {
-      const matched = matchEndpoint(options.method, relativePath, { lenient: true });
-      endpoint = matched?.spec.id;
-      agentId = matched?.agentId;
-    }
-    return {
-      key: this.keyFingerprint,
-      account: this.account,
-      tierLimit: this.tierLimit,
-      bucket: endpoint === undefined ? undefined : endpointBucket(ENDPOINTS[endpoint], agentId),
-    };
   }
 
   /** PROFILE §11: a deployment may name the identifier field otherwise; the contract's schemas say `id`. */
@@ -564,20 +409,6 @@ export class ServiceClient {
     }
     return result;
   }
-
-  private transportError(
-    error: unknown,
-    timeout: AbortSignal | undefined,
-    signal: AbortSignal | undefined,
-    request: Exchange["request"],
-    curl: string,
-  ): TransportError {
-    const code = (error as { code?: unknown })?.code;
-    const timedOut = timeout?.aborted === true || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT";
-    const kind = signal?.aborted ? "aborted" : timedOut ? "timeout" : "network";
-    const message = `${request.method} ${request.url}: ${kind === "timeout" ? "no answer in time" : this.redactor.text(describe(error))}`;
-    return new TransportError(kind, message, request, curl);
-  }
 }
 
 /* ------------------------------------------------------------------ functions */
@@ -601,46 +432,8 @@ function requestBody(options: SendOptions): Uint8Array | undefined {
   return undefined;
 }
 
-function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    out[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
-  }
-  return out;
-}
-
-function mediaType(contentType: string | undefined): string | undefined {
-  return contentType?.split(";")[0]?.trim().toLowerCase();
-}
-
-async function readCapped(body: AsyncIterable<unknown>): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const buffer = chunk as Buffer;
-    if (size < MAX_BODY_BYTES) chunks.push(buffer.subarray(0, MAX_BODY_BYTES - size));
-    size += buffer.byteLength; // keep reading past the cap: the body must be consumed
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-function parseJson(text: string): unknown {
-  if (text.trim() === "") return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function errorCodeOf(json: unknown): string | undefined {
-  if (!isObject(json) || !isObject(json.error)) return undefined;
-  return typeof json.error.code === "string" ? json.error.code : undefined;
 }
 
 /** An error envelope that broke its schema still says what code it meant, for the report. */
@@ -653,12 +446,4 @@ function looseError(body: unknown): ApiError | undefined {
 
 function notJson(): ParseIssue {
   return { path: "", code: "invalid_json", message: "the body is not JSON" };
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code;
-    return typeof code === "string" ? `${code}: ${error.message}` : error.message;
-  }
-  return String(error);
 }

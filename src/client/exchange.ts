@@ -62,3 +62,22 @@ export class TransportError extends Error {
     super(message);
   }
 }
+
+/** A body as JSON; undefined when it is empty or not JSON. */
+export function parseJson(text: string): unknown {
+  if (text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** `error.code` of an error envelope, when the body has one. */
+export function errorCodeOf(json: unknown): string | undefined {
+  if (!isObject(json) || !isObject(json.error)) return undefined;
+  return typeof json.error.code === "string" ? json.error.code : undefined;
+}

@@ -18,10 +18,10 @@ export interface BucketRef {
 /** The account-wide bucket every authenticated request counts in (PROFILE §7). */
 export const TIER_BUCKET = "tier";
 
-/** The endpoint's own bucket, as ENDPOINTS names it. */
 /** PROFILE §7: a 429 for a spent quota was counted, unlike RATE_LIMIT_EXCEEDED. */
 const QUOTA_SPENT: ErrorCode = "INSUFFICIENT_QUOTA";
 
+/** The endpoint's own bucket, as ENDPOINTS names it. */
 export function endpointBucket(spec: EndpointSpec, agentId?: string): BucketRef {
   const b = spec.bucket;
   return b.kind === "keyEndpoint"

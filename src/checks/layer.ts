@@ -1,0 +1,32 @@
+import type { Exchange } from "../client/exchange.js";
+import type { Layer } from "../client/layers/dispatch.js";
+import { matchEndpoint } from "../contract/index.js";
+import type { CheckContext, ResponseCheck, Violation } from "./define.js";
+import { RESPONSE_CHECKS } from "./registry.js";
+import { runChecks } from "./run.js";
+
+export interface ResponseCheckOptions {
+  /** the base URL the requests are under, to name the endpoint each one addressed */
+  baseUrl: string;
+  /** everything a check needs besides the endpoint and the arrival time */
+  context: Omit<CheckContext, "endpoint" | "receivedAt">;
+  /** told of every exchange a check found at fault */
+  onViolations: (exchange: Exchange, violations: Violation[]) => void;
+  checks?: readonly ResponseCheck[];
+}
+
+/**
+ * A client layer that runs every applicable response-level check on every exchange that passes
+ * (place it outside the redaction layer, so it sees `leaks`). Used by the load suite to judge
+ * conformance under load with the same checks as the functional suites.
+ */
+export function responseChecks(options: ResponseCheckOptions): Layer {
+  return (next) => async (request) => {
+    const outcome = await next(request);
+    const ex = outcome.exchange;
+    const endpoint = matchEndpoint(ex.request.method, ex.request.url, { baseUrl: options.baseUrl })?.spec;
+    const found = runChecks(ex, { ...options.context, endpoint, receivedAt: ex.receivedAt }, options.checks);
+    if (found.length) options.onViolations(ex, found);
+    return outcome;
+  };
+}
