@@ -57,9 +57,10 @@ export const header = (ex: ObservedExchange, name: string): string | undefined =
 
 export const isStream = (ex: ObservedExchange) => /^text\/event-stream\b/i.test(header(ex, "content-type") ?? "");
 
-export const errorOf = (ex: ObservedExchange): { code?: unknown; message?: unknown; details?: unknown } | undefined => {
-  const json = ex.response.json as { success?: unknown; error?: Record<string, unknown> } | undefined;
-  return json && typeof json === "object" && json.success === false && json.error && typeof json.error === "object"
-    ? json.error
-    : undefined;
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+export const errorOf = (ex: ObservedExchange): Record<string, unknown> | undefined => {
+  const json = ex.response.json;
+  return isRecord(json) && json.success === false && isRecord(json.error) ? json.error : undefined;
 };

@@ -1,5 +1,5 @@
 import { detailsFromIssues, errorEnvelopeSchema, HEALTH_PATH } from "../contract/index.js";
-import { defineCheck, isStream } from "./define.js";
+import { defineCheck, isRecord, isStream } from "./define.js";
 
 /** PROFILE §2: success and error envelopes (the typed client checks each endpoint's data shape). */
 export default defineCheck({
@@ -20,7 +20,7 @@ export default defineCheck({
             received: JSON.stringify(json).slice(0, 200),
           }));
     }
-    const ok = typeof json === "object" && json !== null && (json as { success?: unknown }).success === true && "data" in json;
+    const ok = isRecord(json) && json.success === true && "data" in json;
     return ok ? [] : [{ expected: '{"success": true, "data": …}', received: JSON.stringify(json).slice(0, 200) }];
   },
 });

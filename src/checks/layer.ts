@@ -2,7 +2,6 @@ import type { Exchange } from "../client/exchange.js";
 import type { Layer } from "../client/layers/dispatch.js";
 import { matchEndpoint } from "../contract/index.js";
 import type { CheckContext, ResponseCheck, Violation } from "./define.js";
-import { RESPONSE_CHECKS } from "./registry.js";
 import { runChecks } from "./run.js";
 
 export interface ResponseCheckOptions {

@@ -1,4 +1,4 @@
-import { isConformantPair, STATUS_CODES } from "../contract/index.js";
+import { codesOfStatus, isConformantPair, STATUS_CODES } from "../contract/index.js";
 import { defineCheck, errorOf } from "./define.js";
 
 /** PROFILE §3: each status carries only its own codes; no status outside the table. */
@@ -9,7 +9,7 @@ export default defineCheck({
   run: (ex) => {
     const { status } = ex.response;
     const code = errorOf(ex)?.code;
-    const allowed = (STATUS_CODES as Record<number, readonly string[]>)[status];
+    const allowed = codesOfStatus(status);
     if (!allowed)
       return [{ expected: `a status of the §3 table (${Object.keys(STATUS_CODES).join(", ")})`, received: String(status) }];
     if (typeof code === "string" && !isConformantPair(status, code))

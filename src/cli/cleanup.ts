@@ -23,9 +23,10 @@ function ledgerIds(file: string): string[] {
   const created = new Set<string>();
   for (const line of readFileSync(file, "utf8").split("\n")) {
     if (!line.trim()) continue;
-    const entry = JSON.parse(line) as { created?: string; deleted?: string };
-    if (entry.created) created.add(entry.created);
-    if (entry.deleted) created.delete(entry.deleted);
+    const entry: unknown = JSON.parse(line);
+    if (typeof entry !== "object" || entry === null) continue;
+    if ("created" in entry && typeof entry.created === "string") created.add(entry.created);
+    if ("deleted" in entry && typeof entry.deleted === "string") created.delete(entry.deleted);
   }
   return [...created];
 }
@@ -72,7 +73,7 @@ export async function sweepLedger(target: HarnessTarget, ledgerFile: string): Pr
       ...base,
       status: "error",
       durationMs: Math.round(performance.now() - started),
-      message: `cleanup failed: ${(err as Error).message}`,
+      message: `cleanup failed: ${err instanceof Error ? err.message : String(err)}`,
     };
   } finally {
     await client.close();
@@ -142,7 +143,7 @@ export async function cleanup(argv: string[]): Promise<number> {
     }
     return failed ? 1 : 0;
   } catch (err) {
-    process.stderr.write(`agent-harness cleanup: ${(err as Error).message}\n`);
+    process.stderr.write(`agent-harness cleanup: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;
   } finally {
     await client.close();

@@ -131,7 +131,7 @@ export function readOptions<T extends Record<string, OptionSpec>>(
       },
     }));
   } catch (err) {
-    throw new UsageError((err as Error).message.replace(/\. To specify a positional argument.*$/s, ""));
+    throw new UsageError(String(err instanceof Error ? err.message : err).replace(/\. To specify a positional argument.*$/s, ""));
   }
   if (values.help) throw new UsageError("");
   const out: Partial<Record<keyof T, string | boolean | string[]>> = {};

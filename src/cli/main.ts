@@ -50,7 +50,7 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     // a harness error, not a verdict on the target: say what broke, exit 2 (never 0 or 1)
-    process.stderr.write(`agent-harness: internal error: ${(err as Error).stack ?? String(err)}\n`);
+    process.stderr.write(`agent-harness: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     return 2;
   }
 }

@@ -88,7 +88,9 @@ export async function verify(argv: string[]): Promise<number> {
   try {
     resolved = await resolveTarget(config, run);
   } catch (err) {
-    throw new UsageError(`cannot start the ${config.target} reference target: ${(err as Error).message}`);
+    throw new UsageError(
+      `cannot start the ${config.target} reference target: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   const { target, stop } = resolved;
   const secrets = Object.values(target.keys).filter((k): k is string => !!k);

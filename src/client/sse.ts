@@ -106,15 +106,15 @@ export function summarizeStream(events: readonly SseEvent[]): StreamSummary {
       summary.parseIssues.push({ path: `${prefix}.data`, code: "invalid_json", message: `"${ev.event}" data is not JSON` });
       return;
     }
-    if (!(ev.event in SSE_EVENTS)) {
+    const name = ev.event;
+    if (!isSseEventName(name)) {
       summary.parseIssues.push({ path: `${prefix}.event`, code: "unknown_event", message: `unknown event "${ev.event}"` });
       return;
     }
-    const name = ev.event as SseEventName;
     if (name === "delta") {
       const parsed = parseWith(SSE_EVENTS.delta, ev.data, prefix);
       summary.parseIssues.push(...parsed.issues);
-      const text = (ev.data as { text?: unknown }).text;
+      const text = isObject(ev.data) ? ev.data.text : undefined;
       if (typeof text === "string") summary.text += text;
     } else if (name === "done") {
       const parsed = parseWith(SSE_EVENTS.done, ev.data, prefix);
@@ -124,7 +124,7 @@ export function summarizeStream(events: readonly SseEvent[]): StreamSummary {
       const parsed = parseWith(SSE_EVENTS.error, ev.data, prefix);
       summary.parseIssues.push(...parsed.issues);
       if (summary.error === undefined) {
-        const data = ev.data as { code?: unknown; message?: unknown };
+        const data = isObject(ev.data) ? ev.data : {};
         if (parsed.value !== undefined) summary.error = parsed.value;
         else if (typeof data.code === "string") summary.error = { code: data.code, message: String(data.message ?? "") };
       }
@@ -132,3 +132,7 @@ export function summarizeStream(events: readonly SseEvent[]): StreamSummary {
   });
   return summary;
 }
+
+const isSseEventName = (name: string): name is SseEventName => Object.hasOwn(SSE_EVENTS, name);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);

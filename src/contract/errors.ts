@@ -17,14 +17,14 @@ export const STATUS_CODES = {
 export type ErrorStatus = keyof typeof STATUS_CODES;
 export type ErrorCode = (typeof STATUS_CODES)[ErrorStatus][number];
 
-export const ERROR_CODES = Object.values(STATUS_CODES).flat() as ErrorCode[];
+export const ERROR_CODES: readonly ErrorCode[] = Object.values(STATUS_CODES).flat();
 
 /** The status each code is answered with (each code has exactly one). */
 export const STATUS_OF_CODE = Object.fromEntries(
   Object.entries(STATUS_CODES).flatMap(([status, codes]) => codes.map((code) => [code, Number(status)])),
-) as Record<ErrorCode, ErrorStatus>;
+) as Record<ErrorCode, ErrorStatus>; // cast: Object.fromEntries forgets the keys; every code is a row of STATUS_CODES
 
-export const errorCodeSchema = z.enum(ERROR_CODES as [ErrorCode, ...ErrorCode[]]);
+export const errorCodeSchema = z.enum(ERROR_CODES);
 
 /** PROFILE §2: `details` names the body field (dotted path) or query parameter at fault. */
 export const errorDetailSchema = z.object({ field: z.string(), issue: z.string() });
@@ -45,8 +45,13 @@ export type ErrorEnvelope = z.infer<typeof errorEnvelopeSchema>;
 
 /** Is this status/code pair one PROFILE §3 allows? */
 export function isConformantPair(status: number, code: string): boolean {
-  const codes = (STATUS_CODES as Record<number, readonly string[]>)[status];
-  return codes?.includes(code) ?? false;
+  return codesOfStatus(status)?.some((c) => c === code) ?? false;
+}
+
+/** The codes PROFILE §3 pairs with `status`; undefined for a status outside the table. */
+export function codesOfStatus(status: number): readonly ErrorCode[] | undefined {
+  const table: Readonly<Record<number, readonly ErrorCode[]>> = STATUS_CODES;
+  return table[status];
 }
 
 /**

@@ -1,14 +1,14 @@
 import { z } from "zod";
 import { ENDPOINT_LIST, HEADERS } from "./endpoints.js";
-import { errorEnvelopeSchema, STATUS_CODES } from "./errors.js";
+import { type ErrorStatus, errorEnvelopeSchema, STATUS_CODES } from "./errors.js";
 import { LIST_LIMITS } from "./limits.js";
 import { AGENT_STATUSES, SORT_FIELDS, SORT_ORDERS, SSE_EVENTS } from "./schemas.js";
 
-type Json = Record<string, unknown>;
+type Json = { [key: string]: unknown };
 
 /** JSON Schema (2020-12) of one contract schema, as OpenAPI 3.1 embeds it. */
 export function jsonSchemaOf(schema: z.ZodType, io: "input" | "output" = "output"): Json {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Json;
+  const { $schema: _ignored, ...rest }: Json = z.toJSONSchema(schema, { io, unrepresentable: "any" });
   return rest;
 }
 
@@ -52,9 +52,10 @@ export function openApiDocument(): Json {
         },
       },
     };
-    for (const status of [401, ...ep.errorStatuses]) {
+    const statuses: readonly ErrorStatus[] = [401, ...ep.errorStatuses];
+    for (const status of statuses) {
       responses[status] = {
-        description: `one of ${STATUS_CODES[status as keyof typeof STATUS_CODES].join(", ")}`,
+        description: `one of ${STATUS_CODES[status].join(", ")}`,
         headers: status === 429 ? { ...rateHeaders, [HEADERS.retryAfter]: { schema: { type: "integer" } } } : rateHeaders,
         content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } },
       };

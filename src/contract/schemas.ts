@@ -15,6 +15,10 @@ export const clientStatusSchema = z.enum(["active", "inactive"]);
 export const PLATFORMS = ["discord", "twitter", "telegram"] as const;
 export type Platform = (typeof PLATFORMS)[number];
 
+/** One schema per PROFILE §4 platform (checked against PLATFORMS by `satisfies`). */
+const perPlatform = <S extends z.ZodType>(schema: S) =>
+  ({ discord: schema, twitter: schema, telegram: schema }) satisfies Record<Platform, S>;
+
 export const SORT_FIELDS = ["createdAt", "name", "status"] as const;
 export const SORT_ORDERS = ["asc", "desc"] as const;
 
@@ -65,12 +69,7 @@ export const agentSchema = z
     name: nameSchema,
     bio: bioSchema,
     ...agentConfigShape,
-    platforms: z.strictObject(
-      Object.fromEntries(PLATFORMS.map((p) => [p, platformViewSchema.optional()])) as Record<
-        Platform,
-        z.ZodOptional<typeof platformViewSchema>
-      >,
-    ),
+    platforms: z.strictObject(perPlatform(platformViewSchema.optional())),
     plugins: pluginsSchema,
     status: agentStatusSchema,
     createdAt: timestampSchema,
@@ -79,14 +78,16 @@ export const agentSchema = z
   .meta({ id: "Agent" });
 export type Agent = z.infer<typeof agentSchema>;
 
+const noStrings: readonly string[] = [];
+
 /** PROFILE §4 defaults: the record a create starts from. */
 export const AGENT_DEFAULTS = {
   bio: "",
-  personality: { traits: [] as string[] },
-  knowledge: { expertise: [] as string[], knowledgeBases: [] as string[] },
-  goals: { objectives: [] as string[], motivations: [] as string[] },
+  personality: { traits: noStrings },
+  knowledge: { expertise: noStrings, knowledgeBases: noStrings },
+  goals: { objectives: noStrings, motivations: noStrings },
   platforms: {},
-  plugins: [] as string[],
+  plugins: noStrings,
   modelSettings: { provider: "mock", model: "mock-1" },
   status: "active",
 } as const;
@@ -106,14 +107,7 @@ export const createAgentBodySchema = z
     personality: agentConfigShape.personality.partial().optional(),
     knowledge: agentConfigShape.knowledge.partial().optional(),
     goals: agentConfigShape.goals.partial().optional(),
-    platforms: z
-      .strictObject(
-        Object.fromEntries(PLATFORMS.map((p) => [p, platformInputSchema.optional()])) as Record<
-          Platform,
-          z.ZodOptional<typeof platformInputSchema>
-        >,
-      )
-      .optional(),
+    platforms: z.strictObject(perPlatform(platformInputSchema.optional())).optional(),
     plugins: pluginsSchema.optional(),
     modelSettings: agentConfigShape.modelSettings.partial().optional(),
     status: clientStatusSchema.optional(),
@@ -151,15 +145,7 @@ export const updateAgentBodySchema = z
       .strictObject({ objectives: nullableListPatch(list(F.objective)), motivations: nullableListPatch(list(F.motivation)) })
       .nullable()
       .optional(),
-    platforms: z
-      .strictObject(
-        Object.fromEntries(PLATFORMS.map((p) => [p, platformPatchSchema.nullable().optional()])) as Record<
-          Platform,
-          z.ZodOptional<z.ZodNullable<typeof platformPatchSchema>>
-        >,
-      )
-      .nullable()
-      .optional(),
+    platforms: z.strictObject(perPlatform(platformPatchSchema.nullable().optional())).nullable().optional(),
     plugins: pluginsSchema.nullable().optional(),
     modelSettings: z
       .strictObject({

@@ -7,16 +7,16 @@ export interface Clock {
   setTimer(ms: number, fn: () => void): TimerHandle;
   clearTimer(handle: TimerHandle): void;
 }
-export type TimerHandle = { readonly id: number };
+/** Opaque to callers: each clock keeps what it needs in it. */
+export type TimerHandle = { readonly id: number; readonly timeout?: NodeJS.Timeout };
 
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimer(ms, fn) {
-    const t = setTimeout(fn, ms);
-    return { id: 0, t } as TimerHandle;
+    return { id: 0, timeout: setTimeout(fn, ms) };
   },
   clearTimer(handle) {
-    clearTimeout((handle as unknown as { t: NodeJS.Timeout }).t);
+    clearTimeout(handle.timeout);
   },
 };
 

@@ -59,5 +59,8 @@ export function parseJsonBody<S extends z.ZodType>(
 
 /** `:agentId` as routed (already percent-decoded by the router). */
 export function agentIdParam(req: FastifyRequest): string {
-  return (req.params as { agentId?: string }).agentId ?? "";
+  const params = req.params;
+  return typeof params === "object" && params !== null && "agentId" in params && typeof params.agentId === "string"
+    ? params.agentId
+    : "";
 }

@@ -13,6 +13,12 @@ export interface FaultSeam {
   rateBuckets(buckets: readonly RateBucket[], principal: Principal, req: FastifyRequest): readonly RateBucket[];
   /** the length of one message exchange's time budget (PROFILE §5), in milliseconds */
   messageBudgetMs(configuredMs: number): number;
+  /** the rewriter of one event stream's frames (PROFILE §5): the frame to write, or null to drop it */
+  streamFrames(): (frame: string) => string | null;
 }
 
-export const cleanSeam = (): FaultSeam => ({ rateBuckets: (buckets) => buckets, messageBudgetMs: (ms) => ms });
+export const cleanSeam = (): FaultSeam => ({
+  rateBuckets: (buckets) => buckets,
+  messageBudgetMs: (ms) => ms,
+  streamFrames: () => (frame) => frame,
+});

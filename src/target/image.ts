@@ -159,8 +159,8 @@ async function imageLabels(image: string): Promise<{ id: string; labels: Record<
     const [id, labels] = stdout
       .trim()
       .split(" ", 2)
-      .map((part) => JSON.parse(part) as unknown);
-    return { id: String(id), labels: (labels ?? {}) as Record<string, string> };
+      .map((part): unknown => JSON.parse(part));
+    return { id: String(id), labels: stringRecord(labels) };
   } catch (error) {
     if (error instanceof CommandError && /no such image/i.test(error.stderr)) return undefined;
     throw error;
@@ -194,8 +194,9 @@ async function run(file: string, args: string[], options: { cwd?: string } = {})
   try {
     return await execFileAsync(file, args, { ...options, maxBuffer: 64 * 1024 * 1024 });
   } catch (error) {
-    const failed = error as { stdout?: string; stderr?: string; message?: string };
-    throw new CommandError([file, ...args].join(" "), failed.stdout ?? "", failed.stderr || failed.message || "", {
+    const field = (name: string) =>
+      typeof error === "object" && error !== null && name in error ? String(Reflect.get(error, name) ?? "") : "";
+    throw new CommandError([file, ...args].join(" "), field("stdout"), field("stderr") || field("message"), {
       cause: error,
     });
   }
@@ -205,4 +206,10 @@ async function run(file: string, args: string[], options: { cwd?: string } = {})
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const image = await ensureReferenceImage();
   console.log(JSON.stringify(image));
+}
+
+/** Docker's labels: a JSON object of strings, or null when the image has none. */
+function stringRecord(value: unknown): Record<string, string> {
+  if (typeof value !== "object" || value === null) return {};
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, String(v)]));
 }

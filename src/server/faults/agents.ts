@@ -20,7 +20,6 @@ import {
   replaceError,
   rewriteBody,
   rewriteJson,
-  type Store,
   trackAccounts,
   withoutNulls,
   wrap,
@@ -61,7 +60,7 @@ export const AGENTS_FAULTS: FaultRecord = {
   /* §5 list */
   "limit-clamped": fault("list.invalid-params", "limit above 100 is clamped to 100 instead of rejected", (app) => {
     app.addHook("preHandler", async (req) => {
-      const q = req.query as Obj;
+      const q = isObj(req.query) ? req.query : {};
       if (endpointOf(req) === "listAgents" && typeof q.limit === "string" && /^\d+$/.test(q.limit) && Number(q.limit) > 100)
         q.limit = "100";
     });
@@ -123,11 +122,15 @@ export const AGENTS_FAULTS: FaultRecord = {
         const value = replaced[key];
         if (isObj(value)) replaced[key] = { ...Object.fromEntries(subKeys.map((k) => [k, null])), ...value };
       }
-      return orig(accountId, id, replaced as typeof patch);
+      return orig(accountId, id, updateAgentBodySchema.parse(replaced));
     });
   }),
   "null-ignored": fault("update.merge-patch", "null in a patch is ignored instead of resetting the field", (_app, ctx) => {
-    wrap(ctx.store, "update", (orig) => (accountId, id, patch) => orig(accountId, id, withoutNulls(patch) as typeof patch));
+    wrap(
+      ctx.store,
+      "update",
+      (orig) => (accountId, id, patch) => orig(accountId, id, updateAgentBodySchema.parse(withoutNulls(patch))),
+    );
   }),
   "null-name-accepted": fault("update.null-required", "name: null in a patch is accepted as a no-op", (app) => {
     rewriteBody(app, ["updateAgent"], (body) => {
@@ -165,8 +168,7 @@ export const AGENTS_FAULTS: FaultRecord = {
         );
         const valid = Object.fromEntries(Object.entries(body).filter(([k]) => !bad.has(k)));
         const partial = updateAgentBodySchema.safeParse(valid);
-        if (partial.success && Object.keys(valid).length)
-          ctx.store.update(account, agentIdParam(req), partial.data as Parameters<Store["update"]>[2]);
+        if (partial.success && Object.keys(valid).length) ctx.store.update(account, agentIdParam(req), partial.data);
       });
     },
   ),

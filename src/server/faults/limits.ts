@@ -1,6 +1,6 @@
 import { HEADERS } from "../../contract/index.js";
 import { agentIdParam } from "../http.js";
-import { accountOf, endpointOf, type FaultRecord, fault, replaceError, rewriteJson, wrap } from "./tools.js";
+import { accountOf, endpointOf, type FaultRecord, fault, replaceError, rewriteBuckets, rewriteJson, wrap } from "./tools.js";
 
 /** Injected faults of PROFILE §7 limits. */
 export const LIMITS_FAULTS: FaultRecord = {
@@ -33,16 +33,19 @@ export const LIMITS_FAULTS: FaultRecord = {
     });
   }),
   "create-bucket-of-11": fault("limits.endpoint-bucket", "the Create bucket admits 11 per window", (_app, ctx) => {
-    ctx.seam.rateBuckets = (buckets, _principal, req) =>
-      buckets.map((b) => (b.scope === "keyEndpoint" && endpointOf(req) === "createAgent" ? { ...b, size: b.size + 1 } : b));
+    rewriteBuckets(ctx, (buckets, _principal, req) =>
+      buckets.map((b) => (b.scope === "keyEndpoint" && endpointOf(req) === "createAgent" ? { ...b, size: b.size + 1 } : b)),
+    );
   }),
   "agent-bucket-per-key": fault("limits.agent-bucket", "the per-agent message bucket is kept per key", (_app, ctx) => {
-    ctx.seam.rateBuckets = (buckets, principal) =>
-      buckets.map((b) => (b.scope === "agentMessages" ? { ...b, key: `${b.key}:${principal.keyHash}` } : b));
+    rewriteBuckets(ctx, (buckets, principal) =>
+      buckets.map((b) => (b.scope === "agentMessages" ? { ...b, key: `${b.key}:${principal.keyHash}` } : b)),
+    );
   }),
   "tier-per-endpoint": fault("limits.tier", "the tier bucket is counted per endpoint instead of across them", (_app, ctx) => {
-    ctx.seam.rateBuckets = (buckets, _principal, req) =>
-      buckets.map((b) => (b.scope === "tier" ? { ...b, key: `${b.key}:${endpointOf(req)}` } : b));
+    rewriteBuckets(ctx, (buckets, _principal, req) =>
+      buckets.map((b) => (b.scope === "tier" ? { ...b, key: `${b.key}:${endpointOf(req)}` } : b)),
+    );
   }),
   "rate-limited-counted": fault("limits.429-not-counted", "a 429 is counted in the buckets that were not empty", (_app, ctx) => {
     wrap(ctx.limiter, "admit", (orig) => (buckets) => {

@@ -6,7 +6,7 @@ import {
   fault,
   isObj,
   jsonBody,
-  type Obj,
+  parseObj,
   rewriteBody,
   rewriteJson,
   rewriteStream,
@@ -53,11 +53,11 @@ export const MESSAGES_FAULTS: FaultRecord = {
       return payload;
     });
   }),
-  "done-text-mismatch": fault("message.stream", "the done event's text drops the last character of the deltas", (app) => {
-    rewriteStream(app, () => (frame) => {
+  "done-text-mismatch": fault("message.stream", "the done event's text drops the last character of the deltas", (_app, ctx) => {
+    rewriteStream(ctx, () => (frame) => {
       const prefix = "event: done\ndata: ";
       if (!frame.startsWith(prefix)) return frame;
-      const done = JSON.parse(frame.slice(prefix.length)) as Obj;
+      const done = parseObj(frame.slice(prefix.length));
       done.text = String(done.text).slice(0, -1);
       return `${prefix}${JSON.stringify(done)}\n\n`;
     });
@@ -65,12 +65,12 @@ export const MESSAGES_FAULTS: FaultRecord = {
   "stream-error-dropped": fault(
     "message.stream-error",
     "a failure after the stream opened just closes it, no error event",
-    (app) => {
-      rewriteStream(app, () => (frame) => (frame.startsWith("event: error") ? null : frame));
+    (_app, ctx) => {
+      rewriteStream(ctx, () => (frame) => (frame.startsWith("event: error") ? null : frame));
     },
   ),
-  "no-heartbeat": fault("message.heartbeat", "a silent stream carries no comment lines", (app) => {
-    rewriteStream(app, () => (frame) => (frame.startsWith(":") ? null : frame));
+  "no-heartbeat": fault("message.heartbeat", "a silent stream carries no comment lines", (_app, ctx) => {
+    rewriteStream(ctx, () => (frame) => (frame.startsWith(":") ? null : frame));
   }),
   "budget-tripled": fault("message.budget", "the time budget is not enforced until three times its length", (_app, ctx) => {
     ctx.seam.messageBudgetMs = (ms) => ms * 3;

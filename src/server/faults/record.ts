@@ -15,6 +15,8 @@ import {
   wrap,
 } from "./tools.js";
 
+const READ_ONLY: ReadonlySet<string> = new Set(READ_ONLY_FIELDS);
+
 /** Injected faults of PROFILE §4 the record. */
 export const RECORD_FAULTS: FaultRecord = {
   /* §4 the record */
@@ -31,7 +33,7 @@ export const RECORD_FAULTS: FaultRecord = {
   }),
   "token-echoed": fault("record.token-write-only", "agent records show the platform tokens", (app, ctx) => {
     const tokens = new Map<string, Obj>();
-    const remember = (id: string, body: Obj) => {
+    const remember = (id: string, body: { platforms?: unknown }) => {
       if (!isObj(body.platforms)) return;
       const kept = tokens.get(id) ?? {};
       for (const [p, v] of Object.entries(body.platforms)) if (isObj(v) && typeof v.token === "string") kept[p] = v.token;
@@ -39,24 +41,26 @@ export const RECORD_FAULTS: FaultRecord = {
     };
     wrap(ctx.store, "create", (orig) => (accountId, body) => {
       const r = orig(accountId, body);
-      if (r.ok) remember(r.agent.id, body as Obj);
+      if (r.ok) remember(r.agent.id, body);
       return r;
     });
     wrap(ctx.store, "update", (orig) => (accountId, id, patch) => {
       const r = orig(accountId, id, patch);
-      if (r?.ok) remember(id, patch as Obj);
+      if (r?.ok) remember(id, patch);
       return r;
     });
     rewriteJson(app, (body) => {
       for (const agent of agentsIn(body))
         for (const [p, token] of Object.entries(tokens.get(String(agent.id)) ?? {}))
-          if (isObj(agent.platforms) && isObj(agent.platforms[p])) (agent.platforms[p] as Obj).token = token;
+          if (isObj(agent.platforms)) {
+            const platform = agent.platforms[p];
+            if (isObj(platform)) platform.token = token;
+          }
     });
   }),
   "unknown-keys-dropped": fault("record.unknown-keys", "unknown top-level keys in a body are silently dropped", (app) => {
     rewriteBody(app, ["createAgent", "updateAgent"], (body) => {
-      for (const key of Object.keys(body))
-        if (!BODY_KEYS.has(key) && !(READ_ONLY_FIELDS as readonly string[]).includes(key)) delete body[key];
+      for (const key of Object.keys(body)) if (!BODY_KEYS.has(key) && !READ_ONLY.has(key)) delete body[key];
     });
   }),
   "read-only-fields-ignored": fault(

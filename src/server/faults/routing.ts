@@ -1,18 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createAgentBodySchema, HEADERS } from "../../contract/index.js";
 import { agentIdParam, parseJsonBody, sendError } from "../http.js";
-import {
-  endpointOf,
-  type FaultRecord,
-  fault,
-  isObj,
-  type Obj,
-  replaceError,
-  rewriteJson,
-  rewriteStream,
-  type Store,
-  wrap,
-} from "./tools.js";
+import { endpointOf, type FaultRecord, fault, isObj, parseObj, replaceError, rewriteJson, rewriteStream, wrap } from "./tools.js";
 
 /** Injected faults of PROFILE §8 status, §9 routing, §10 reference-compatible. */
 export const ROUTING_FAULTS: FaultRecord = {
@@ -46,14 +35,15 @@ export const ROUTING_FAULTS: FaultRecord = {
   }),
   "empty-id-500": fault("routing.empty-id", "/agents/ with an empty id crashes (500)", (app) => {
     app.addHook("preHandler", async (req) => {
-      if (endpointOf(req) && "agentId" in (req.params as Obj) && agentIdParam(req) === "") throw new Error("empty agent id");
+      if (endpointOf(req) && isObj(req.params) && "agentId" in req.params && agentIdParam(req) === "")
+        throw new Error("empty agent id");
     });
   }),
   "trailing-slash-bypass": fault("routing.variants", "POST /agents/ creates agents outside the Create bucket", (app, ctx) => {
     app.post("/v1/agents/", { config: {} }, async (req, reply) => {
       const body = parseJsonBody(req, reply, createAgentBodySchema);
       if (!body.ok) return reply;
-      const created = ctx.store.create(req.principal.account.id, body.value as Parameters<Store["create"]>[1]);
+      const created = ctx.store.create(req.principal.account.id, body.value);
       if (!created.ok) return sendError(reply, "INVALID_REQUEST", "The request has invalid fields", created.details);
       return reply.code(201).send({ success: true, data: created.agent });
     });
@@ -66,13 +56,13 @@ export const ROUTING_FAULTS: FaultRecord = {
         body.data.text = `${body.data.text} (${randomBytes(3).toString("hex")})`;
     });
   }),
-  "mock-slow-single-delta": fault("reference.mock-models", "a streamed reply comes as one delta", (app) => {
-    rewriteStream(app, () => {
+  "mock-slow-single-delta": fault("reference.mock-models", "a streamed reply comes as one delta", (_app, ctx) => {
+    rewriteStream(ctx, () => {
       let joined = "";
       return (frame) => {
         const prefix = "event: delta\ndata: ";
         if (frame.startsWith(prefix)) {
-          joined += String((JSON.parse(frame.slice(prefix.length)) as Obj).text);
+          joined += String(parseObj(frame.slice(prefix.length)).text);
           return null;
         }
         return frame.startsWith("event: done") ? `${prefix}${JSON.stringify({ text: joined })}\n\n${frame}` : frame;

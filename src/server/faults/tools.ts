@@ -7,6 +7,7 @@ import {
   updateAgentBodySchema,
 } from "../../contract/index.js";
 import type { ServerContext } from "../context.js";
+import type { FaultSeam } from "../seam.js";
 
 /**
  * Injected defects: each breaks one PROFILE clause, so the harness can prove it catches it.
@@ -35,6 +36,12 @@ export function jsonBody(req: FastifyRequest): Obj | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** JSON text as an object; {} when it is not one. */
+export function parseObj(text: string): Obj {
+  const value: unknown = JSON.parse(text);
+  return isObj(value) ? value : {};
 }
 
 export const setJsonBody = (req: FastifyRequest, body: Obj) => {
@@ -89,22 +96,27 @@ export function agentsIn(body: Obj): Obj[] {
  * Rewrite the event-stream frames of each Send Message (streams bypass onSend). `perStream`
  * makes the rewriter of one response; it returns the frame to write, or null to drop it.
  */
-export function rewriteStream(app: FastifyInstance, perStream: () => (frame: string) => string | null) {
-  app.addHook("preHandler", async (req, reply) => {
-    if (endpointOf(req) !== "sendMessage") return;
+export function rewriteStream(ctx: ServerContext, perStream: () => (frame: string) => string | null) {
+  const before = ctx.seam.streamFrames;
+  ctx.seam.streamFrames = () => {
+    const earlier = before();
     const rewrite = perStream();
-    const raw = reply.raw;
-    const write = raw.write.bind(raw) as (chunk: string) => boolean;
-    raw.write = ((chunk: unknown) => {
-      if (typeof chunk !== "string") return write(chunk as string);
-      const out = rewrite(chunk);
-      return out === null ? true : write(out);
-    }) as typeof raw.write;
-  });
+    return (frame) => {
+      const out = earlier(frame);
+      return out === null ? null : rewrite(out);
+    };
+  };
+}
+
+/** Change the rate buckets of each request, after any fault installed earlier did. */
+export function rewriteBuckets(ctx: ServerContext, rewrite: FaultSeam["rateBuckets"]) {
+  const before = ctx.seam.rateBuckets;
+  ctx.seam.rateBuckets = (buckets, principal, req) => rewrite(before(buckets, principal, req), principal, req);
 }
 
 /** Wrap one method of an object in place. */
 export function wrap<T extends object, K extends keyof T>(target: T, key: K, make: (orig: T[K]) => T[K]): void {
+  // cast: every caller names a method of `target`; bound, so the original keeps its `this`
   const orig = (target[key] as (...args: unknown[]) => unknown).bind(target) as T[K];
   target[key] = make(orig);
 }

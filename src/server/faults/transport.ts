@@ -1,18 +1,7 @@
 import { HEADERS } from "../../contract/index.js";
 import { agentIdParam } from "../http.js";
 import { newId } from "../store.js";
-import {
-  accountOf,
-  endpointOf,
-  errorCode,
-  type FaultRecord,
-  fault,
-  isObj,
-  type Obj,
-  replaceError,
-  rewriteJson,
-  wrap,
-} from "./tools.js";
+import { accountOf, endpointOf, errorCode, type FaultRecord, fault, isObj, replaceError, rewriteJson, wrap } from "./tools.js";
 
 /** Injected faults of PROFILE §1 transport, §2 envelopes, §3 status ↔ code. */
 export const TRANSPORT_FAULTS: FaultRecord = {
@@ -54,9 +43,7 @@ export const TRANSPORT_FAULTS: FaultRecord = {
   "error-details-object": fault("envelope.error", "error details are an object keyed by field, not an array", (app) => {
     rewriteJson(app, (body) => {
       if (isObj(body.error) && Array.isArray(body.error.details))
-        body.error.details = Object.fromEntries(
-          (body.error.details as { field: string; issue: string }[]).map((d) => [d.field, d.issue]),
-        );
+        body.error.details = Object.fromEntries(body.error.details.map((d) => (isObj(d) ? [d.field, d.issue] : [d, d])));
     });
   }),
 
@@ -70,10 +57,11 @@ export const TRANSPORT_FAULTS: FaultRecord = {
   "malformed-query-500": fault("status.no-5xx-on-input", "a non-numeric page or limit crashes the list (500)", (app) => {
     app.addHook("preHandler", async (req) => {
       if (endpointOf(req) !== "listAgents") return;
-      const q = req.query as Obj;
-      for (const name of ["page", "limit"])
-        if (typeof q[name] === "string" && Number.isNaN(Number.parseInt(q[name] as string, 10)))
-          throw new TypeError(`cannot read ${name}`);
+      const q = isObj(req.query) ? req.query : {};
+      for (const name of ["page", "limit"]) {
+        const value = q[name];
+        if (typeof value === "string" && Number.isNaN(Number.parseInt(value, 10))) throw new TypeError(`cannot read ${name}`);
+      }
     });
   }),
   "lookup-before-rate-limit": fault(

@@ -140,15 +140,15 @@ async function takeTurn(conversation: Conversation, signal: AbortSignal): Promis
 function openStream(reply: FastifyReply, ctx: ServerContext) {
   reply.hijack();
   const raw = reply.raw;
-  raw.writeHead(200, {
-    ...(reply.getHeaders() as Record<string, string>),
-    "content-type": `${SSE_CONTENT_TYPE}; charset=utf-8`,
-    "cache-control": "no-cache",
-  });
+  // the headers the hooks set so far (request id, rate limits) go out with the stream's
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) raw.setHeader(name, value);
+  raw.writeHead(200, { "content-type": `${SSE_CONTENT_TYPE}; charset=utf-8`, "cache-control": "no-cache" });
   let heartbeat: TimerHandle | undefined;
+  const frame = ctx.seam.streamFrames();
   const write = (text: string) => {
     if (raw.writableEnded || raw.destroyed) return;
-    raw.write(text);
+    const out = frame(text);
+    if (out !== null) raw.write(out);
     if (heartbeat) ctx.clock.clearTimer(heartbeat);
     heartbeat = ctx.clock.setTimer(ctx.options.heartbeatMs, () => write(": heartbeat\n\n"));
   };
