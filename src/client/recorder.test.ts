@@ -18,7 +18,7 @@ function shellWords(command: string): string[] {
 describe("Redactor", () => {
   test.for([
     ["Bearer abc", "Bearer ***"],
-    ["bearer  abc", "bearer ***"],
+    ["bearer  abc", "bearer  ***"],
     ["Bearer", "Bearer"],
     ["Bearer ", "Bearer "],
     ["", ""],

@@ -3,8 +3,10 @@
  * log line — the harness holds itself to the same rule, so every string it records passes here.
  */
 
+import { MASK, redactAuthorizationValue, redactSecrets } from "./redact.js";
+
 /** What a redacted secret reads as. */
-export const REDACTED = "***";
+export const REDACTED = MASK;
 /** The shell variable a curl line reads the key from. */
 export const CURL_KEY_VARIABLE = "AGENT_API_KEY";
 /**
@@ -31,11 +33,9 @@ export class Redactor {
       .sort((a, b) => b.length - a.length);
   }
 
-  /** Every secret in `text` replaced by ***. */
+  /** Every secret in `text` (also percent-encoded) and every Authorization credential in it replaced by ***. */
   text(text: string): string {
-    let out = text;
-    for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-    return out;
+    return redactSecrets(text, this.secrets);
   }
 
   /** Does `text` hold a secret? (a response echoing a key breaks PROFILE §6) */
@@ -43,12 +43,9 @@ export class Redactor {
     return this.secrets.some((s) => text.includes(s));
   }
 
-  /** An Authorization value with its credential hidden: `Bearer abc` → `Bearer ***`. */
+  /** An Authorization value with its credential hidden: `Bearer abc` → `Bearer ***` (the scheme stays as sent). */
   authorization(value: string): string {
-    const match = /^(\S+)(\s+)(.*)$/s.exec(value);
-    if (match) return match[3] === "" ? value : `${match[1]} ${REDACTED}`;
-    // One token: a bare scheme stays, anything else may be a key.
-    return value === "" || /^(bearer|basic|token|digest)$/i.test(value) ? value : REDACTED;
+    return redactAuthorizationValue(value);
   }
 
   headers(headers: Readonly<Record<string, string>>): Record<string, string> {
