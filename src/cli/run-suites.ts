@@ -12,16 +12,6 @@ export const SUITE_GLOBS: Record<SuiteName, string[]> = {
   functional: ["suites/functional/**/*.test.ts"],
 };
 
-/** Where the meta of a check lives: the clause ids it cites and the evidence of a failure. */
-declare module "@vitest/runner" {
-  interface TaskMeta {
-    clauseIds?: string[];
-    evidence?: import("../report/index.js").Evidence[];
-    /** the failure is the harness's (bad config, unreachable target), not the target's */
-    harnessError?: boolean;
-  }
-}
-
 function toCheck(test: TestCase, suite: string): CheckResult {
   const meta = test.meta();
   const result = test.result();

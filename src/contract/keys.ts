@@ -37,4 +37,3 @@ export const keysFileSchema = z
 export type KeysFile = z.output<typeof keysFileSchema>;
 export type KeysFileInput = z.input<typeof keysFileSchema>;
 export type AccountConfig = z.output<typeof accountConfigSchema>;
-export type KeyConfig = z.output<typeof keyConfigSchema>;

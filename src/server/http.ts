@@ -17,7 +17,7 @@ export function sendError(reply: FastifyReply, code: ErrorCode, message: string,
     .send({ success: false, error: { code, message, ...(details?.length ? { details } : {}) } });
 }
 
-export type Parsed<T> = { ok: true; value: T } | { ok: false };
+type Parsed<T> = { ok: true; value: T } | { ok: false };
 
 /**
  * PROFILE §7: a body must come as application/json (PATCH also merge-patch+json), parse as

@@ -1,9 +1,8 @@
 import { describe, expect, test } from "vitest";
-import type { Agent } from "../contract/index.js";
+import { type Agent, compareCodePoints } from "../contract/index.js";
 import {
   ACCOUNTS,
   agentOf,
-  byCodePoint,
   expectError,
   fieldsOf,
   KEYS,
@@ -31,8 +30,8 @@ function expectedOrder(agents: Agent[], sortBy: "createdAt" | "name" | "status",
     .sort((x, y) => {
       const kx = key(x);
       const ky = key(y);
-      const primary = typeof kx === "number" ? kx - (ky as number) : byCodePoint(kx, ky as string);
-      return dir * (primary || byCodePoint(x.id, y.id));
+      const primary = typeof kx === "number" ? kx - (ky as number) : compareCodePoints(kx, ky as string);
+      return dir * (primary || compareCodePoints(x.id, y.id));
     })
     .map((a) => a.id);
 }
@@ -118,7 +117,7 @@ describe("§5 list filter, order and pages", () => {
     await s.clock.advance(1);
     const [later] = seedAgents(s.ctx, ACCOUNTS.main, [{ name: "d" }]);
     const asc = listOf(await s.call("GET", "/v1/agents?sortBy=createdAt&order=asc")).data.map((a) => a.id);
-    expect(asc).toEqual([...sameTime.map((a) => a.id).sort(byCodePoint), later!.id]);
+    expect(asc).toEqual([...sameTime.map((a) => a.id).sort(compareCodePoints), later!.id]);
   });
 
   test.for(SORTS)("§5 walking all pages (sortBy=$sortBy, order=$order) yields every agent exactly once", async (sort) => {

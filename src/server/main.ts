@@ -38,7 +38,7 @@ export class UsageError extends Error {}
 const errnoOf = (err: unknown) =>
   err instanceof Error ? ("code" in err && typeof err.code === "string" ? err.code : err.message) : String(err);
 
-export interface ServeConfig {
+interface ServeConfig {
   port: number;
   host: string;
   keys: KeysFile;
@@ -107,7 +107,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
   };
 }
 
-export function readKeysFile(path: string): KeysFile {
+function readKeysFile(path: string): KeysFile {
   let text: string;
   try {
     text = readFileSync(path, "utf8");

@@ -4,7 +4,7 @@ import { type Clock, sleep } from "./clock.js";
 
 export class ModelError extends Error {}
 
-export interface ModelInput {
+interface ModelInput {
   agentId: string;
   agentName: string;
   model: string;

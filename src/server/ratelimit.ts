@@ -38,9 +38,7 @@ export interface BucketState {
   resetAt: number;
 }
 
-export type Admission =
-  | { admitted: true; headers: BucketState }
-  | { admitted: false; headers: BucketState; retryAfterSeconds: number };
+type Admission = { admitted: true; headers: BucketState } | { admitted: false; headers: BucketState; retryAfterSeconds: number };
 
 /**
  * PROFILE §7 buckets. `admit` counts one request in every bucket it belongs to, or in none

@@ -20,7 +20,6 @@ type JsonObject = Record<string, unknown>;
 /** The stored agent: the record plus platform tokens, which no response may show. */
 interface StoredAgent {
   id: string;
-  accountId: string;
   config: JsonObject;
   createdAtMs: number;
   updatedAtMs: number;
@@ -71,7 +70,7 @@ function platformFaults(config: JsonObject): ErrorDetail[] {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The response form of a stored agent: tokens become `tokenSet` (PROFILE §4). */
-export function agentView(a: StoredAgent): Agent {
+function agentView(a: StoredAgent): Agent {
   const platforms: Record<string, { enabled: boolean; tokenSet: boolean }> = {};
   const stored = isObject(a.config.platforms) ? a.config.platforms : {};
   for (const p of PLATFORMS) {
@@ -96,7 +95,7 @@ export function agentView(a: StoredAgent): Agent {
   };
 }
 
-export type WriteResult = { ok: true; agent: Agent } | { ok: false; details: ErrorDetail[] };
+type WriteResult = { ok: true; agent: Agent } | { ok: false; details: ErrorDetail[] };
 
 const DEFAULTS: JsonObject = AGENT_DEFAULTS;
 
@@ -126,7 +125,6 @@ export class AgentStore {
     const now = this.clock.now();
     const stored: StoredAgent = {
       id: newId("agt"),
-      accountId,
       config,
       createdAtMs: now,
       updatedAtMs: now,
@@ -179,12 +177,11 @@ export class AgentStore {
 
   /**
    * PROFILE §5: the same (agent, userId, roomId) keeps one conversation; with neither, each
-   * message opens a new one.
+   * message opens a new one (as does an agent deleted meanwhile: its conversations went with it).
    */
-  conversation(accountId: string, agentId: string, userId?: string, roomId?: string): Conversation | undefined {
+  conversation(accountId: string, agentId: string, userId?: string, roomId?: string): Conversation {
     const a = this.find(accountId, agentId);
-    if (!a) return undefined;
-    if (userId === undefined && roomId === undefined) return { id: newId("conv"), turns: 0 };
+    if (!a || (userId === undefined && roomId === undefined)) return { id: newId("conv"), turns: 0 };
     const key = JSON.stringify([userId ?? null, roomId ?? null]);
     let conv = a.conversations.get(key);
     if (!conv) {

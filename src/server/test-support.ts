@@ -258,11 +258,6 @@ export function track<T>(promise: Promise<T>): { readonly settled: boolean; prom
   return state;
 }
 
-/** Let pending I/O and promise callbacks run (inject, hooks) without moving the clock. */
-export async function flush(turns = 10): Promise<void> {
-  for (let i = 0; i < turns; i++) await new Promise<void>((r) => setImmediate(r));
-}
-
 /* ------------------------------------------------------ a real listening server */
 
 export interface Listening {
@@ -368,12 +363,4 @@ function expand(value: unknown): unknown {
   if (typeof o.$strings === "string" && typeof o.times === "number")
     return Array.from({ length: o.times }, (_, i) => (o.$strings as string).replaceAll("{i}", String(i)));
   return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, expand(v)]));
-}
-
-/** Independent of the server: compare strings by Unicode code point. */
-export function byCodePoint(a: string, b: string): number {
-  const x = [...a].map((c) => c.codePointAt(0)!);
-  const y = [...b].map((c) => c.codePointAt(0)!);
-  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
-  return x.length - y.length;
 }

@@ -1,6 +1,6 @@
 import { describe } from "vitest";
 import type { ListResult, Query, ServiceClient } from "../../src/client/index.js";
-import { type Agent, LIST_LIMITS } from "../../src/contract/index.js";
+import { type Agent, compareCodePoints, LIST_LIMITS } from "../../src/contract/index.js";
 import { loadBoundaries } from "../support/fixtures.js";
 import { check, expect, expectError, expectOk, HarnessError } from "../support/harness.js";
 
@@ -19,20 +19,12 @@ const MAX_WALK_PAGES = 200;
 /** A walk at limit 1..3 covers the whole listing up to this many agents, else the prefix holding ours. */
 const FULL_WALK_MAX_TOTAL = 15;
 
-/** PROFILE §5: strings compare by code point (not by UTF-16 unit, as JS `<` does). Independent of the contract. */
-function byCodePoint(a: string, b: string): number {
-  const x = Array.from(a, (ch) => ch.codePointAt(0)!);
-  const y = Array.from(b, (ch) => ch.codePointAt(0)!);
-  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
-  return x.length - y.length;
-}
-
 /** PROFILE §5 order: by sortBy in order, ties by id in the same direction; createdAt compares as time. */
 function listOrder(sortBy: SortBy, order: Order): (a: Agent, b: Agent) => number {
   const dir = order === "asc" ? 1 : -1;
   const primary = (a: Agent, b: Agent) =>
-    sortBy === "createdAt" ? Date.parse(a.createdAt) - Date.parse(b.createdAt) : byCodePoint(a[sortBy], b[sortBy]);
-  return (a, b) => dir * (Math.sign(primary(a, b)) || Math.sign(byCodePoint(a.id, b.id)));
+    sortBy === "createdAt" ? Date.parse(a.createdAt) - Date.parse(b.createdAt) : compareCodePoints(a[sortBy], b[sortBy]);
+  return (a, b) => dir * (Math.sign(primary(a, b)) || Math.sign(compareCodePoints(a.id, b.id)));
 }
 
 /** Adjacent pairs out of order (at most a few, for the message). */

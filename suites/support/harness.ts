@@ -21,14 +21,6 @@ declare module "vitest" {
   }
 }
 
-declare module "@vitest/runner" {
-  interface TaskMeta {
-    clauseIds?: string[];
-    evidence?: Evidence[];
-    harnessError?: boolean;
-  }
-}
-
 export const target: HarnessTarget = inject("target");
 
 /** Tolerated clock difference with the target; none for a server in this very machine. */

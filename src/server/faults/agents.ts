@@ -196,12 +196,6 @@ export const AGENTS_FAULTS: FaultRecord = {
     });
     wrap(ctx.store, "get", (orig) => (accountId, id) => (gone(accountId, id) ? undefined : orig(accountId, id)));
     wrap(ctx.store, "update", (orig) => (accountId, id, patch) => (gone(accountId, id) ? undefined : orig(accountId, id, patch)));
-    wrap(
-      ctx.store,
-      "conversation",
-      (orig) => (accountId, agentId, userId, roomId) =>
-        gone(accountId, agentId) ? undefined : orig(accountId, agentId, userId, roomId),
-    );
   }),
   "delete-without-permission": fault("delete.forbidden", "any key may delete (agents:delete is not checked)", (_app, ctx) => {
     wrap(ctx.keyRing, "lookup", (orig) => (presented) => {

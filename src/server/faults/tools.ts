@@ -21,7 +21,7 @@ export interface Fault {
 }
 
 export type Obj = Record<string, unknown>;
-export type Store = ServerContext["store"];
+type Store = ServerContext["store"];
 
 export const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 export const endpointOf = (req: FastifyRequest): EndpointId | undefined => req.routeOptions.config?.endpoint;
@@ -44,7 +44,7 @@ export function parseObj(text: string): Obj {
   return isObj(value) ? value : {};
 }
 
-export const setJsonBody = (req: FastifyRequest, body: Obj) => {
+const setJsonBody = (req: FastifyRequest, body: Obj) => {
   req.body = Buffer.from(JSON.stringify(body));
 };
 

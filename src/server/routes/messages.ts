@@ -30,7 +30,6 @@ export function messageRoutes(app: FastifyInstance, ctx: ServerContext): void {
       if (agent.status !== "active") return sendError(reply, "AGENT_UNAVAILABLE", `The agent is ${agent.status}`);
       if (!ctx.spendQuota(req.principal)) return sendError(reply, "INSUFFICIENT_QUOTA", "The account's message quota is spent");
       const conversation = ctx.store.conversation(accountId, agent.id, userId, roomId);
-      if (!conversation) return sendError(reply, "AGENT_NOT_FOUND", "No agent with this id in your account");
 
       // the exchange ends at the budget, or when the client goes away
       const abort = new AbortController();

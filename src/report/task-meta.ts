@@ -1,0 +1,16 @@
+import type { Evidence } from "./model.js";
+
+/**
+ * What a check leaves on its vitest task for the report: the one augmentation of TaskMeta,
+ * written by suites/support/harness.ts and read by src/cli/run-suites.ts.
+ */
+declare module "@vitest/runner" {
+  interface TaskMeta {
+    /** the PROFILE clauses the check cites */
+    clauseIds?: string[];
+    /** the exchanges a failure shows */
+    evidence?: Evidence[];
+    /** the failure is the harness's (bad config, unreachable target), not the target's */
+    harnessError?: boolean;
+  }
+}
