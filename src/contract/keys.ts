@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { PERMISSIONS } from "./endpoints.js";
 import { RATE_LIMITS } from "./limits.js";
@@ -37,3 +38,14 @@ export const keysFileSchema = z
 export type KeysFile = z.output<typeof keysFileSchema>;
 export type KeysFileInput = z.input<typeof keysFileSchema>;
 export type AccountConfig = z.output<typeof accountConfigSchema>;
+
+/** A fresh API key, shown once to whoever started the server. */
+export const newApiKey = () => `ak_${randomBytes(24).toString("base64url")}`;
+
+/** One account with one fresh all-permission key: what a server started without `--keys` uses. */
+export function singleKeyFile(tierLimit: number): KeysFile {
+  return {
+    accounts: [{ id: "acct_default", tierLimit, messageQuota: null }],
+    keys: [{ key: newApiKey(), account: "acct_default", permissions: [...PERMISSIONS] }],
+  };
+}

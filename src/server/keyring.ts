@@ -1,5 +1,5 @@
-import { createHash, randomBytes } from "node:crypto";
-import { type AccountConfig, type KeysFile, PERMISSIONS, type Permission, RATE_LIMITS } from "../contract/index.js";
+import { createHash } from "node:crypto";
+import type { AccountConfig, KeysFile, Permission } from "../contract/index.js";
 
 export interface Principal {
   /** SHA-256 of the key, hex: the only form in which the server keeps a key (PROFILE §6) */
@@ -27,12 +27,4 @@ export class KeyRing {
   lookup(presented: string): Principal | undefined {
     return this.byHash.get(sha256(presented));
   }
-}
-
-/** With no keys given, one account with one all-permission key (shown once, like the real service). */
-export function generatedKeys(): KeysFile {
-  return {
-    accounts: [{ id: "acct_default", tierLimit: RATE_LIMITS.tiers.standard, messageQuota: null }],
-    keys: [{ key: `ak_${randomBytes(24).toString("base64url")}`, account: "acct_default", permissions: [...PERMISSIONS] }],
-  };
 }

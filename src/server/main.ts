@@ -1,10 +1,9 @@
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { type KeysFile, keysFileSchema, MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
+import { type KeysFile, keysFileSchema, MESSAGE_TIMING, RATE_LIMITS, singleKeyFile } from "../contract/index.js";
 import { buildServer } from "./app.js";
 import { FAULT_NAMES, FAULTS } from "./faults/index.js";
-import { generatedKeys } from "./keyring.js";
 
 export const SERVE_USAGE = `usage: agent-harness serve [--port N] [--host H] [--keys FILE]
        [--window-seconds S] [--message-timeout-seconds S] [--fault NAME]...
@@ -95,7 +94,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
   return {
     port,
     host: values.host ?? "127.0.0.1",
-    keys: keysPath ? readKeysFile(keysPath) : generatedKeys(),
+    keys: keysPath ? readKeysFile(keysPath) : singleKeyFile(RATE_LIMITS.tiers.standard),
     generatedKey: !keysPath,
     windowSeconds: positive("window-seconds", values["window-seconds"], RATE_LIMITS.defaultWindowSeconds),
     messageTimeoutSeconds: positive(

@@ -2,10 +2,9 @@ import "./testcontainers-env.js";
 import { createServer } from "node:net";
 import type { Readable } from "node:stream";
 import { GenericContainer, getContainerRuntimeClient, type StartedTestContainer, Wait } from "testcontainers";
-import { keysFileSchema } from "../contract/index.js";
-import { defaultReferenceKeys } from "./default-keys.js";
+import { keysFileSchema, singleKeyFile } from "../contract/index.js";
 import { dockerCliUnavailableReason, ensureReferenceImage, type ReferenceImage } from "./image.js";
-import type { ReferenceServerOptions, StartedReference } from "./types.js";
+import { REFERENCE_TIER, type ReferenceServerOptions, type StartedReference } from "./types.js";
 
 const KEYS_IN_CONTAINER = "/app/keys.json";
 const STARTUP_TIMEOUT_MS = 60_000;
@@ -26,7 +25,7 @@ export async function startReferenceContainer(options: ReferenceServerOptions = 
   const image = await ensureReferenceImage();
   const host = options.host ?? "127.0.0.1";
   const port = options.port !== undefined && options.port !== 0 ? options.port : await freePort(host);
-  const keys = options.keys !== undefined ? keysFileSchema.parse(options.keys) : defaultReferenceKeys();
+  const keys = options.keys !== undefined ? keysFileSchema.parse(options.keys) : singleKeyFile(REFERENCE_TIER);
 
   const logs: string[] = [];
   const started = performance.now();

@@ -1,11 +1,10 @@
-import { keysFileSchema } from "../contract/index.js";
+import { keysFileSchema, singleKeyFile } from "../contract/index.js";
 import { buildServer } from "../server/app.js";
-import { defaultReferenceKeys } from "./default-keys.js";
-import type { ReferenceServerOptions, StartedReference } from "./types.js";
+import { REFERENCE_TIER, type ReferenceServerOptions, type StartedReference } from "./types.js";
 
 /** The reference server in this process, on 127.0.0.1 and a free port unless told otherwise. */
 export async function startReferenceServer(options: ReferenceServerOptions = {}): Promise<StartedReference> {
-  const keys = options.keys ? keysFileSchema.parse(options.keys) : defaultReferenceKeys();
+  const keys = options.keys ? keysFileSchema.parse(options.keys) : singleKeyFile(REFERENCE_TIER);
   const { app } = buildServer({
     keys,
     windowSeconds: options.windowSeconds,

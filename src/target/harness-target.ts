@@ -1,5 +1,4 @@
-import { randomBytes } from "node:crypto";
-import { type KeysFileInput, MESSAGE_TIMING, PERMISSIONS, RATE_LIMITS } from "../contract/index.js";
+import { type KeysFileInput, MESSAGE_TIMING, newApiKey, PERMISSIONS, RATE_LIMITS } from "../contract/index.js";
 import type { StartedReference } from "./types.js";
 
 /**
@@ -57,11 +56,9 @@ export const EMBEDDED_DEFAULTS: ReferencePlan = {
   faults: [],
 };
 
-const newKey = () => `ak_${randomBytes(24).toString("base64url")}`;
-
 /** The accounts and keys a full verification needs: main, read-only, another account, a quota account. */
 export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys: HarnessTarget["keys"] } {
-  const keys = { main: newKey(), readOnly: newKey(), otherAccount: newKey(), quota: newKey() };
+  const keys = { main: newApiKey(), readOnly: newApiKey(), otherAccount: newApiKey(), quota: newApiKey() };
   return {
     keys,
     file: {

@@ -24,3 +24,9 @@ export interface StartedReference {
   keys: KeysFile;
   close(): Promise<void>;
 }
+
+/**
+ * The tier of a reference server started without keys: high enough that the per-account
+ * bucket never masks the bucket under test.
+ */
+export const REFERENCE_TIER = 1000;
