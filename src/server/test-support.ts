@@ -5,6 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
+import { createParser } from "eventsource-parser";
 import { request, Agent as UndiciAgent } from "undici";
 import { expect } from "vitest";
 import {
@@ -323,20 +324,17 @@ export function collect(body: AsyncIterable<Uint8Array>): {
 
 export type SseFrame = { comment: string } | { event: string; data: unknown };
 
-/** Split an event stream into frames: comment lines, and events with their JSON data. */
+/**
+ * Split an event stream into frames, comment lines and events with their JSON data, in order.
+ * The same SSE parser as the harness's client (eventsource-parser), not a second one.
+ */
 export function parseSse(text: string): SseFrame[] {
   const frames: SseFrame[] = [];
-  for (const block of text.split("\n\n")) {
-    if (!block.trim()) continue;
-    let event = "message";
-    const data: string[] = [];
-    for (const line of block.split("\n")) {
-      if (line.startsWith(":")) frames.push({ comment: line.slice(1).trim() });
-      else if (line.startsWith("event:")) event = line.slice(6).trim();
-      else if (line.startsWith("data:")) data.push(line.slice(5).trimStart());
-    }
-    if (data.length) frames.push({ event, data: JSON.parse(data.join("\n")) });
-  }
+  const parser = createParser({
+    onEvent: (message) => frames.push({ event: message.event ?? "message", data: JSON.parse(message.data) }),
+    onComment: (comment) => frames.push({ comment: comment.trim() }),
+  });
+  parser.feed(text);
   return frames;
 }
 

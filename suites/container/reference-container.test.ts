@@ -1,21 +1,14 @@
-import { createParser, type EventSourceMessage } from "eventsource-parser";
-import { request } from "undici";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  agentEnvelopeSchema,
-  errorEnvelopeSchema,
-  HEADERS,
-  HEALTH_PATH,
-  healthSchema,
-  RATE_LIMITS,
-  SSE_CONTENT_TYPE,
-  SSE_EVENTS,
-} from "../../src/contract/index.js";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
+import type { Violation } from "../../src/checks/define.js";
+import { runChecks } from "../../src/checks/run.js";
+import { ServiceClient } from "../../src/client/index.js";
+import { matchEndpoint, RATE_LIMITS } from "../../src/contract/index.js";
 import { dockerUnavailableReason, type StartedReferenceContainer, startReferenceContainer } from "../../src/target/container.js";
 
 /**
  * The reference server image, really started in Docker: the container target works end to end.
- * Needs a reachable Docker daemon; CI (CI=true) fails without one instead of skipping.
+ * Needs a reachable Docker daemon; CI (CI=true) fails without one instead of skipping. Every
+ * request goes through the harness's client, and every answer through the response-level checks.
  */
 
 const dockerMissing = await dockerUnavailableReason();
@@ -56,68 +49,72 @@ describe.skipIf(dockerMissing !== undefined)("reference server in a container", 
     await Promise.all(running.map((target) => target.close()));
   });
 
-  const bearer = (target: StartedReferenceContainer) => ({ authorization: `Bearer ${target.keys.keys[0]!.key}` });
+  /** What the response-level checks found in this test's exchanges: nothing, for the reference server. */
+  let violations: Violation[] = [];
+  const clients: ServiceClient[] = [];
+  afterEach(() => {
+    expect(violations, "response-level checks").toEqual([]);
+    violations = [];
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((client) => client.close()));
+  });
 
-  async function createAgent(target: StartedReferenceContainer, name: string) {
-    const response = await request(`${target.baseUrl}/agents`, {
-      method: "POST",
-      headers: { ...bearer(target), "content-type": "application/json" },
-      body: JSON.stringify({ name }),
+  function clientOf(target: StartedReferenceContainer, windowSeconds = RATE_LIMITS.defaultWindowSeconds): ServiceClient {
+    const key = target.keys.keys[0]!.key;
+    const client = new ServiceClient({
+      baseUrl: target.baseUrl,
+      apiKey: key,
+      onExchange: (ex) => {
+        const context = {
+          endpoint: matchEndpoint(ex.request.method, ex.request.url, { baseUrl: target.baseUrl })?.spec,
+          authenticated: ex.request.headers.authorization !== undefined,
+          keys: [key],
+          tokens: [],
+          windowSeconds,
+          receivedAt: ex.receivedAt,
+          clockSkewSeconds: 1,
+        };
+        violations.push(...runChecks(ex, context));
+      },
     });
-    return { status: response.statusCode, headers: response.headers, body: (await response.body.json()) as unknown };
+    clients.push(client);
+    return client;
   }
 
   test("GET /health answers 200 {status: ok} without a key", async () => {
-    const response = await request(new URL(HEALTH_PATH, server.baseUrl));
-    expect(response.statusCode).toBe(200);
-    expect(healthSchema.parse(await response.body.json())).toEqual({ status: "ok" });
+    const health = await clientOf(server).health();
+    expect([health.status, health.data, health.parseIssues]).toEqual([200, { status: "ok" }, []]);
   });
 
   test("POST /v1/agents with a key creates an agent: 201 with the full record", async () => {
-    const created = await createAgent(server, "container smoke");
-    expect(created.status).toBe(201);
-    const record = agentEnvelopeSchema.parse(created.body).data;
-    expect(record.id).toEqual(expect.any(String));
-    expect(record.name).toBe("container smoke");
+    const created = await clientOf(server).createAgent({ name: "container smoke" });
+    expect([created.status, created.parseIssues]).toEqual([201, []]);
+    expect(created.data?.name).toBe("container smoke");
   });
 
   test("a streamed message is text/event-stream, its deltas add up to the done event", async () => {
-    const agent = agentEnvelopeSchema.parse((await createAgent(server, "streamer")).body).data;
-    const response = await request(`${server.baseUrl}/agents/${encodeURIComponent(agent.id)}/messages`, {
-      method: "POST",
-      headers: { ...bearer(server), "content-type": "application/json", accept: SSE_CONTENT_TYPE },
-      body: JSON.stringify({ text: "hi", stream: true }),
-    });
-    expect(response.statusCode).toBe(200);
-    expect(String(response.headers["content-type"])).toContain(SSE_CONTENT_TYPE);
-
+    const api = clientOf(server);
+    const agent = (await api.createAgent({ name: "streamer" })).data;
+    if (!agent) throw new Error("the create did not answer an agent");
     // The server closes the response after `done`, so reading to the end is waiting on that event.
-    const events: EventSourceMessage[] = [];
-    const parser = createParser({ onEvent: (event) => events.push(event) });
-    parser.feed(await response.body.text());
-
-    const done = events.filter((event) => event.event === "done");
-    expect(done).toHaveLength(1);
-    const reply = SSE_EVENTS.done.parse(JSON.parse(done[0]!.data));
-    expect(reply.agentId).toBe(agent.id);
-    const deltas = events
-      .filter((event) => event.event === "delta")
-      .map((event) => SSE_EVENTS.delta.parse(JSON.parse(event.data)));
-    expect(deltas.length).toBeGreaterThanOrEqual(1);
-    expect(deltas.map((delta) => delta.text).join("")).toBe(reply.text);
+    const stream = await api.streamMessage(agent.id, { text: "hi" });
+    expect([stream.status, stream.parseIssues]).toEqual([200, []]);
+    expect(stream.done?.agentId).toBe(agent.id);
+    expect(stream.events.filter((event) => event.event === "delta").length).toBeGreaterThanOrEqual(1);
+    expect(stream.text, "the deltas add up to the done event's text").toBe(stream.done?.text);
   });
 
   test("the create past its bucket is 429 RATE_LIMIT_EXCEEDED with Retry-After", async () => {
     const bucket = RATE_LIMITS.perKeyEndpoint.createAgent;
     // Sequential on purpose: the bucket must see exactly `bucket` admitted creates first.
-    for (let i = 1; i <= bucket; i++) expect((await createAgent(limited, `burst ${i}`)).status, `create ${i}`).toBe(201);
+    const api = clientOf(limited, WINDOW_SECONDS);
+    for (let i = 1; i <= bucket; i++) expect((await api.createAgent({ name: `burst ${i}` })).status, `create ${i}`).toBe(201);
 
-    const rejected = await createAgent(limited, "one too many");
-    expect(rejected.status).toBe(429);
-    expect(errorEnvelopeSchema.parse(rejected.body).error.code).toBe("RATE_LIMIT_EXCEEDED");
-    const retryAfter = String(rejected.headers[HEADERS.retryAfter]);
-    expect(retryAfter).toMatch(/^[0-9]+$/);
-    expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
-    expect(Number(retryAfter)).toBeLessThanOrEqual(WINDOW_SECONDS + RATE_LIMITS.resetSlackSeconds);
+    const rejected = await api.createAgent({ name: "one too many" });
+    expect([rejected.status, rejected.error?.code]).toEqual([429, "RATE_LIMIT_EXCEEDED"]);
+    // the retry-after check has judged the header's form; its size is this window's
+    expect(rejected.exchange.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(rejected.exchange.retryAfterSeconds).toBeLessThanOrEqual(WINDOW_SECONDS + RATE_LIMITS.resetSlackSeconds);
   });
 });
