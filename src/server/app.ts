@@ -52,8 +52,9 @@ export function buildServer(options: BuildOptions): { app: FastifyInstance; ctx:
   installGuard(app, ctx);
   installRateHeaderRefresh(app, ctx);
   app.get(HEALTH_PATH, { config: { public: true } }, async () => ({ status: "ok" }));
-  agentRoutes(app, ctx);
-  messageRoutes(app, ctx);
+  // the routes are encapsulated plugins; the hooks above are the whole server's (a 404 is answered after auth too)
+  app.register(agentRoutes, { ctx });
+  app.register(messageRoutes, { ctx });
   installFaults(app, ctx, options.faults ?? []);
   return { app, ctx };
 }

@@ -23,7 +23,7 @@ import {
   type Permission,
 } from "../contract/index.js";
 import { type BuildOptions, buildServer } from "./app.js";
-import { ManualClock, type TimerHandle } from "./clock.js";
+import type { Clock, TimerHandle } from "./clock.js";
 import type { ServerContext } from "./context.js";
 
 /* ------------------------------------------------------------- accounts and keys */
@@ -105,6 +105,52 @@ export interface CallOptions {
   /** default application/json when there is a body; null sends none */
   contentType?: string | null;
   headers?: Record<string, string>;
+}
+
+/* ------------------------------------------------------------------ the clock */
+
+/** A clock that moves only when told to; timers fire in order as it advances. */
+class ManualClock implements Clock {
+  private current: number;
+  private seq = 0;
+  private timers: { id: number; at: number; fn: () => void }[] = [];
+
+  constructor(start = Date.UTC(2026, 10, 21, 12, 0, 0)) {
+    this.current = start;
+  }
+
+  now(): number {
+    return this.current;
+  }
+
+  setTimer(ms: number, fn: () => void): TimerHandle {
+    const timer = { id: ++this.seq, at: this.current + Math.max(0, ms), fn };
+    this.timers.push(timer);
+    return { id: timer.id };
+  }
+
+  clearTimer(handle: TimerHandle): void {
+    this.timers = this.timers.filter((t) => t.id !== handle.id);
+  }
+
+  /** Move time forward, firing due timers in order; lets promise callbacks run between them. */
+  async advance(ms: number): Promise<void> {
+    const target = this.current + ms;
+    for (let guard = 0; guard < 100_000; guard++) {
+      const due = this.timers.filter((t) => t.at <= target).sort((a, b) => a.at - b.at || a.id - b.id)[0];
+      if (!due) break;
+      this.timers = this.timers.filter((t) => t !== due);
+      this.current = Math.max(this.current, due.at);
+      due.fn();
+      await flushMicrotasks();
+    }
+    this.current = target;
+    await flushMicrotasks();
+  }
+}
+
+async function flushMicrotasks(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
 }
 
 /** A ManualClock that also tells how many timers are pending, so a test knows a request is in flight. */

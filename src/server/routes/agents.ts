@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyPluginAsync } from "fastify";
 import { API_PREFIX, detailsFromIssues, ENDPOINTS, type EndpointId, listQuerySchema } from "../../contract/index.js";
 import type { ServerContext } from "../context.js";
 import { agentIdParam, parseJsonBody, sendError } from "../http.js";
@@ -11,8 +11,8 @@ const route = (id: EndpointId) => ({
 
 const notFound = "No agent with this id in your account";
 
-/** PROFILE §5 Create, List, Get, Update, Delete. */
-export function agentRoutes(app: FastifyInstance, ctx: ServerContext): void {
+/** PROFILE §5 Create, List, Get, Update, Delete: a fastify plugin, registered with the server's context. */
+export const agentRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (app, { ctx }) => {
   const { store } = ctx;
 
   app.route({
@@ -68,4 +68,4 @@ export function agentRoutes(app: FastifyInstance, ctx: ServerContext): void {
       return { success: true, data: { id, deleted: true } };
     },
   });
-}
+};

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyPluginAsync, FastifyReply } from "fastify";
 import { API_PREFIX, ENDPOINTS, type ErrorCode, type MessageReply, SSE_CONTENT_TYPE } from "../../contract/index.js";
 import type { TimerHandle } from "../clock.js";
 import type { ServerContext } from "../context.js";
@@ -11,8 +11,8 @@ class ClientGone extends Error {}
 
 type Failure = { code: ErrorCode; message: string };
 
-/** PROFILE §5 Send Message, §7 quota, §10 mock models. */
-export function messageRoutes(app: FastifyInstance, ctx: ServerContext): void {
+/** PROFILE §5 Send Message, §7 quota, §10 mock models: a fastify plugin, registered with the server's context. */
+export const messageRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (app, { ctx }) => {
   const spec = ENDPOINTS.sendMessage;
   const configuredBudgetMs = ctx.options.messageTimeoutSeconds * 1000;
 
@@ -103,7 +103,7 @@ export function messageRoutes(app: FastifyInstance, ctx: ServerContext): void {
       return reply;
     },
   });
-}
+};
 
 /**
  * PROFILE §10: a reply is a function of the agent, the text and the turn, and §5: only a
