@@ -43,8 +43,8 @@ export const LIMITS_FAULTS: FaultRecord = {
     );
   }),
   "tier-per-endpoint": fault("limits.tier", "the tier bucket is counted per endpoint instead of across them", (_app, ctx) => {
-    rewriteBuckets(ctx, (buckets, _principal, req) =>
-      buckets.map((b) => (b.scope === "tier" ? { ...b, key: `${b.key}:${endpointOf(req)}` } : b)),
+    rewriteBuckets(ctx, (buckets) =>
+      buckets.map((b) => (b.scope === "tier" && buckets[0] ? { ...b, key: `${b.key}:${buckets[0].key}` } : b)),
     );
   }),
   "rate-limited-counted": fault("limits.429-not-counted", "a 429 is counted in the buckets that were not empty", (_app, ctx) => {
