@@ -1,6 +1,7 @@
 export * from "./client.js";
 export * from "./clock.js";
 export * from "./exchange.js";
+export * from "./layers/index.js";
 export * from "./parse-issues.js";
 export * from "./rate.js";
 export * from "./rate-budget.js";
