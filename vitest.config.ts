@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { EMBEDDED_DEFAULTS } from "./src/target/harness-target.js";
 
 export default defineConfig({
   test: {
@@ -18,9 +19,11 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
           include: ["suites/functional/**/*.test.ts"],
           globalSetup: ["suites/support/global-setup.ts"],
-          // one worker, files in turn: the target's rate buckets are shared, so checks take turns
+          // files in parallel workers, each with its own accounts and keys on the embedded target
+          // (EMBEDDED_DEFAULTS.workers): parallel files never share a bucket or an agent
           pool: "forks",
-          fileParallelism: false,
+          fileParallelism: true,
+          maxWorkers: EMBEDDED_DEFAULTS.workers,
           isolate: false,
           testTimeout: 60_000,
           hookTimeout: 60_000,

@@ -36,10 +36,17 @@ function ledgerIds(file: string): string[] {
  * assert none with the run's prefix is left. Reported as a check of its own.
  */
 export async function sweepLedger(target: HarnessTarget, ledgerFile: string): Promise<CheckResult> {
+  // each parallel worker had its own main account: sweep each (another account's agent is a 404)
+  const results = [];
+  for (const keys of target.keyPool ?? [target.keys]) results.push(await sweepAccount(target, keys.main, ledgerFile));
+  return results.find((r) => r.status !== "passed") ?? results.find((r) => r.message) ?? results[0]!;
+}
+
+async function sweepAccount(target: HarnessTarget, mainKey: string, ledgerFile: string): Promise<CheckResult> {
   const started = performance.now();
   const client = new ServiceClient({
     baseUrl: target.baseUrl,
-    apiKey: target.keys.main,
+    apiKey: mainKey,
     idField: target.idField,
     pacing: new RateBudget({ windowSeconds: target.windowSeconds }),
     // a fresh budget does not know what the checks left in the buckets: honour their 429s

@@ -102,10 +102,11 @@ export async function runSuites(options: SuiteRunOptions): Promise<CheckResult[]
       ...(pattern ? { testNamePattern: pattern } : {}),
       ...(options.bail ? { bail: 1 } : {}),
       provide: { target: options.target },
-      // one worker, files in turn: the rate budget of the target is shared, so checks take turns
+      // a target the harness started has a key set (accounts, buckets) per worker: files run in
+      // parallel; any other target's buckets are shared, so its checks take turns in one worker
       pool: "forks",
-      fileParallelism: false,
-      maxWorkers: 1,
+      fileParallelism: workersFor(options.target) > 1,
+      maxWorkers: workersFor(options.target),
       isolate: false,
       testTimeout: timeoutFor(options.target),
       hookTimeout: timeoutFor(options.target),
@@ -130,6 +131,11 @@ export async function runSuites(options: SuiteRunOptions): Promise<CheckResult[]
 /** Check titles start with the sections they cite (`§5 §7 …`): match any of `sections` there. */
 export function sectionPattern(sections: readonly string[]): RegExp {
   return new RegExp(`(?:^|\\s)(?:${sections.join("|")})(?=\\s)`);
+}
+
+/** One worker per key set of the target. */
+export function workersFor(target: HarnessTarget): number {
+  return Math.max(1, target.keyPool?.length ?? 1);
 }
 
 /** A check may wait out a full window twice and a message budget: give it that, with slack. */

@@ -18,7 +18,18 @@ export interface HarnessTarget {
     otherAccount?: string;
     /** a key of an account with a small message quota — enables the quota check */
     quota?: string;
+    /**
+     * every key of the main account with all four permissions, `main` first (`--api-key` given
+     * several times): the checks take them in turn, so per-key buckets are spread over them
+     */
+    mainKeys?: string[];
   };
+  /**
+   * Key sets of separate accounts, one per parallel worker (a target the harness starts): a
+   * worker takes `keyPool[VITEST_POOL_ID - 1]` as its `keys`, so parallel files never share a
+   * bucket or an agent. `keys` is the first set.
+   */
+  keyPool?: HarnessTarget["keys"][];
   /** rate-limit window W, seconds (PROFILE §11) */
   windowSeconds: number;
   /** Send Message time budget, seconds (PROFILE §11) */
@@ -45,6 +56,10 @@ export interface ReferencePlan {
   tierLimit: number;
   quota: number;
   faults: string[];
+  /** parallel workers, each with its own accounts and keys (default 1) */
+  workers?: number;
+  /** keys of each main account with all four permissions (default 1) */
+  mainKeys?: number;
 }
 
 /** Fast defaults for a reference server the harness starts: short window and budget. */
@@ -54,27 +69,55 @@ export const EMBEDDED_DEFAULTS: ReferencePlan = {
   tierLimit: RATE_LIMITS.tiers.pro,
   quota: 3,
   faults: [],
+  // mostly waiting on windows and budgets, not computing: more workers than cores pay off
+  workers: 4,
+  // the Create bucket (10 per key) paces the create checks: three keys, three buckets
+  mainKeys: 3,
 };
 
-/** The accounts and keys a full verification needs: main, read-only, another account, a quota account. */
-export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys: HarnessTarget["keys"] } {
-  const keys = { main: newApiKey(), readOnly: newApiKey(), otherAccount: newApiKey(), quota: newApiKey() };
-  return {
-    keys,
-    file: {
-      accounts: [
-        { id: "acct_main", tierLimit: plan.tierLimit, messageQuota: null },
-        { id: "acct_other", tierLimit: plan.tierLimit, messageQuota: null },
-        { id: "acct_quota", tierLimit: plan.tierLimit, messageQuota: plan.quota },
-      ],
-      keys: [
-        { key: keys.main, account: "acct_main", permissions: [...PERMISSIONS] },
-        { key: keys.readOnly, account: "acct_main", permissions: ["agents:read"] },
-        { key: keys.otherAccount, account: "acct_other", permissions: [...PERMISSIONS] },
-        { key: keys.quota, account: "acct_quota", permissions: [...PERMISSIONS] },
-      ],
-    },
-  };
+/**
+ * The accounts and keys a full verification needs: main, read-only, another account, a quota
+ * account — one such set per worker, each set its own three accounts.
+ */
+export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys: HarnessTarget["keys"][] } {
+  const file: KeysFileInput = { accounts: [], keys: [] };
+  const sets: HarnessTarget["keys"][] = [];
+  for (let w = 1; w <= Math.max(1, plan.workers ?? 1); w++) {
+    const suffix = w === 1 ? "" : `_${w}`;
+    const mainKeys = Array.from({ length: Math.max(1, plan.mainKeys ?? 1) }, () => newApiKey());
+    const keys = { main: mainKeys[0]!, mainKeys, readOnly: newApiKey(), otherAccount: newApiKey(), quota: newApiKey() };
+    const [main, other, quota] = ["acct_main", "acct_other", "acct_quota"].map((a) => `${a}${suffix}`) as [
+      string,
+      string,
+      string,
+    ];
+    file.accounts.push(
+      { id: main, tierLimit: plan.tierLimit, messageQuota: null },
+      { id: other, tierLimit: plan.tierLimit, messageQuota: null },
+      { id: quota, tierLimit: plan.tierLimit, messageQuota: plan.quota },
+    );
+    file.keys.push(
+      ...mainKeys.map((key) => ({ key, account: main, permissions: [...PERMISSIONS] })),
+      { key: keys.readOnly, account: main, permissions: ["agents:read"] },
+      { key: keys.otherAccount, account: other, permissions: [...PERMISSIONS] },
+      { key: keys.quota, account: quota, permissions: [...PERMISSIONS] },
+    );
+    sets.push(keys);
+  }
+  return { file, keys: sets };
+}
+
+/** The target as one parallel worker sees it: its own key set from the pool (worker ids start at 1). */
+export function workerTarget(target: HarnessTarget, workerId: number): HarnessTarget {
+  const pool = target.keyPool;
+  if (!pool?.length) return target;
+  return { ...target, keys: pool[(Math.max(1, workerId) - 1) % pool.length]! };
+}
+
+/** Every key of a key set, main keys first. */
+export function keysOf(keys: HarnessTarget["keys"]): string[] {
+  const { mainKeys, ...single } = keys;
+  return [...new Set([...(mainKeys ?? []), ...Object.values(single)].filter((k): k is string => typeof k === "string"))];
 }
 
 export type ReferenceStarter = (options: {
@@ -90,7 +133,7 @@ export async function startReferenceTarget(
   plan: ReferencePlan,
   run: { runPrefix: string; ledgerFile: string; seed: number },
 ): Promise<{ target: HarnessTarget; stop: () => Promise<void> }> {
-  const { file, keys } = referenceKeys(plan);
+  const { file, keys: keyPool } = referenceKeys(plan);
   const start: ReferenceStarter =
     kind === "embedded"
       ? (await import("./embedded.js")).startReferenceServer
@@ -105,7 +148,8 @@ export async function startReferenceTarget(
     target: {
       kind,
       baseUrl: server.baseUrl,
-      keys,
+      keys: keyPool[0]!,
+      ...(keyPool.length > 1 ? { keyPool } : {}),
       windowSeconds: plan.windowSeconds,
       messageTimeoutSeconds: plan.messageTimeoutSeconds,
       tierLimit: plan.tierLimit,

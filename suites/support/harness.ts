@@ -13,7 +13,7 @@ import {
   STATUS_OF_CODE,
 } from "../../src/contract/index.js";
 import type { Evidence } from "../../src/report/index.js";
-import type { HarnessTarget } from "../../src/target/harness-target.js";
+import { type HarnessTarget, keysOf, workerTarget } from "../../src/target/harness-target.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -21,11 +21,11 @@ declare module "vitest" {
   }
 }
 
-export const target: HarnessTarget = inject("target");
+export const target: HarnessTarget = workerTarget(inject("target"), Number(process.env.VITEST_POOL_ID ?? 1));
 
 /** Tolerated clock difference with the target; none for a server in this very machine. */
 const CLOCK_SKEW_SECONDS = target.kind === "external" ? 2 : 0;
-const ALL_KEYS = Object.values(target.keys).filter((k): k is string => typeof k === "string");
+const ALL_KEYS = [...new Set((target.keyPool ?? [target.keys]).flatMap(keysOf))];
 
 /** Platform tokens the run sent: none may ever come back (PROFILE §4). */
 const sentTokens = new Set<string>();
@@ -168,6 +168,13 @@ export function rememberToken(token: string): string {
   return token;
 }
 
+/** Each test takes the next key of the main account: per-key buckets are spread over the keys. */
+let mainTurn = 0;
+function nextMainKey(): string {
+  const keys = target.keys.mainKeys?.length ? target.keys.mainKeys : [target.keys.main];
+  return keys[mainTurn++ % keys.length]!;
+}
+
 interface Fixtures {
   /** the response-level checks on every exchange of the test */
   conformance: ExchangeLog;
@@ -179,7 +186,7 @@ interface Fixtures {
 }
 
 const optionalClient =
-  (key: keyof HarnessTarget["keys"], flag: string, account: string) =>
+  (key: "readOnly" | "otherAccount" | "quota", flag: string, account: string) =>
   async (
     { conformance: _c, skip }: { conformance: ExchangeLog; skip: (note?: string) => never },
     use: (c: ServiceClient) => Promise<void>,
@@ -208,7 +215,7 @@ export const test = base.extend<Fixtures>({
     },
     { auto: true },
   ],
-  api: async ({ conformance: _c }, use) => use(clientFor(target.keys.main, "main")),
+  api: async ({ conformance: _c }, use) => use(clientFor(nextMainKey(), "main")),
   readOnlyApi: optionalClient("readOnly", "--read-only-key", "main"),
   otherApi: optionalClient("otherAccount", "--other-account-key", "other"),
   quotaApi: optionalClient("quota", "--quota-key", "quota"),

@@ -1,0 +1,243 @@
+import { describe } from "vitest";
+import type { StreamResult } from "../../src/client/index.js";
+import { type Agent, RATE_LIMITS } from "../../src/contract/index.js";
+import { check, expect, expectError, expectOk, HarnessError, target, waitForRefill } from "../support/harness.js";
+import {
+  drainBucket,
+  expectEmptyBucket429,
+  expectTierLimit,
+  inBatches,
+  label,
+  MISSING_ID,
+  type Probe,
+  type Result,
+  SIZES,
+} from "../support/limits.js";
+
+/**
+ * PROFILE §7 beyond one endpoint's bucket: per key, per agent, the tier, 429s not counted,
+ * concurrency, quota; §9 path variants under an emptied bucket.
+ */
+
+describe("PROFILE §7 buckets, one 429 each", () => {
+  check(
+    "limits.endpoint-bucket",
+    "endpoint buckets are per key: another key of the account still gets through",
+    async ({ api, agents, readOnlyApi }) => {
+      const limited = await drainBucket(SIZES.createAgent, (pace) => api.call("createAgent", { body: { name: "" }, pace }));
+      expectEmptyBucket429(limited, SIZES.createAgent);
+      // 429 beats 403 (PROFILE §3): a 403 shows this key's Create bucket is not the drained one
+      const other = await readOnlyApi.createAgent({ name: agents.name("-ro") }, { pace: false });
+      if (other.status === 201) agents.track((other.data as Agent).id);
+      expectError(other, "FORBIDDEN");
+      await waitForRefill(limited.exchange);
+    },
+  );
+
+  check(
+    ["limits.agent-bucket", "status.precedence"],
+    "the message bucket is per agent and shared by the account's keys; 429 beats 403",
+    async ({ api, agents, readOnlyApi }) => {
+      const agent = await agents.create();
+      const another = await agents.create();
+      const limited = await drainBucket(RATE_LIMITS.perAgentMessages, (pace) =>
+        api.call("sendMessage", { agentId: agent.id, body: { text: "" }, pace }),
+      );
+      expectEmptyBucket429(limited, RATE_LIMITS.perAgentMessages);
+
+      // a key without messages:send reaches the same empty bucket: 429, not 403
+      const readOnly = await readOnlyApi.sendMessage(agent.id, { text: "hello" }, { pace: false });
+      expectEmptyBucket429(readOnly, RATE_LIMITS.perAgentMessages);
+
+      // another agent's bucket is its own (unless the tier itself ran out)
+      const elsewhere = await api.sendMessage(another.id, { text: "hello" }, { pace: false });
+      if (elsewhere.status === 429) expectTierLimit(elsewhere);
+      else expectOk(elsewhere);
+
+      await waitForRefill(readOnly.exchange);
+      expectError(await readOnlyApi.sendMessage(agent.id, { text: "hello" }), "FORBIDDEN");
+    },
+  );
+
+  check(
+    "limits.429-not-counted",
+    "a 429 counts in no bucket: a tier's worth of them leaves the tier intact",
+    async ({ api, skip }) => {
+      const tier = target.tierLimit;
+      if (tier === undefined) return skip("needs --tier");
+      if (tier > 1000) return skip(`a tier of ${tier} is too large to flood`);
+      const delete404: Probe = (pace) => api.deleteAgent(MISSING_ID, { pace });
+      const limited = await drainBucket(SIZES.deleteAgent, delete404);
+      expectEmptyBucket429(limited, SIZES.deleteAgent);
+      // were 429s counted in the account's tier, these alone would empty it
+      const flood = await inBatches(
+        tier,
+        25,
+        () => delete404(false),
+        () => false,
+      );
+      const admitted = flood.filter((r) => r.status !== 429);
+      if (admitted.length > 0) throw new HarnessError("the Delete bucket refilled during the flood: inconclusive");
+      const list = await api.listAgents({ limit: 1 }, { pace: false });
+      expect(list.status, `after ${tier} answers 429 the tier (${tier}) still admits a request`).not.toBe(429);
+      expectOk(list);
+      await waitForRefill(flood.at(-1)!.exchange);
+    },
+  );
+});
+
+/* ---------------------------------------------------------------- tier */
+
+check("limits.tier", "the account's requests together stop at the tier limit", async ({ api, skip }) => {
+  const tier = target.tierLimit;
+  if (tier === undefined) return skip("needs --tier");
+  const bound = 3 * tier + 20;
+  // distinct agents, each its own message bucket (a 404 counts too): only the tier can run out
+  const agentsNeeded = Math.ceil(bound / (RATE_LIMITS.perAgentMessages / 2));
+  const results = await inBatches(
+    bound,
+    20,
+    (i) => api.sendMessage(`agt_nx${i % agentsNeeded}`, { text: "hello" }, { pace: false }),
+    (r) => r.status === 429,
+  );
+  const limited = results.filter((r) => r.status === 429);
+  expect(limited.length, `a 429 within ${bound} requests`).toBeGreaterThan(0);
+  for (const res of limited) {
+    expectError(res, "RATE_LIMIT_EXCEEDED");
+    expect({ limit: res.exchange.rate?.limit, remaining: res.exchange.rate?.remaining }, label(res)).toEqual({
+      limit: tier,
+      remaining: 0,
+    });
+  }
+  await waitForRefill(limited.at(-1)!.exchange);
+});
+
+/* ---------------------------------------------------------------- concurrency */
+
+check(
+  "limits.concurrency",
+  "with 10 messages in flight to one agent the 11th → 429 with Retry-After: 1; an ended exchange frees its slot",
+  async ({ api, agents, skip }) => {
+    if (!target.referenceFaults) skip("needs --reference-faults (mock-slow)");
+    const agent = await agents.create({ modelSettings: { model: "mock-slow" } });
+    let ended = 0;
+    const streams: Promise<StreamResult>[] = [];
+    const inFlight: Promise<void>[] = [];
+    for (let i = 0; i < RATE_LIMITS.messageConcurrency; i++) {
+      let flowing!: () => void;
+      inFlight.push(new Promise<void>((resolve) => (flowing = resolve)));
+      const stream = api.streamMessage(agent.id, { text: `slot ${i}` }, { pace: false, onEvent: () => flowing() });
+      streams.push(stream);
+      const end = () => {
+        ended++;
+        flowing();
+      };
+      void stream.then(end, end);
+    }
+    // every stream has sent an event: ten exchanges are in flight (an ended one would show in `ended`)
+    await Promise.all(inFlight);
+    const tooMany = (res: Result | StreamResult, endedMeanwhile: number) => {
+      if (endedMeanwhile > 0)
+        throw new HarnessError(`${endedMeanwhile} of the 10 streams had ended when the 11th was answered: inconclusive`);
+      expectError(res, "RATE_LIMIT_EXCEEDED");
+      expect(res.exchange.retryAfterSeconds, `${label(res)}: Retry-After`).toBe(RATE_LIMITS.concurrencyRetryAfterSeconds);
+    };
+    // as a stream first: admitted, it would open at once, while the ten still stream
+    let endedAtAnswer: number | undefined;
+    const streamed = await api.streamMessage(
+      agent.id,
+      { text: "one too many" },
+      {
+        pace: false,
+        onEvent: () => {
+          endedAtAnswer ??= ended;
+        },
+      },
+    );
+    tooMany(streamed, endedAtAnswer ?? ended);
+    expect(streamed.events, "the 11th stream is refused as JSON").toEqual([]);
+    const endedAtSend = ended;
+    tooMany(await api.sendMessage(agent.id, { text: "one too many" }, { pace: false }), endedAtSend);
+
+    const finished = await Promise.all(streams);
+    for (const res of finished) expect(res.done, `${label(res)}: the held stream completed`).toBeDefined();
+    expectOk(await api.sendMessage(agent.id, { text: "a slot is free" }, { pace: false }));
+  },
+);
+
+/* ---------------------------------------------------------------- path variants */
+
+const CREATE_VARIANTS = ["/agents/", "/AGENTS", "/Agents", "/%61gents"];
+
+check(
+  ["routing.variants", "limits.429"],
+  "with Create emptied, path variants and spoofed client addresses get 404 or 429, never 201",
+  async ({ api, agents }) => {
+    const limited = await drainBucket(SIZES.createAgent, (pace) => api.call("createAgent", { body: { name: "" }, pace }));
+    expectEmptyBucket429(limited, SIZES.createAgent);
+    for (const path of CREATE_VARIANTS) {
+      const ex = await api.send({ method: "POST", path, body: { name: agents.name("-variant") }, pace: false });
+      const made = (ex.response.json as { data?: { id?: string } } | undefined)?.data?.id;
+      if (ex.response.status === 201 && made) agents.track(made);
+      expect([404, 429], `POST ${path}: 404, or the same empty bucket`).toContain(ex.response.status);
+    }
+    const spoofed = await api.createAgent(
+      { name: agents.name("-spoofed") },
+      {
+        pace: false,
+        headers: { "x-forwarded-for": "203.0.113.7", "x-real-ip": "203.0.113.7", forwarded: "for=203.0.113.7" },
+      },
+    );
+    if (spoofed.status === 201) agents.track((spoofed.data as Agent).id);
+    expectEmptyBucket429(spoofed, SIZES.createAgent);
+    await waitForRefill(spoofed.exchange);
+  },
+);
+
+/* ---------------------------------------------------------------- quota */
+
+check(
+  "limits.quota",
+  "a spent quota → 429 INSUFFICIENT_QUOTA without Retry-After, still counted; other endpoints keep working",
+  async ({ quotaApi, agents, skip }) => {
+    if (!target.referenceFaults) skip("needs --reference-faults (a quota account)");
+    const made: string[] = [];
+    try {
+      const agent = expectOk(await quotaApi.createAgent({ name: agents.name("-quota") }), 201);
+      made.push(agent.id);
+      // PROFILE §7: answers 400 and 404 spend no quota
+      for (let i = 0; i < 3; i++) expectError(await quotaApi.sendMessage(agent.id, { text: "" }), "INVALID_REQUEST");
+      expectError(await quotaApi.sendMessage(MISSING_ID, { text: "hello" }), "AGENT_NOT_FOUND");
+
+      const BOUND = 20;
+      let spent = 0;
+      let refused: Result | undefined;
+      while (refused === undefined && spent < BOUND) {
+        const res = await quotaApi.sendMessage(agent.id, { text: "spend" });
+        if (res.status === 200) spent++;
+        else refused = res;
+      }
+      expect(refused, `INSUFFICIENT_QUOTA within ${BOUND} messages`).toBeDefined();
+      expectError(refused!, "INSUFFICIENT_QUOTA");
+      expect(refused!.exchange.response.headers["retry-after"], "no Retry-After").toBeUndefined();
+      // A reference target the harness started says its quota; this is the only check that spends it,
+      // so every unit went to a message that got through (the 400s and the 404 above spent none).
+      if (target.messageQuota !== undefined) expect(spent, "units spent only by answered messages").toBe(target.messageQuota);
+
+      // counted like any request: the next refusal finds one fewer in the same window
+      const again = await quotaApi.sendMessage(agent.id, { text: "spend" });
+      expectError(again, "INSUFFICIENT_QUOTA");
+      const [a, b] = [refused!.exchange.rate, again.exchange.rate];
+      if (a?.reset === b?.reset && a?.limit === b?.limit)
+        expect(b?.remaining, "X-RateLimit-Remaining after a counted refusal").toBe((a?.remaining ?? 0) - 1);
+
+      expectOk(await quotaApi.listAgents({ limit: 1 }));
+      expectOk(await quotaApi.getAgent(agent.id));
+      const second = expectOk(await quotaApi.createAgent({ name: agents.name("-quota") }), 201);
+      made.push(second.id);
+    } finally {
+      // the quota account's agents are not the main key's to delete
+      for (const id of made) await quotaApi.deleteAgent(id);
+    }
+  },
+);

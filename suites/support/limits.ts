@@ -1,0 +1,100 @@
+import type { ApiResult, Exchange } from "../../src/client/index.js";
+import { RATE_LIMITS } from "../../src/contract/index.js";
+import { expect, expectError, HarnessError, target, waitForRefill } from "./harness.js";
+
+/**
+ * PROFILE §7 helpers shared by the limits suites. Each check that empties a bucket does it on
+ * purpose (`pace: false`), once, and then waits for the refill its 429 announced.
+ */
+
+export type Result = ApiResult<unknown>;
+/** A request counted in the bucket under test; `pace: false` sends it at once (the budget still counts it). */
+export type Probe = (pace: boolean) => Promise<Result>;
+
+export const W = target.windowSeconds;
+export const CLOCK_SKEW_SECONDS = target.kind === "external" ? 2 : 0;
+export const MISSING_ID = "agt_doesnotexist000";
+export const MAX_DRAIN_ATTEMPTS = 3;
+export const SIZES = RATE_LIMITS.perKeyEndpoint;
+
+export const label = (res: { exchange: Exchange }) => `${res.exchange.request.method} ${res.exchange.request.url}`;
+
+/** The account's tier, when the run knows it, is the only other bucket a 429 may describe. */
+export function expectTierLimit(res: Result): void {
+  if (target.tierLimit !== undefined)
+    expect(res.exchange.rate?.limit, `${label(res)}: X-RateLimit-Limit of the tier`).toBe(target.tierLimit);
+}
+
+/**
+ * Empty one bucket on purpose (PROFILE §7). A paced request reads X-RateLimit-Remaining; exactly that
+ * many more go at once and are all admitted; then `final` must find the bucket empty. Starts over
+ * in a later window when the window could end mid-burst or the tier runs out first.
+ */
+export async function drainBucket(size: number, counted: Probe, final: Probe = counted): Promise<Result> {
+  for (let attempt = 1; attempt <= MAX_DRAIN_ATTEMPTS; attempt++) {
+    const first = await counted(true);
+    expect(first.status, `${label(first)}: a paced request`).not.toBe(429);
+    const rate = first.exchange.rate;
+    const { limit, remaining, reset } = rate ?? {};
+    if (limit === undefined || remaining === undefined || reset === undefined)
+      throw new HarnessError(`${label(first)} carried no usable X-RateLimit-* headers: cannot empty the bucket`);
+    if (limit !== size) {
+      // PROFILE §7: the headers describe the bucket with the fewest remaining; now it is the tier's
+      expectTierLimit(first);
+      await waitForRefill(first.exchange);
+      continue;
+    }
+    // Reset is rounded up, so up to 1 s of it may be gone: the burst must fit in what is left
+    if (reset * 1000 - 1000 - first.exchange.receivedAt < W * 500) {
+      await waitForRefill(first.exchange);
+      continue;
+    }
+    let tierRanOut: Result | undefined;
+    for (let i = 1; i <= remaining && tierRanOut === undefined; i++) {
+      const res = await counted(false);
+      if (res.status === 429 && res.exchange.rate?.limit !== size) tierRanOut = res;
+      else expect(res.status, `${label(res)}: request ${i} of the ${remaining} X-RateLimit-Remaining promised`).not.toBe(429);
+    }
+    if (tierRanOut !== undefined) {
+      expectTierLimit(tierRanOut);
+      await waitForRefill(tierRanOut.exchange);
+      continue;
+    }
+    const last = await final(false);
+    // a window that ended mid-burst refilled the bucket: not a breach, try again in the new window
+    if (last.status !== 429 && (last.exchange.rate?.reset ?? 0) > reset) continue;
+    expect(last.status, `${label(last)}: one request past the ${size} of the bucket`).toBe(429);
+    return last;
+  }
+  throw new HarnessError(`could not empty a bucket of ${size} within ${MAX_DRAIN_ATTEMPTS} windows`);
+}
+
+/** PROFILE §7: 429 RATE_LIMIT_EXCEEDED from an empty bucket, with headers that say when it refills. */
+export function expectEmptyBucket429(res: Result, size: number): void {
+  expectError(res, "RATE_LIMIT_EXCEEDED");
+  const rate = res.exchange.rate;
+  const now = res.exchange.receivedAt / 1000;
+  const where = label(res);
+  // both buckets empty: the one that refills last is described — the tier, when it is
+  expect([size, target.tierLimit], `${where}: X-RateLimit-Limit is the bucket's size`).toContain(rate?.limit);
+  expect(rate?.remaining, `${where}: X-RateLimit-Remaining`).toBe(0);
+  expect(rate?.retryAfter, `${where}: Retry-After, integer seconds`).toBeGreaterThanOrEqual(1);
+  expect(rate?.reset, `${where}: X-RateLimit-Reset after now`).toBeGreaterThan(now - CLOCK_SKEW_SECONDS);
+  expect(rate?.reset, `${where}: X-RateLimit-Reset at most W + 1 s ahead`).toBeLessThanOrEqual(
+    now + W + RATE_LIMITS.resetSlackSeconds + CLOCK_SKEW_SECONDS,
+  );
+  const gap = Math.abs(now + (rate?.retryAfter ?? 0) - (rate?.reset ?? 0));
+  expect(gap, `${where}: Retry-After agrees with X-RateLimit-Reset`).toBeLessThanOrEqual(1 + CLOCK_SKEW_SECONDS);
+}
+
+/** `count` requests, `width` at a time; stops after the batch in which `stop` held for one. */
+export async function inBatches<T>(count: number, width: number, send: (i: number) => Promise<T>, stop: (r: T) => boolean) {
+  const results: T[] = [];
+  for (let start = 0; start < count; start += width) {
+    const batch = Array.from({ length: Math.min(width, count - start) }, (_, j) => send(start + j));
+    const answers = await Promise.all(batch);
+    results.push(...answers);
+    if (answers.some(stop)) break;
+  }
+  return results;
+}
