@@ -70,7 +70,7 @@ export const EMBEDDED_DEFAULTS: ReferencePlan = {
   quota: 3,
   faults: [],
   // mostly waiting on windows and budgets, not computing: more workers than cores pay off
-  workers: 4,
+  workers: 5,
   // the Create bucket (10 per key) paces the create checks: three keys, three buckets
   mainKeys: 3,
 };

@@ -1,5 +1,4 @@
 import { describe } from "vitest";
-import type { StreamResult } from "../../src/client/index.js";
 import { type Agent, RATE_LIMITS } from "../../src/contract/index.js";
 import { check, expect, expectError, expectOk, HarnessError, target, waitForRefill } from "../support/harness.js";
 import {
@@ -7,7 +6,6 @@ import {
   expectEmptyBucket429,
   expectTierLimit,
   inBatches,
-  label,
   MISSING_ID,
   type Probe,
   type Result,
@@ -15,8 +13,8 @@ import {
 } from "../support/limits.js";
 
 /**
- * PROFILE §7 beyond one endpoint's bucket: per key, per agent, the tier, 429s not counted,
- * concurrency, quota; §9 path variants under an emptied bucket.
+ * PROFILE §7 beyond one endpoint's bucket: per key, per agent, 429s not counted, quota. The
+ * tier, concurrency and path variants are in limits-tier.test.ts (a parallel worker).
  */
 
 describe("PROFILE §7 buckets, one 429 each", () => {
@@ -85,114 +83,6 @@ describe("PROFILE §7 buckets, one 429 each", () => {
     },
   );
 });
-
-/* ---------------------------------------------------------------- tier */
-
-check("limits.tier", "the account's requests together stop at the tier limit", async ({ api, skip }) => {
-  const tier = target.tierLimit;
-  if (tier === undefined) return skip("needs --tier");
-  const bound = 3 * tier + 20;
-  // distinct agents, each its own message bucket (a 404 counts too): only the tier can run out
-  const agentsNeeded = Math.ceil(bound / (RATE_LIMITS.perAgentMessages / 2));
-  const results = await inBatches(
-    bound,
-    20,
-    (i) => api.sendMessage(`agt_nx${i % agentsNeeded}`, { text: "hello" }, { pace: false }),
-    (r) => r.status === 429,
-  );
-  const limited = results.filter((r) => r.status === 429);
-  expect(limited.length, `a 429 within ${bound} requests`).toBeGreaterThan(0);
-  for (const res of limited) {
-    expectError(res, "RATE_LIMIT_EXCEEDED");
-    expect({ limit: res.exchange.rate?.limit, remaining: res.exchange.rate?.remaining }, label(res)).toEqual({
-      limit: tier,
-      remaining: 0,
-    });
-  }
-  await waitForRefill(limited.at(-1)!.exchange);
-});
-
-/* ---------------------------------------------------------------- concurrency */
-
-check(
-  "limits.concurrency",
-  "with 10 messages in flight to one agent the 11th → 429 with Retry-After: 1; an ended exchange frees its slot",
-  async ({ api, agents, skip }) => {
-    if (!target.referenceFaults) skip("needs --reference-faults (mock-slow)");
-    const agent = await agents.create({ modelSettings: { model: "mock-slow" } });
-    let ended = 0;
-    const streams: Promise<StreamResult>[] = [];
-    const inFlight: Promise<void>[] = [];
-    for (let i = 0; i < RATE_LIMITS.messageConcurrency; i++) {
-      let flowing!: () => void;
-      inFlight.push(new Promise<void>((resolve) => (flowing = resolve)));
-      const stream = api.streamMessage(agent.id, { text: `slot ${i}` }, { pace: false, onEvent: () => flowing() });
-      streams.push(stream);
-      const end = () => {
-        ended++;
-        flowing();
-      };
-      void stream.then(end, end);
-    }
-    // every stream has sent an event: ten exchanges are in flight (an ended one would show in `ended`)
-    await Promise.all(inFlight);
-    const tooMany = (res: Result | StreamResult, endedMeanwhile: number) => {
-      if (endedMeanwhile > 0)
-        throw new HarnessError(`${endedMeanwhile} of the 10 streams had ended when the 11th was answered: inconclusive`);
-      expectError(res, "RATE_LIMIT_EXCEEDED");
-      expect(res.exchange.retryAfterSeconds, `${label(res)}: Retry-After`).toBe(RATE_LIMITS.concurrencyRetryAfterSeconds);
-    };
-    // as a stream first: admitted, it would open at once, while the ten still stream
-    let endedAtAnswer: number | undefined;
-    const streamed = await api.streamMessage(
-      agent.id,
-      { text: "one too many" },
-      {
-        pace: false,
-        onEvent: () => {
-          endedAtAnswer ??= ended;
-        },
-      },
-    );
-    tooMany(streamed, endedAtAnswer ?? ended);
-    expect(streamed.events, "the 11th stream is refused as JSON").toEqual([]);
-    const endedAtSend = ended;
-    tooMany(await api.sendMessage(agent.id, { text: "one too many" }, { pace: false }), endedAtSend);
-
-    const finished = await Promise.all(streams);
-    for (const res of finished) expect(res.done, `${label(res)}: the held stream completed`).toBeDefined();
-    expectOk(await api.sendMessage(agent.id, { text: "a slot is free" }, { pace: false }));
-  },
-);
-
-/* ---------------------------------------------------------------- path variants */
-
-const CREATE_VARIANTS = ["/agents/", "/AGENTS", "/Agents", "/%61gents"];
-
-check(
-  ["routing.variants", "limits.429"],
-  "with Create emptied, path variants and spoofed client addresses get 404 or 429, never 201",
-  async ({ api, agents }) => {
-    const limited = await drainBucket(SIZES.createAgent, (pace) => api.call("createAgent", { body: { name: "" }, pace }));
-    expectEmptyBucket429(limited, SIZES.createAgent);
-    for (const path of CREATE_VARIANTS) {
-      const ex = await api.send({ method: "POST", path, body: { name: agents.name("-variant") }, pace: false });
-      const made = (ex.response.json as { data?: { id?: string } } | undefined)?.data?.id;
-      if (ex.response.status === 201 && made) agents.track(made);
-      expect([404, 429], `POST ${path}: 404, or the same empty bucket`).toContain(ex.response.status);
-    }
-    const spoofed = await api.createAgent(
-      { name: agents.name("-spoofed") },
-      {
-        pace: false,
-        headers: { "x-forwarded-for": "203.0.113.7", "x-real-ip": "203.0.113.7", forwarded: "for=203.0.113.7" },
-      },
-    );
-    if (spoofed.status === 201) agents.track((spoofed.data as Agent).id);
-    expectEmptyBucket429(spoofed, SIZES.createAgent);
-    await waitForRefill(spoofed.exchange);
-  },
-);
 
 /* ---------------------------------------------------------------- quota */
 
