@@ -30,7 +30,14 @@ export const VERIFY_OPTIONS = {
     flag: "api-key",
     env: "AGENT_API_KEY",
     type: "string",
-    help: "key with all four permissions (required with --base-url)",
+    multiple: true,
+    help: "key with all four permissions (required with --base-url); repeat it with more keys of the same account to spread the per-key buckets",
+  },
+  apiKeys: {
+    flag: "api-keys",
+    env: "AGENT_API_KEYS",
+    type: "string",
+    help: "comma-separated keys of the main account, all four permissions (as --api-key repeated)",
   },
   readOnlyKey: {
     flag: "read-only-key",
@@ -83,6 +90,12 @@ export const VERIFY_OPTIONS = {
     help: "where reports/<run-id>/ go (default reports)",
   },
   seed: { flag: "seed", env: "AGENT_HARNESS_SEED", type: "string", help: "seed for random choices (default: random, printed)" },
+  profile: {
+    flag: "profile",
+    env: "AGENT_HARNESS_PROFILE",
+    type: "string",
+    help: "full (default) | smoke: every endpoint's main success and error paths, minutes at W = 60",
+  },
   bail: { flag: "bail", env: "AGENT_HARNESS_BAIL", type: "boolean", help: "stop at the first failed check" },
   sections: {
     flag: "sections",
@@ -157,6 +170,9 @@ const number = (label: string, opts: { integer?: boolean; min?: number } = {}) =
 export const SUITE_NAMES = ["functional"] as const;
 export type SuiteName = (typeof SUITE_NAMES)[number];
 
+/** full: every check; smoke: the checks tagged smoke (every endpoint's main success and error paths). */
+export const PROFILES = ["full", "smoke"] as const;
+export type Profile = (typeof PROFILES)[number];
 const verifySchema = z
   .object({
     target: z.enum(["embedded", "container"], { error: "--target must be embedded or container" }).default("embedded"),
@@ -164,7 +180,8 @@ const verifySchema = z
       .url({ protocol: /^https?$/, error: "--base-url must be an http(s) URL" })
       .transform((u) => u.replace(/\/+$/, ""))
       .optional(),
-    apiKey: z.string().min(1).optional(),
+    apiKey: z.array(z.string().min(1, "--api-key must not be empty")).optional(),
+    apiKeys: z.string().optional(),
     readOnlyKey: z.string().min(1).optional(),
     otherAccountKey: z.string().min(1).optional(),
     quotaKey: z.string().min(1).optional(),
@@ -188,6 +205,7 @@ const verifySchema = z
       .optional(),
     reportDir: z.string().min(1).default("reports"),
     seed: number("--seed", { integer: true }).optional(),
+    profile: z.enum(PROFILES, { error: `--profile must be one of: ${PROFILES.join(", ")}` }).default("full"),
     bail: z.boolean().default(false),
     sections: z
       .string()
@@ -202,12 +220,25 @@ const verifySchema = z
     fault: z.array(z.string().min(1)).default([]),
   })
   .superRefine((o, ctx) => {
-    if (o.baseUrl && !o.apiKey)
+    if (o.baseUrl && !o.apiKey?.length && !o.apiKeys)
       ctx.addIssue({ code: "custom", message: "--base-url needs --api-key (or $AGENT_API_KEY)", path: ["apiKey"] });
     if (o.baseUrl && !/\/v1$/.test(o.baseUrl))
       ctx.addIssue({ code: "custom", message: "--base-url must end with /v1 (PROFILE §1)", path: ["baseUrl"] });
     if (o.baseUrl && o.fault.length)
       ctx.addIssue({ code: "custom", message: "--fault applies only to a reference target the harness starts", path: ["fault"] });
+  })
+  .transform(({ apiKey, apiKeys, ...o }) => {
+    // --api-key repeated and $AGENT_API_KEYS: keys of the main account; the first is the main key
+    const mainKeys = [
+      ...new Set([
+        ...(apiKey ?? []),
+        ...(apiKeys ?? "")
+          .split(",")
+          .map((k) => k.trim())
+          .filter(Boolean),
+      ]),
+    ];
+    return { ...o, ...(mainKeys.length ? { apiKey: mainKeys[0]!, mainKeys } : {}) };
   });
 
 export type VerifyConfig = z.output<typeof verifySchema>;

@@ -3,7 +3,7 @@ import type { TestCase, TestModule } from "vitest/node";
 import { CLAUSE_BY_ID } from "../contract/index.js";
 import type { CheckResult } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
-import type { SuiteName } from "./config.js";
+import type { Profile, SuiteName } from "./config.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -61,6 +61,8 @@ export interface SuiteRunOptions {
   sections?: readonly string[];
   /** stop at the first failed check */
   bail?: boolean;
+  /** smoke: only the checks tagged smoke */
+  profile?: Profile;
   onCheck?: (check: CheckResult) => void;
   /** set when the run should stop early (Ctrl-C) */
   signal?: AbortSignal;
@@ -77,6 +79,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<CheckResult[]
     onTestCaseResult(test: TestCase) {
       // a check left out by --sections is not part of this run (unlike one skipped by --bail)
       if (pattern && !pattern.test(test.fullName)) return;
+      if (options.profile === "smoke" && !test.tags.includes("smoke")) return;
       const check = toCheck(test, suiteOf(test.module.relativeModuleId));
       checks.push(check);
       options.onCheck?.(check);
@@ -101,6 +104,8 @@ export async function runSuites(options: SuiteRunOptions): Promise<CheckResult[]
       include: options.suites.flatMap((s) => SUITE_GLOBS[s]),
       ...(pattern ? { testNamePattern: pattern } : {}),
       ...(options.bail ? { bail: 1 } : {}),
+      tags: CHECK_TAGS,
+      ...(options.profile === "smoke" ? { tagsFilter: ["smoke"] } : {}),
       provide: { target: options.target },
       // a target the harness started has a key set (accounts, buckets) per worker: files run in
       // parallel; any other target's buckets are shared, so its checks take turns in one worker
@@ -132,6 +137,9 @@ export async function runSuites(options: SuiteRunOptions): Promise<CheckResult[]
 export function sectionPattern(sections: readonly string[]): RegExp {
   return new RegExp(`(?:^|\\s)(?:${sections.join("|")})(?=\\s)`);
 }
+
+/** Tags a check may carry (vitest test tags): `smoke` puts it in `--profile smoke`. */
+export const CHECK_TAGS = [{ name: "smoke", description: "every endpoint's main success and error paths (--profile smoke)" }];
 
 /** One worker per key set of the target. */
 export function workersFor(target: HarnessTarget): number {

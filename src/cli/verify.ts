@@ -3,6 +3,7 @@ import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ServiceClient, TransportError } from "../client/index.js";
 import { MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
+import { formatRatio, PlannedRun } from "../plan/session.js";
 import { type CheckResult, formatProgress, formatSummary, newRunId, type RunResult, writeReports } from "../report/index.js";
 import { EMBEDDED_DEFAULTS, type HarnessTarget, runPrefixFor, startReferenceTarget } from "../target/harness-target.js";
 import { sweepLedger } from "./cleanup.js";
@@ -23,6 +24,7 @@ async function resolveTarget(config: VerifyConfig, run: { runPrefix: string; led
       baseUrl: config.baseUrl,
       keys: {
         main: config.apiKey!,
+        ...(config.mainKeys && config.mainKeys.length > 1 ? { mainKeys: config.mainKeys } : {}),
         ...(config.readOnlyKey ? { readOnly: config.readOnlyKey } : {}),
         ...(config.otherAccountKey ? { otherAccount: config.otherAccountKey } : {}),
         ...(config.quotaKey && config.referenceFaults ? { quota: config.quotaKey } : {}),
@@ -102,20 +104,32 @@ export async function verify(argv: string[]): Promise<number> {
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   const checks: CheckResult[] = [];
+  const suites = config.suites ?? [...SUITE_NAMES];
+  const suiteOptions = {
+    suites,
+    ...(config.sections ? { sections: config.sections } : {}),
+    profile: config.profile,
+  };
+  let planned: PlannedRun | undefined;
   try {
+    // issue §2: an external target's limits are real; plan the run before sending anything
+    if (target.kind === "external") {
+      out.write("plan: counting the requests of these suites against an embedded reference…\n");
+      planned = await PlannedRun.calibrate(target, (t) => runSuites({ target: t, ...suiteOptions }));
+      out.write(`${planned.describe()}\n`);
+    }
+    planned?.start();
     await assertReachable(target);
     out.write(
       `target: ${target.kind} ${target.baseUrl} (W = ${target.windowSeconds} s, budget ${target.messageTimeoutSeconds} s)\n`,
     );
-    const suites = config.suites ?? [...SUITE_NAMES];
     checks.push(
       ...(await runSuites({
         target,
-        suites,
-        ...(config.sections ? { sections: config.sections } : {}),
+        ...suiteOptions,
         bail: config.bail,
         signal: abort.signal,
-        onCheck: (c) => out.write(`${formatProgress(c, { secrets })}\n`),
+        onCheck: (c) => out.write(`${formatProgress(c, { secrets })}${planned ? `  [${planned.progress(c)}]` : ""}\n`),
       })),
     );
   } finally {
@@ -142,11 +156,15 @@ export async function verify(argv: string[]): Promise<number> {
       idField: target.idField,
       faults: config.fault,
       sections: config.sections ?? null,
+      profile: config.profile,
+      mainKeys: target.keys.mainKeys?.length ?? 1,
     },
     checks,
+    ...(planned ? { plan: planned.finish() } : {}),
   };
   const written = await writeReports(result, reportDir, { secrets });
   out.write(`\n${formatSummary(result, { secrets })}\n`);
+  if (result.plan) out.write(`${formatRatio(result.plan)}\n`);
   out.write(`reports: ${written.dir}\n`);
   if (abort.signal.aborted) return 130;
   const red = checks.some((c) => c.status === "failed" || c.status === "error");

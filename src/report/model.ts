@@ -1,4 +1,5 @@
 import { CLAUSES, type Clause } from "../contract/clauses.js";
+import type { RunPlan } from "../plan/plan.js";
 
 /**
  * The results model of one `agent-harness verify` run. Every report (JUnit, JSON, HTML,
@@ -39,6 +40,8 @@ export interface RunResult {
   seed?: number;
   options: Record<string, unknown>;
   checks: CheckResult[];
+  /** an external run's request plan and the time it took against the plan's bound (src/plan) */
+  plan?: RunPlan;
 }
 
 export interface Totals {

@@ -46,6 +46,8 @@ export interface HarnessTarget {
   runPrefix: string;
   /** JSON-lines file where every created agent is recorded for cleanup */
   ledgerFile: string;
+  /** a calibration run: JSON-lines file where every request is recorded with its buckets (src/plan) */
+  footprintFile?: string;
   seed: number;
 }
 
@@ -86,11 +88,7 @@ export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys:
     const suffix = w === 1 ? "" : `_${w}`;
     const mainKeys = Array.from({ length: Math.max(1, plan.mainKeys ?? 1) }, () => newApiKey());
     const keys = { main: mainKeys[0]!, mainKeys, readOnly: newApiKey(), otherAccount: newApiKey(), quota: newApiKey() };
-    const [main, other, quota] = ["acct_main", "acct_other", "acct_quota"].map((a) => `${a}${suffix}`) as [
-      string,
-      string,
-      string,
-    ];
+    const [main, other, quota] = [`acct_main${suffix}`, `acct_other${suffix}`, `acct_quota${suffix}`] as const;
     file.accounts.push(
       { id: main, tierLimit: plan.tierLimit, messageQuota: null },
       { id: other, tierLimit: plan.tierLimit, messageQuota: null },

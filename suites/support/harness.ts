@@ -12,6 +12,7 @@ import {
   matchEndpoint,
   STATUS_OF_CODE,
 } from "../../src/contract/index.js";
+import { appendFootprint, isCounted, keyIndexFor, messageAgentOf } from "../../src/plan/footprint.js";
 import type { Evidence } from "../../src/report/index.js";
 import { type HarnessTarget, keysOf, workerTarget } from "../../src/target/harness-target.js";
 
@@ -112,6 +113,7 @@ export function clientFor(key: string, account: string, options: Partial<Service
       onExchange: (ex) => {
         const auth = ex.request.headers.authorization ?? "";
         currentLog?.record(ex, /^bearer \*\*\*$/i.test(auth));
+        if (target.footprintFile) recordFootprint(ex, key, account);
       },
       ...options,
     });
@@ -168,11 +170,34 @@ export function rememberToken(token: string): string {
   return token;
 }
 
-/** Each test takes the next key of the main account: per-key buckets are spread over the keys. */
-let mainTurn = 0;
-function nextMainKey(): string {
+/** Each check takes one key of the main account, by its name: per-key buckets are spread over the keys. */
+function mainKeyFor(checkName: string): string {
   const keys = target.keys.mainKeys?.length ? target.keys.mainKeys : [target.keys.main];
-  return keys[mainTurn++ % keys.length]!;
+  return keys[keyIndexFor(checkName, keys.length)]!;
+}
+
+/** The check whose requests are being sent, for the footprint of a calibration run (src/plan). */
+let currentCheck = "(setup)";
+
+function keyRole(key: string): string {
+  const main = target.keys.mainKeys ?? [target.keys.main];
+  if (main.includes(key)) return `main#${main.indexOf(key)}`;
+  const role = (["readOnly", "otherAccount", "quota"] as const).find((r) => target.keys[r] === key);
+  return role ?? "other";
+}
+
+function recordFootprint(ex: Exchange, key: string, account: string): void {
+  const endpoint = matchEndpoint(ex.request.method, ex.request.url, target.baseUrl);
+  const code = (ex.response.json as { error?: { code?: string } } | undefined)?.error?.code;
+  const agent = endpoint?.id === "sendMessage" ? messageAgentOf(ex.request.url) : undefined;
+  appendFootprint(target.footprintFile!, {
+    check: currentCheck,
+    key: keyRole(key),
+    account,
+    ...(endpoint ? { endpoint: endpoint.id } : {}),
+    ...(agent ? { agent } : {}),
+    counted: isCounted(ex.response.status, code),
+  });
 }
 
 interface Fixtures {
@@ -202,8 +227,10 @@ export const test = base.extend<Fixtures>({
     async ({ task }, use) => {
       const log = new ExchangeLog();
       currentLog = log;
+      currentCheck = `${task.file.name}::${task.fullTestName ?? task.name}`;
       await use(log);
       currentLog = undefined;
+      currentCheck = `${task.file.name}::(setup)`;
       const errors = task.result?.errors ?? [];
       if (errors.some((e) => e.name === "TransportError" || e.name === "HarnessError")) task.meta.harnessError = true;
       if (log.violations.length || task.result?.state === "fail" || errors.length) task.meta.evidence = log.evidence();
@@ -215,7 +242,7 @@ export const test = base.extend<Fixtures>({
     },
     { auto: true },
   ],
-  api: async ({ conformance: _c }, use) => use(clientFor(nextMainKey(), "main")),
+  api: async ({ conformance: _c, task }, use) => use(clientFor(mainKeyFor(task.fullTestName ?? task.name), "main")),
   readOnlyApi: optionalClient("readOnly", "--read-only-key", "main"),
   otherApi: optionalClient("otherAccount", "--other-account-key", "other"),
   quotaApi: optionalClient("quota", "--quota-key", "quota"),

@@ -1,0 +1,57 @@
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
+import type { EndpointId } from "../contract/index.js";
+
+/**
+ * A run's request footprint: one line per request a check sent, with the buckets it counts in
+ * (PROFILE §7). Recorded by the suites themselves (suites/support/harness.ts) during a
+ * calibration run against an embedded reference, so the plan follows the suites as they change.
+ */
+export interface FootprintEntry {
+  /** `<file>::<test full name>`, or `<file>::(setup)` for a hook's requests */
+  check: string;
+  /** the key's role: `main#0`, `main#1` … (the main account's keys), `readOnly`, `otherAccount`, `quota` */
+  key: string;
+  /** the account's role: `main`, `other`, `quota` */
+  account: string;
+  /** the endpoint the request matched; absent for a path no endpoint has (it counts in the tier only) */
+  endpoint?: EndpointId;
+  /** Send Message: the agent, whose bucket is shared by the account's keys */
+  agent?: string;
+  /**
+   * PROFILE §6, §7: every authenticated request counts, except one answered 429
+   * RATE_LIMIT_EXCEEDED; a 401 counts nowhere
+   */
+  counted: boolean;
+}
+
+export function appendFootprint(file: string, entry: FootprintEntry): void {
+  appendFileSync(file, `${JSON.stringify(entry)}\n`);
+}
+
+export function readFootprint(file: string): FootprintEntry[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as FootprintEntry);
+}
+
+/** Whether an answer is counted in its buckets (PROFILE §6: 401 nowhere; §7: 429 RATE_LIMIT_EXCEEDED nowhere). */
+export function isCounted(status: number, code: string | undefined): boolean {
+  return status !== 401 && !(status === 429 && code === "RATE_LIMIT_EXCEEDED");
+}
+
+/** The agent a Send Message path names, when it is one. */
+export function messageAgentOf(url: string): string | undefined {
+  return /\/agents\/([^/]+)\/messages$/.exec(new URL(url).pathname)?.[1];
+}
+
+/**
+ * Which of `count` keys a check takes: a hash of its name, so a calibration run and the run it
+ * plans give every check the same key, whatever order the files run in.
+ */
+export function keyIndexFor(checkName: string, count: number): number {
+  let h = 2166136261;
+  for (let i = 0; i < checkName.length; i++) h = Math.imul(h ^ checkName.charCodeAt(i), 16777619);
+  return (h >>> 0) % Math.max(1, count);
+}

@@ -1,0 +1,158 @@
+import { ENDPOINTS } from "../contract/index.js";
+import type { FootprintEntry } from "./footprint.js";
+
+/** One bucket of PROFILE §7 the run's requests count in, with how many it will send there. */
+export interface PlannedBucket {
+  requests: number;
+  /** its size per window; null for a tier the run was not told (PROFILE §11) */
+  size: number | null;
+  /** windows it needs at least: ⌈requests / size⌉; null when the size is unknown */
+  windows: number | null;
+}
+
+/**
+ * What a run will send, bucket by bucket, and the least time the target's limits allow for it.
+ * Written into results.json as `plan`.
+ */
+export interface RunPlan {
+  windowSeconds: number;
+  /** the tier limit per window of each account (PROFILE §7: per account, all its keys together) */
+  tierLimit: number | null;
+  /** keys of the main account the per-key buckets are spread over */
+  mainKeys: number;
+  checks: number;
+  /** requests the run will send, and how many of them count in buckets */
+  requests: number;
+  countedRequests: number;
+  /** the busiest bucket needs this many windows; the run cannot end sooner than (windows − 1) × W */
+  lowerBoundWindows: number;
+  lowerBoundSeconds: number;
+  /** the bucket that sets the bound */
+  binding: string;
+  requestsByBucket: Record<string, PlannedBucket>;
+  /** how the counts were found */
+  source: string;
+  /** filled in when the run ends */
+  actualSeconds?: number;
+  ratio?: number;
+}
+
+export interface PlanLimits {
+  windowSeconds: number;
+  tierLimit?: number | undefined;
+  mainKeys: number;
+}
+
+const ENDPOINT_LABEL: Record<string, string> = {
+  createAgent: "Create",
+  listAgents: "List",
+  getAgent: "Get",
+  updateAgent: "Update",
+  deleteAgent: "Delete",
+  sendMessage: "Send Message",
+};
+
+/** The buckets a counted request is in (PROFILE §7), named for people; the size of each. */
+function bucketsOf(entry: FootprintEntry, tierLimit: number | undefined): [string, number | null][] {
+  const tier: [string, number | null] = [`tier of the ${entry.account} account`, tierLimit ?? null];
+  if (entry.endpoint === undefined) return [tier];
+  const spec = ENDPOINTS[entry.endpoint];
+  if (spec.bucket.kind === "agentMessages")
+    return [[`Send Message to agent ${entry.agent ?? "?"} (${entry.account} account)`, spec.bucket.size], tier];
+  return [[`${ENDPOINT_LABEL[entry.endpoint]} on key ${entry.key}`, spec.bucket.size], tier];
+}
+
+/** Requests a hook sent, outside any check. */
+const isSetup = (e: FootprintEntry) => e.check.endsWith("(setup)");
+
+const windowsFor = (requests: number, size: number | null) => (size === null ? null : Math.ceil(requests / size));
+
+/** The per-bucket counts and the bound they imply, from a footprint (all of it, or what is left). */
+export function boundOf(entries: readonly FootprintEntry[], limits: PlanLimits) {
+  const byBucket = new Map<string, PlannedBucket>();
+  for (const entry of entries) {
+    if (!entry.counted) continue;
+    for (const [name, size] of bucketsOf(entry, limits.tierLimit)) {
+      const b = byBucket.get(name) ?? { requests: 0, size, windows: null };
+      b.requests++;
+      b.windows = windowsFor(b.requests, size);
+      byBucket.set(name, b);
+    }
+  }
+  let binding = "none";
+  let windows = 0;
+  for (const [name, b] of byBucket)
+    if ((b.windows ?? 0) > windows || ((b.windows ?? 0) === windows && name.startsWith("tier") && windows > 0)) {
+      windows = b.windows ?? 0;
+      binding = name;
+    }
+  return { byBucket, windows, binding, seconds: Math.max(0, windows - 1) * limits.windowSeconds };
+}
+
+export function planRun(entries: readonly FootprintEntry[], limits: PlanLimits, source: string): RunPlan {
+  const { byBucket, windows, binding, seconds } = boundOf(entries, limits);
+  // Send Message buckets are per agent: one line for the busiest, not one per agent
+  const requestsByBucket: Record<string, PlannedBucket> = {};
+  const busiest = new Map<string, [string, PlannedBucket]>();
+  for (const [name, b] of [...byBucket].sort(([x], [y]) => x.localeCompare(y))) {
+    const agent = /^Send Message to agent \S+ \((.*)\)$/.exec(name);
+    if (!agent) requestsByBucket[name] = b;
+    else if ((busiest.get(agent[1]!)?.[1].requests ?? -1) < b.requests) busiest.set(agent[1]!, [name, b]);
+  }
+  for (const [account, [, b]] of busiest) requestsByBucket[`Send Message, busiest agent (${account})`] = b;
+  return {
+    windowSeconds: limits.windowSeconds,
+    tierLimit: limits.tierLimit ?? null,
+    mainKeys: limits.mainKeys,
+    checks: new Set(entries.filter((e) => !isSetup(e)).map((e) => e.check)).size,
+    requests: entries.length,
+    countedRequests: entries.filter((e) => e.counted).length,
+    lowerBoundWindows: windows,
+    lowerBoundSeconds: seconds,
+    binding: /^Send Message to agent/.test(binding) ? "Send Message to one agent" : binding,
+    requestsByBucket,
+    source,
+  };
+}
+
+/** The plan in a few lines, for the terminal, before the run. */
+export function formatPlan(plan: RunPlan): string {
+  const top = Object.entries(plan.requestsByBucket)
+    .filter(([, b]) => b.windows !== null)
+    .sort(([, a], [, b]) => (b.windows ?? 0) - (a.windows ?? 0) || b.requests - a.requests)
+    .slice(0, 4)
+    .map(([name, b]) => `  ${name}: ${b.requests} requests, ${b.size} per window → ${b.windows} windows`);
+  const tier =
+    plan.tierLimit === null
+      ? "tier unknown (give --tier): the account's bucket is left out of the bound"
+      : `tier ${plan.tierLimit} per window, per account: all ${plan.mainKeys} main key(s) share it`;
+  return [
+    `plan: ${plan.checks} checks, ${plan.requests} requests (${plan.countedRequests} counted); W = ${plan.windowSeconds} s; ${tier}`,
+    `plan: needs ≥ ${plan.lowerBoundWindows} windows: ${plan.binding} → lower bound ${formatSeconds(plan.lowerBoundSeconds)}`,
+    ...top,
+  ].join("\n");
+}
+
+/** The bound of what the checks not yet done will send: the plan's estimate of the time left. */
+export function secondsLeft(entries: readonly FootprintEntry[], done: ReadonlySet<string>, limits: PlanLimits): number {
+  return boundOf(
+    entries.filter((e) => !done.has(e.check) && !isSetup(e)),
+    limits,
+  ).seconds;
+}
+
+/** The run's actual time against the plan's bound. */
+export function withActual(plan: RunPlan, actualSeconds: number): RunPlan {
+  const ratio = plan.lowerBoundSeconds > 0 ? actualSeconds / plan.lowerBoundSeconds : undefined;
+  return {
+    ...plan,
+    actualSeconds: Math.round(actualSeconds * 10) / 10,
+    ...(ratio !== undefined ? { ratio: Math.round(ratio * 100) / 100 } : {}),
+  };
+}
+
+export function formatSeconds(s: number): string {
+  if (s < 90) return `${Math.round(s)} s`;
+  const m = Math.floor(s / 60);
+  return `${m} min ${Math.round(s - m * 60)} s`;
+}

@@ -1,0 +1,59 @@
+import { performance } from "node:perf_hooks";
+import type { CheckResult } from "../report/index.js";
+import type { HarnessTarget } from "../target/harness-target.js";
+import { calibrate } from "./calibrate.js";
+import type { FootprintEntry } from "./footprint.js";
+import { formatPlan, formatSeconds, type PlanLimits, planRun, type RunPlan, secondsLeft, withActual } from "./plan.js";
+
+/**
+ * `verify` against an external target: plan the run before sending anything, show the plan's
+ * estimate of the time left as checks finish, and measure the run against the plan's bound.
+ */
+export class PlannedRun {
+  private readonly done = new Set<string>();
+  private started = 0;
+
+  private constructor(
+    readonly plan: RunPlan,
+    private readonly entries: FootprintEntry[],
+    private readonly limits: PlanLimits,
+  ) {}
+
+  /** Calibrate against an embedded reference shaped like `target`, running the same suites. */
+  static async calibrate(target: HarnessTarget, runSuites: (t: HarnessTarget) => Promise<unknown>): Promise<PlannedRun> {
+    const { entries, seconds } = await calibrate({ target, runSuites });
+    const limits = {
+      windowSeconds: target.windowSeconds,
+      tierLimit: target.tierLimit,
+      mainKeys: target.keys.mainKeys?.length ?? 1,
+    };
+    const source = `calibration run of the same suites against an embedded reference (${formatSeconds(seconds)})`;
+    return new PlannedRun(planRun(entries, limits, source), entries, limits);
+  }
+
+  describe(): string {
+    return formatPlan(this.plan);
+  }
+
+  start(): void {
+    this.started = performance.now();
+  }
+
+  /** After a check: the plan's bound for the checks not yet done, e.g. "≥ 12 min 0 s left by the plan". */
+  progress(check: CheckResult): string {
+    this.done.add(`${check.file}::${check.id}`);
+    return `≥ ${formatSeconds(secondsLeft(this.entries, this.done, this.limits))} left by the plan`;
+  }
+
+  /** The plan with the run's actual time and the ratio to the bound. */
+  finish(): RunPlan {
+    return withActual(this.plan, (performance.now() - this.started) / 1000);
+  }
+}
+
+export function formatRatio(plan: RunPlan): string {
+  const actual = formatSeconds(plan.actualSeconds ?? 0);
+  return plan.ratio === undefined
+    ? `plan: ran in ${actual}; lower bound ${formatSeconds(plan.lowerBoundSeconds)} (one window: no ratio)`
+    : `plan: ran in ${actual}; lower bound ${formatSeconds(plan.lowerBoundSeconds)}; actual / bound = ${plan.ratio.toFixed(2)}`;
+}
