@@ -3,7 +3,7 @@ import { describe } from "vitest";
 import type { ServiceClient } from "../../src/client/index.js";
 import type { Agent, ClauseId, CreateAgentBody } from "../../src/contract/index.js";
 import { expandFixture, loadFixture } from "../support/fixtures.js";
-import { check, expect, expectError, expectInvalid, expectOk, rememberToken } from "../support/harness.js";
+import { check, expect, expectError, expectInvalid, expectOk, rememberToken, smoke } from "../support/harness.js";
 
 type JsonObject = Record<string, unknown>;
 
@@ -60,7 +60,7 @@ function configOf(agent: Agent): JsonObject {
 }
 
 describe("POST /agents", () => {
-  check(
+  smoke(
     ["create.created", "record.defaults", "record.shape", "record.timestamps", "status.lifecycle"],
     "a name alone answers 201 with exactly the default record, active, with RFC 3339 times",
     async ({ api, agents }) => {
@@ -148,7 +148,7 @@ describe("a rejected create creates nothing", () => {
     return { total: res.pagination?.total, named: data.some((a) => a.name === name) };
   }
 
-  check("create.rejected-no-effect", "a 400 and a 401 leave the list as it was", async ({ api, agents }) => {
+  smoke("create.rejected-no-effect", "a 400 and a 401 leave the list as it was", async ({ api, agents }) => {
     const name = agents.name();
     const before = await census(api, name);
     const invalid = await api.call("createAgent", { body: { name, plugins: ["images", "images"] } });
@@ -162,7 +162,7 @@ describe("a rejected create creates nothing", () => {
     expect(await census(api, name)).toEqual({ total: before.total, named: false });
   });
 
-  check(
+  smoke(
     ["create.rejected-no-effect", "auth.permissions"],
     "a key without agents:write gets 403 and creates nothing",
     async ({ api, readOnlyApi, agents }) => {

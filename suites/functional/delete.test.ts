@@ -1,6 +1,6 @@
 import { describe } from "vitest";
 import type { ServiceClient } from "../../src/client/index.js";
-import { check, expect, expectError, expectOk } from "../support/harness.js";
+import { expect, expectError, expectOk, smoke } from "../support/harness.js";
 
 /** Whether the account's list shows `id` (newest first: a fresh agent is on page 1). */
 async function listed(api: ServiceClient, id: string): Promise<boolean> {
@@ -8,7 +8,7 @@ async function listed(api: ServiceClient, id: string): Promise<boolean> {
 }
 
 describe("DELETE /agents/{agentId}", () => {
-  check(
+  smoke(
     ["delete.ok", "delete.gone"],
     "answers 200 {id, deleted: true}; afterwards every path of the agent is 404 and it is gone from the list",
     async ({ api, agents }) => {
@@ -27,7 +27,7 @@ describe("DELETE /agents/{agentId}", () => {
     },
   );
 
-  check(
+  smoke(
     ["delete.forbidden", "auth.permissions"],
     "a key without agents:delete gets 403 FORBIDDEN and the agent is untouched",
     async ({ api, readOnlyApi, agents }) => {
@@ -38,7 +38,7 @@ describe("DELETE /agents/{agentId}", () => {
     },
   );
 
-  check("agent.not-found", "an unknown or malformed id is 404 AGENT_NOT_FOUND", async ({ api }) => {
+  smoke("agent.not-found", "an unknown or malformed id is 404 AGENT_NOT_FOUND", async ({ api }) => {
     for (const id of ["agt_doesnotexist000", "a b", "a".repeat(65)]) expectError(await api.deleteAgent(id), "AGENT_NOT_FOUND");
   });
 });

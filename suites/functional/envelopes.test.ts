@@ -1,7 +1,7 @@
 import { describe } from "vitest";
 import type { Exchange } from "../../src/client/index.js";
 import { ENDPOINTS, errorEnvelopeSchema, HEADERS, isConformantPair, RATE_LIMITS } from "../../src/contract/index.js";
-import { check, expect, expectOk, target } from "../support/harness.js";
+import { check, expect, expectOk, smoke, target } from "../support/harness.js";
 
 /*
  * The response-level checks (src/checks) already hold every answer of every suite to these
@@ -12,7 +12,7 @@ import { check, expect, expectOk, target } from "../support/harness.js";
 const bodyOf = (ex: Exchange) => ex.response.json as Record<string, unknown>;
 
 describe("§2 envelopes", () => {
-  check("envelope.success", "every endpoint's success is {success: true, data: <object>}", async ({ api, agents }) => {
+  smoke("envelope.success", "every endpoint's success is {success: true, data: <object>}", async ({ api, agents }) => {
     const agent = await agents.create();
     const answers = [
       (await api.getAgent(agent.id)).exchange,
@@ -31,7 +31,7 @@ describe("§2 envelopes", () => {
     expect(expectOk(deleted)).toEqual({ id: agent.id, deleted: true });
   });
 
-  check(
+  smoke(
     ["envelope.error", "status.pairing"],
     "every kind of error is {success: false, error: {code, message}} with a code of its status",
     async ({ api }) => {
@@ -103,7 +103,7 @@ describe("§3 no 5xx for client input", () => {
 });
 
 describe("§7 rate-limit headers", () => {
-  check("limits.headers", "2xx and 4xx answers carry X-RateLimit-Limit/Remaining/Reset within W + 1 s", async ({ api }) => {
+  smoke("limits.headers", "2xx and 4xx answers carry X-RateLimit-Limit/Remaining/Reset within W + 1 s", async ({ api }) => {
     const answers = [
       (await api.listAgents({ limit: 1 })).exchange,
       (await api.getAgent("agt_headers_missing")).exchange,

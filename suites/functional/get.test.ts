@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { describe } from "vitest";
-import { check, expectError, expectOk, rememberToken } from "../support/harness.js";
+import { check, expectError, expectOk, rememberToken, smoke } from "../support/harness.js";
 
 describe("GET /agents/{agentId}", () => {
-  check("get.found", "answers 200 with the record as created", async ({ api, agents, expect }) => {
+  smoke("get.found", "answers 200 with the record as created", async ({ api, agents, expect }) => {
     const created = await agents.create({
       bio: "hello",
       personality: { traits: ["curious"] },
@@ -30,7 +30,7 @@ describe("GET /agents/{agentId}", () => {
       expectError(await api.getAgent(id), "AGENT_NOT_FOUND");
     });
 
-  check("get.not-found", "another account's agent is 404 AGENT_NOT_FOUND, never 403", async ({ agents, otherApi }) => {
+  smoke("get.not-found", "another account's agent is 404 AGENT_NOT_FOUND, never 403", async ({ agents, otherApi }) => {
     const agent = await agents.create();
     expectError(await otherApi.getAgent(agent.id), "AGENT_NOT_FOUND");
   });

@@ -2,7 +2,7 @@ import { describe } from "vitest";
 import type { ListResult, Query, ServiceClient } from "../../src/client/index.js";
 import { type Agent, compareCodePoints, LIST_LIMITS } from "../../src/contract/index.js";
 import { loadBoundaries } from "../support/fixtures.js";
-import { check, expect, expectError, expectOk, HarnessError } from "../support/harness.js";
+import { check, expect, expectError, expectOk, HarnessError, smoke } from "../support/harness.js";
 
 /* PROFILE §5 List. The account may hold agents of other tests or runs: every check reasons about
    the agents it made (named with the run prefix) and about invariants that hold for any content. */
@@ -65,7 +65,7 @@ async function walkAll(
 const ids = (agents: readonly Agent[]) => agents.map((a) => a.id);
 
 describe("GET /agents", () => {
-  check("list.params", "the defaults are page 1, limit 20, createdAt desc", async ({ api, agents }) => {
+  smoke("list.params", "the defaults are page 1, limit 20, createdAt desc", async ({ api, agents }) => {
     const older = await agents.create();
     const newer = await agents.create();
     const implicit = await listPage(api, {});
@@ -204,7 +204,7 @@ describe("GET /agents", () => {
     }
   });
 
-  check("envelope.list", "pagination: totalPages = ceil(total / limit), hasMore = page < totalPages", async ({ api, agents }) => {
+  smoke("envelope.list", "pagination: totalPages = ceil(total / limit), hasMore = page < totalPages", async ({ api, agents }) => {
     await agents.create();
     await agents.create();
     let total: number | undefined;

@@ -2,7 +2,7 @@ import { afterAll, describe } from "vitest";
 import type { ServiceClient } from "../../src/client/index.js";
 import { loadBoundaries } from "../support/fixtures.js";
 import type { AgentFactory } from "../support/harness.js";
-import { check, clientFor, expect, expectError, expectOk, target } from "../support/harness.js";
+import { check, clientFor, expect, expectError, expectOk, smoke, target } from "../support/harness.js";
 
 /**
  * PROFILE §5 Send Message: body validation, the reply, conversations and turns, unknown and
@@ -54,7 +54,7 @@ describe("POST /agents/{agentId}/messages: the body", () => {
 });
 
 describe("POST /agents/{agentId}/messages: the reply", () => {
-  check(
+  smoke(
     "message.reply",
     "is {id msg_…, agentId, conversationId, turn, userId, roomId, text, createdAt}",
     async ({ api, agents }) => {
@@ -69,7 +69,7 @@ describe("POST /agents/{agentId}/messages: the reply", () => {
     },
   );
 
-  check("agent.not-found", "a message to an unknown agent → 404 AGENT_NOT_FOUND", async ({ api }) => {
+  smoke("agent.not-found", "a message to an unknown agent → 404 AGENT_NOT_FOUND", async ({ api }) => {
     expectError(await api.sendMessage(UNKNOWN_AGENT_ID, { text: "hello" }), "AGENT_NOT_FOUND");
   });
 
@@ -99,7 +99,7 @@ describe("POST /agents/{agentId}/messages: the reply", () => {
 describe("POST /agents/{agentId}/messages: conversations", () => {
   const PARTICIPANTS = [{ userId: "u-same" }, { roomId: "r-same" }, { userId: "u-same", roomId: "r-same" }];
 
-  check(
+  smoke(
     ["message.conversation", "message.turn"],
     "the same (agent, userId, roomId) continues one conversation with turns 1, 2, 3",
     async ({ api, agents }) => {

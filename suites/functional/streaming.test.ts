@@ -7,7 +7,7 @@ import {
   type MessageReply,
   SSE_CONTENT_TYPE,
 } from "../../src/contract/index.js";
-import { type AgentFactory, check, expect, expectError, expectOk, target } from "../support/harness.js";
+import { type AgentFactory, check, expect, expectError, expectOk, smoke, target } from "../support/harness.js";
 
 /** PROFILE §5 Send Message with `"stream": true`; §10 `mock-slow`. */
 
@@ -37,7 +37,7 @@ function expectCompleteStream(res: StreamResult): MessageReply {
 }
 
 describe("POST /agents/{agentId}/messages with stream: true", () => {
-  check("message.stream", "is text/event-stream: deltas, one done carrying the reply, then close", async ({ api, agents }) => {
+  smoke("message.stream", "is text/event-stream: deltas, one done carrying the reply, then close", async ({ api, agents }) => {
     const agent = await agents.create();
     const done = expectCompleteStream(
       await api.streamMessage(
@@ -110,7 +110,7 @@ describe("stream: faults found before streaming are JSON errors", () => {
     });
   }
 
-  check("message.stream-error", "a key without messages:send → 403 FORBIDDEN as JSON", async ({ agents, readOnlyApi }) => {
+  smoke("message.stream-error", "a key without messages:send → 403 FORBIDDEN as JSON", async ({ agents, readOnlyApi }) => {
     const agent = await agents.create();
     const res = await readOnlyApi.streamMessage(agent.id, { text: "hello" }, { signal: closeGuard() });
     expectError(res, "FORBIDDEN");

@@ -17,6 +17,7 @@ import {
   expectError,
   expectInvalid,
   expectOk,
+  smoke,
   target,
 } from "../support/harness.js";
 
@@ -70,7 +71,7 @@ async function eachRow<R extends { title: string }>(rows: readonly R[], run: (ro
 const patchOf = (api: ServiceClient, id: string, body: unknown) => api.call("updateAgent", { agentId: id, body });
 
 describe("PATCH /agents/{agentId}", () => {
-  check(
+  smoke(
     ["update.merge-patch", "record.timestamps", "record.token-write-only"],
     "objects merge, arrays replace, null resets or removes; updatedAt moves, createdAt stays",
     async ({ api, agents }) => {
@@ -182,7 +183,7 @@ describe("PATCH /agents/{agentId}", () => {
     },
   );
 
-  check("agent.not-found", "an unknown or malformed id is 404 AGENT_NOT_FOUND", async ({ api }) => {
+  smoke("agent.not-found", "an unknown or malformed id is 404 AGENT_NOT_FOUND", async ({ api }) => {
     for (const id of ["agt_doesnotexist000", "a b", "a".repeat(65)])
       expectError(await api.updateAgent(id, { bio: "x" }), "AGENT_NOT_FOUND");
   });

@@ -264,11 +264,21 @@ export class HarnessError extends Error {
 }
 
 /** A check: a vitest test citing the PROFILE clauses it verifies (STYLE §3). */
-export function check(clauses: ClauseId | ClauseId[], title: string, fn: (ctx: Fixtures & TestContext) => Promise<void> | void) {
+export function check(
+  clauses: ClauseId | ClauseId[],
+  title: string,
+  fn: (ctx: Fixtures & TestContext) => Promise<void> | void,
+  tags: string[] = [],
+) {
   const clauseIds = Array.isArray(clauses) ? clauses : [clauses];
   for (const id of clauseIds) if (!CLAUSE_BY_ID.has(id)) throw new Error(`unknown clause ${id}`);
   const sections = [...new Set(clauseIds.map((id) => CLAUSE_BY_ID.get(id)!.section))].join(" ");
-  return test(`${sections} ${title}`, { meta: { clauseIds } }, fn as never);
+  return test(`${sections} ${title}`, { meta: { clauseIds }, ...(tags.length ? { tags } : {}) }, fn as never);
+}
+
+/** A check of `--profile smoke` too: an endpoint's main success or error path (issue 10 §2). */
+export function smoke(clauses: ClauseId | ClauseId[], title: string, fn: (ctx: Fixtures & TestContext) => Promise<void> | void) {
+  return check(clauses, title, fn, ["smoke"]);
 }
 
 /** Assert a success status and a body that parses with the endpoint's schema; return the data. */
