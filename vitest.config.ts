@@ -1,9 +1,11 @@
 import { defineConfig } from "vitest/config";
+import { CHECK_TAGS } from "./src/plan/profiles.js";
 import { EMBEDDED_DEFAULTS } from "./src/target/harness-target.js";
 
 export default defineConfig({
   test: {
     expect: { requireAssertions: true },
+    tags: CHECK_TAGS,
     // the JSON results let .ci/run end with a plain "N passed, N failed" line
     reporters: ["default", ["json", { outputFile: "reports/vitest-results.json" }]],
     projects: [

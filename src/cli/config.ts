@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
+import { PROFILES } from "../plan/profiles.js";
 
 /** A bad flag, env var or combination: a readable message and exit code 2. */
 export class UsageError extends Error {}
@@ -170,9 +171,8 @@ const number = (label: string, opts: { integer?: boolean; min?: number } = {}) =
 export const SUITE_NAMES = ["functional"] as const;
 export type SuiteName = (typeof SUITE_NAMES)[number];
 
-/** full: every check; smoke: the checks tagged smoke (every endpoint's main success and error paths). */
-export const PROFILES = ["full", "smoke"] as const;
-export type Profile = (typeof PROFILES)[number];
+export { PROFILES, type Profile } from "../plan/profiles.js";
+
 const verifySchema = z
   .object({
     target: z.enum(["embedded", "container"], { error: "--target must be embedded or container" }).default("embedded"),

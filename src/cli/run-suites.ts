@@ -1,9 +1,10 @@
 import { fileURLToPath } from "node:url";
 import type { TestCase, TestModule } from "vitest/node";
 import { CLAUSE_BY_ID } from "../contract/index.js";
+import { CHECK_TAGS, type Profile } from "../plan/profiles.js";
 import type { CheckResult } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
-import type { Profile, SuiteName } from "./config.js";
+import type { SuiteName } from "./config.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -137,9 +138,6 @@ export async function runSuites(options: SuiteRunOptions): Promise<CheckResult[]
 export function sectionPattern(sections: readonly string[]): RegExp {
   return new RegExp(`(?:^|\\s)(?:${sections.join("|")})(?=\\s)`);
 }
-
-/** Tags a check may carry (vitest test tags): `smoke` puts it in `--profile smoke`. */
-export const CHECK_TAGS = [{ name: "smoke", description: "every endpoint's main success and error paths (--profile smoke)" }];
 
 /** One worker per key set of the target. */
 export function workersFor(target: HarnessTarget): number {
