@@ -91,6 +91,12 @@ export const VERIFY_OPTIONS = {
     help: "where reports/<run-id>/ go (default reports)",
   },
   seed: { flag: "seed", env: "AGENT_HARNESS_SEED", type: "string", help: "seed for random choices (default: random, printed)" },
+  workers: {
+    flag: "workers",
+    env: "AGENT_HARNESS_WORKERS",
+    type: "string",
+    help: "parallel workers on a target the harness starts, each with its own accounts (default 5; ignored with --base-url)",
+  },
   profile: {
     flag: "profile",
     env: "AGENT_HARNESS_PROFILE",
@@ -205,6 +211,7 @@ const verifySchema = z
       .optional(),
     reportDir: z.string().min(1).default("reports"),
     seed: number("--seed", { integer: true }).optional(),
+    workers: number("--workers", { integer: true, min: 1 }).optional(),
     profile: z.enum(PROFILES, { error: `--profile must be one of: ${PROFILES.join(", ")}` }).default("full"),
     bail: z.boolean().default(false),
     sections: z

@@ -45,6 +45,7 @@ async function resolveTarget(config: VerifyConfig, run: { runPrefix: string; led
       ...(config.rateWindow ? { windowSeconds: config.rateWindow } : {}),
       ...(config.messageTimeout ? { messageTimeoutSeconds: config.messageTimeout } : {}),
       ...(config.tier ? { tierLimit: config.tier } : {}),
+      ...(config.workers ? { workers: config.workers } : {}),
       faults: config.fault,
     },
     run,

@@ -71,7 +71,7 @@ async function eachRow<R extends { title: string }>(rows: readonly R[], run: (ro
 const patchOf = (api: ServiceClient, id: string, body: unknown) => api.call("updateAgent", { agentId: id, body });
 
 describe("PATCH /agents/{agentId}", () => {
-  smoke(
+  check(
     ["update.merge-patch", "record.timestamps", "record.token-write-only"],
     "objects merge, arrays replace, null resets or removes; updatedAt moves, createdAt stays",
     async ({ api, agents }) => {
@@ -139,7 +139,7 @@ describe("PATCH /agents/{agentId}", () => {
     expect(plain).toEqual({ ...merged, bio: "via json", updatedAt: plain.updatedAt });
   });
 
-  check("update.status", "status alone switches active ↔ inactive, both ways", async ({ api, agents }) => {
+  smoke("update.status", "status alone switches active ↔ inactive, both ways", async ({ api, agents }) => {
     const { agent } = await createBase(agents);
     const config = { ...agent, updatedAt: expect.any(String) };
     for (const status of ["inactive", "inactive", "active", "active", "inactive", "active"] as const) {

@@ -1,40 +1,13 @@
-import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { RESPONSE_CHECKS } from "../../src/checks/registry.js";
 import { CLAUSE_BY_ID, CLAUSES } from "../../src/contract/index.js";
-import type { ResultsJson } from "../../src/report/index.js";
 import { FAULTS } from "../../src/target/embedded.js";
+import { type VerifyRun, verify } from "./verify-run.js";
 
 /**
  * The harness checks itself (STYLE §6): `verify` passes against the clean reference server and
  * fails against each injected fault, naming a failed check of the fault's PROFILE section.
  */
-interface VerifyRun {
-  code: number | null;
-  results: ResultsJson;
-  output: string;
-}
-
-function verify(args: string[]): Promise<VerifyRun> {
-  const reportDir = mkdtempSync(join(tmpdir(), "agent-harness-meta-"));
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      ["bin/agent-harness.js", "verify", "--report-dir", reportDir, "--seed", "1", ...args],
-      { env: { ...process.env, NO_COLOR: "1" }, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 },
-      (err, stdout, stderr) => {
-        const runs = readdirSync(reportDir);
-        if (runs.length !== 1) return reject(new Error(`no report written (${err?.message})\n${stdout}\n${stderr}`));
-        const results = JSON.parse(readFileSync(join(reportDir, runs[0]!, "results.json"), "utf8")) as ResultsJson;
-        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, results, output: `${stdout}\n${stderr}` });
-      },
-    );
-  });
-}
-
 const failedIn = (run: VerifyRun) => run.results.checks.filter((c) => c.status === "failed");
 
 /** The clean run, shared by the tests that read it. */
@@ -73,7 +46,8 @@ describe("meta: every injected fault is caught", { concurrent: true }, () => {
     async ([name, clauseId]) => {
       const section = CLAUSE_BY_ID.get(clauseId)?.section;
       expect(section, `fault ${name} cites an unknown clause`).toBeDefined();
-      const run = await verify(["--fault", name, "--sections", section!, "--bail"]);
+      // several fault runs at a time (maxConcurrency): two workers each keep the machine's processes few
+      const run = await verify(["--fault", name, "--sections", section!, "--bail", "--workers", "2"]);
       const caught = failedIn(run).filter((c) => c.sections.includes(section!));
       expect(
         caught.map((c) => c.id),

@@ -1,0 +1,35 @@
+import { expect, test } from "vitest";
+import type { CheckResult } from "../../src/report/index.js";
+import { verify } from "./verify-run.js";
+
+/**
+ * Issue 10 §3: speed never at the cost of correctness. The embedded functional suite, run five
+ * times in a row with different seeds (parallel workers, short windows and budgets), gives the
+ * same verdict every time: no check that passes in one run and fails in another.
+ */
+const SEEDS = [101, 202, 303, 404, 505];
+
+test("five embedded runs with different seeds: the same checks, all passed, none flaky", { timeout: 900_000 }, async () => {
+  const outcomes = new Map<string, Map<number, CheckResult["status"]>>();
+  const counts: number[] = [];
+  for (const seed of SEEDS) {
+    const run = await verify(["--suites", "functional"], seed);
+    counts.push(run.results.checks.length);
+    for (const c of run.results.checks) {
+      const byRun = outcomes.get(c.id) ?? new Map<number, CheckResult["status"]>();
+      byRun.set(seed, c.status);
+      outcomes.set(c.id, byRun);
+    }
+    const red = run.results.checks.filter((c) => c.status === "failed" || c.status === "error");
+    expect(
+      red.map((c) => `seed ${seed}: ${c.id}: ${c.message?.split("\n", 1)[0]}`),
+      `seed ${seed}: replay with verify --suites functional --seed ${seed}`,
+    ).toEqual([]);
+    expect(run.code, `seed ${seed}: exit code`).toBe(0);
+  }
+  const flaky = [...outcomes]
+    .filter(([, byRun]) => byRun.size !== SEEDS.length || new Set(byRun.values()).size > 1)
+    .map(([id, byRun]) => `${id}: ${[...byRun].map(([seed, status]) => `${seed}=${status}`).join(" ")}`);
+  expect(flaky, "checks whose outcome changed between runs, or that ran in some runs only").toEqual([]);
+  expect(new Set(counts).size, `check counts per run: ${counts.join(", ")}`).toBe(1);
+});

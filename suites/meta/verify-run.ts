@@ -1,0 +1,29 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ResultsJson } from "../../src/report/index.js";
+
+/** One `agent-harness verify` in a child process, as CI runs it: its exit code, results.json and output. */
+export interface VerifyRun {
+  code: number | null;
+  results: ResultsJson;
+  output: string;
+}
+
+export function verify(args: string[], seed = 1): Promise<VerifyRun> {
+  const reportDir = mkdtempSync(join(tmpdir(), "agent-harness-meta-"));
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ["bin/agent-harness.js", "verify", "--report-dir", reportDir, "--seed", String(seed), ...args],
+      { env: { ...process.env, NO_COLOR: "1" }, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 },
+      (err, stdout, stderr) => {
+        const runs = readdirSync(reportDir);
+        if (runs.length !== 1) return reject(new Error(`no report written (${err?.message})\n${stdout}\n${stderr}`));
+        const results = JSON.parse(readFileSync(join(reportDir, runs[0]!, "results.json"), "utf8")) as ResultsJson;
+        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, results, output: `${stdout}\n${stderr}` });
+      },
+    );
+  });
+}
