@@ -41,11 +41,6 @@ export function isCounted(status: number, code: string | undefined): boolean {
   return status !== 401 && !(status === 429 && code === "RATE_LIMIT_EXCEEDED");
 }
 
-/** The agent a Send Message path names, when it is one. */
-export function messageAgentOf(url: string): string | undefined {
-  return /\/agents\/([^/]+)\/messages$/.exec(new URL(url).pathname)?.[1];
-}
-
 /**
  * Which of `count` keys a check takes: a hash of its name, so a calibration run and the run it
  * plans give every check the same key, whatever order the files run in.

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { RATE_LIMITS } from "../contract/index.js";
-import { type FootprintEntry, isCounted, keyIndexFor, messageAgentOf } from "./footprint.js";
+import { type FootprintEntry, isCounted, keyIndexFor } from "./footprint.js";
 import { formatPlan, planRun, secondsLeft, withActual } from "./plan.js";
 
 const entry = (over: Partial<FootprintEntry>): FootprintEntry => ({
@@ -77,10 +77,5 @@ describe("the footprint", () => {
     expect(names.map((n) => keyIndexFor(n, 3))).toEqual(names.map((n) => keyIndexFor(n, 3)));
     expect(new Set(names.map((n) => keyIndexFor(n, 3)))).toEqual(new Set([0, 1, 2]));
     expect(keyIndexFor("anything", 1)).toBe(0);
-  });
-
-  test("the agent of a Send Message path", () => {
-    expect(messageAgentOf("http://h/v1/agents/agt_1/messages")).toBe("agt_1");
-    expect(messageAgentOf("http://h/v1/agents/agt_1")).toBeUndefined();
   });
 });

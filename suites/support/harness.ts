@@ -12,7 +12,7 @@ import {
   matchEndpoint,
   STATUS_OF_CODE,
 } from "../../src/contract/index.js";
-import { appendFootprint, isCounted, keyIndexFor, messageAgentOf } from "../../src/plan/footprint.js";
+import { appendFootprint, isCounted, keyIndexFor } from "../../src/plan/footprint.js";
 import type { Evidence } from "../../src/report/index.js";
 import { type HarnessTarget, keysOf, workerTarget } from "../../src/target/harness-target.js";
 
@@ -187,14 +187,14 @@ function keyRole(key: string): string {
 }
 
 function recordFootprint(ex: Exchange, key: string, account: string): void {
-  const endpoint = matchEndpoint(ex.request.method, ex.request.url, target.baseUrl);
+  const match = matchEndpoint(ex.request.method, ex.request.url, { baseUrl: target.baseUrl });
   const code = (ex.response.json as { error?: { code?: string } } | undefined)?.error?.code;
-  const agent = endpoint?.id === "sendMessage" ? messageAgentOf(ex.request.url) : undefined;
+  const agent = match?.spec.id === "sendMessage" ? match.agentId : undefined;
   appendFootprint(target.footprintFile!, {
     check: currentCheck,
     key: keyRole(key),
     account,
-    ...(endpoint ? { endpoint: endpoint.id } : {}),
+    ...(match ? { endpoint: match.spec.id } : {}),
     ...(agent ? { agent } : {}),
     counted: isCounted(ex.response.status, code),
   });
