@@ -27,6 +27,8 @@ describe("verify options", () => {
     [["--target", "cloud"], /embedded or container/],
     [["--base-url", "http://x/v1", "--api-key", "k", "--fault", "drop-request-id"], /--fault applies only/],
     [["extra"], /Unexpected argument|positional/i],
+    [["--profile", "quick"], /--profile must be one of: full, smoke/],
+    [["--workers", "0"], /--workers must be at least 1/],
   ] as const)("%j is a usage error: %s", ([argv, message]) => {
     expect(() => parseVerifyConfig([...argv], {})).toThrow(UsageError);
     expect(() => parseVerifyConfig([...argv], {})).toThrow(message);
@@ -34,5 +36,19 @@ describe("verify options", () => {
 
   test("sections accept 5 or §5", () => {
     expect(parseVerifyConfig(["--sections", "5,§7"], {}).sections).toEqual(["§5", "§7"]);
+  });
+
+  test("a key pool: --api-key repeated and $AGENT_API_KEYS; the first is the main key, duplicates once", () => {
+    const config = parseVerifyConfig(["--api-key", "k1", "--api-key", "k2", "--api-keys", "k2, k3"], {});
+    expect(config).toMatchObject({ apiKey: "k1", mainKeys: ["k1", "k2", "k3"] });
+    expect(parseVerifyConfig(["--base-url", "http://x/v1"], { AGENT_API_KEYS: "a,b" })).toMatchObject({
+      apiKey: "a",
+      mainKeys: ["a", "b"],
+    });
+  });
+
+  test("profile full by default, smoke on request", () => {
+    expect(parseVerifyConfig([], {}).profile).toBe("full");
+    expect(parseVerifyConfig(["--profile", "smoke"], {}).profile).toBe("smoke");
   });
 });

@@ -5,7 +5,7 @@ import { ServiceClient, TransportError } from "../client/index.js";
 import { MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
 import { formatRatio, PlannedRun } from "../plan/session.js";
 import { type CheckResult, formatProgress, formatSummary, newRunId, type RunResult, writeReports } from "../report/index.js";
-import { EMBEDDED_DEFAULTS, type HarnessTarget, runPrefixFor, startReferenceTarget } from "../target/harness-target.js";
+import { EMBEDDED_DEFAULTS, type HarnessTarget, keysOf, runPrefixFor, startReferenceTarget } from "../target/harness-target.js";
 import { sweepLedger } from "./cleanup.js";
 import { optionsHelp, parseVerifyConfig, SUITE_NAMES, UsageError, VERIFY_OPTIONS, type VerifyConfig } from "./config.js";
 import { runSuites } from "./run-suites.js";
@@ -96,7 +96,8 @@ export async function verify(argv: string[]): Promise<number> {
     );
   }
   const { target, stop } = resolved;
-  const secrets = Object.values(target.keys).filter((k): k is string => !!k);
+  // every key of every key set (a pool of main keys, one set per worker) is redacted everywhere
+  const secrets = [...new Set([target.keys, ...(target.keyPool ?? [])].flatMap(keysOf))];
   const abort = new AbortController();
   const onSignal = () => {
     out.write("\ninterrupted: stopping the checks, then deleting the agents this run created…\n");
