@@ -37,6 +37,8 @@ export default defineConfig({
           name: "meta",
           sequence: { groupOrder: 3 },
           include: ["suites/meta/**/*.test.ts"],
+          // the five-seed repeat run and the fault runs each load both cores: one file at a time
+          fileParallelism: false,
           // each fault is a verify run in a child process, mostly waiting on rate windows and
           // message budgets rather than computing: several at a time even on two cores
           maxConcurrency: 6,
