@@ -56,9 +56,8 @@ export async function drainBucket(size: number, counted: Probe, final: Probe = c
     const burst = await inBatches(remaining, DRAIN_BATCH, () => counted(false), tierRanOutFirst);
     const tierRanOut = burst.find(tierRanOutFirst);
     if (tierRanOut === undefined)
-      burst.forEach((res, i) =>
-        expect(res.status, `${label(res)}: request ${i + 1} of the ${remaining} X-RateLimit-Remaining promised`).not.toBe(429),
-      );
+      for (const [i, res] of burst.entries())
+        expect(res.status, `${label(res)}: request ${i + 1} of the ${remaining} X-RateLimit-Remaining promised`).not.toBe(429);
     if (tierRanOut !== undefined) {
       expectTierLimit(tierRanOut);
       await waitForRefill(tierRanOut.exchange);
