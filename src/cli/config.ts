@@ -74,7 +74,7 @@ export const VERIFY_OPTIONS = {
     flag: "message-timeout",
     env: "AGENT_API_MESSAGE_TIMEOUT",
     type: "string",
-    help: "Send Message time budget in seconds (default 30; embedded 3.5)",
+    help: "Send Message time budget in seconds (default 30; embedded 4.5)",
   },
   referenceFaults: {
     flag: "reference-faults",

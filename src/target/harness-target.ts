@@ -67,7 +67,8 @@ export interface ReferencePlan {
 /** Fast defaults for a reference server the harness starts: short window and budget. */
 export const EMBEDDED_DEFAULTS: ReferencePlan = {
   windowSeconds: 2,
-  messageTimeoutSeconds: MESSAGE_TIMING.slowModelSeconds + 1.5,
+  // mock-slow answers in about 2 s: 2.5 s of slack, for parallel workers on a busy machine
+  messageTimeoutSeconds: MESSAGE_TIMING.slowModelSeconds + 2.5,
   tierLimit: RATE_LIMITS.tiers.pro,
   quota: 3,
   faults: [],
