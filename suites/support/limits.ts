@@ -63,9 +63,16 @@ export async function drainBucket(size: number, counted: Probe, final: Probe = c
       await waitForRefill(tierRanOut.exchange);
       continue;
     }
+    // first a request without effect: a window that ended mid-burst refilled the bucket — not a
+    // breach, and nothing happened, so try again in the new window
+    const over = await counted(false);
+    if (over.status !== 429 && (over.exchange.rate?.reset ?? 0) > reset) continue;
+    expect(over.status, `${label(over)}: one request past the ${size} of the bucket`).toBe(429);
+    if (final === counted) return over;
+    // the bucket is empty and a 429 counts in no bucket: the request whose effect matters must find it empty too
     const last = await final(false);
-    // a window that ended mid-burst refilled the bucket: not a breach, try again in the new window
-    if (last.status !== 429 && (last.exchange.rate?.reset ?? 0) > reset) continue;
+    if (last.status !== 429 && (last.exchange.rate?.reset ?? 0) > reset)
+      throw new HarnessError(`${label(last)}: the window ended between two requests a few ms apart: inconclusive`);
     expect(last.status, `${label(last)}: one request past the ${size} of the bucket`).toBe(429);
     return last;
   }
