@@ -23,6 +23,10 @@ export interface HarnessTarget {
      * several times): the checks take them in turn, so per-key buckets are spread over them
      */
     mainKeys?: string[];
+    /** load scenarios: a key of an account of its own whose tier never masks an endpoint bucket */
+    load?: string;
+    /** load scenarios: a key of an account of its own with a small tier, for the tier burst */
+    tierBurst?: string;
   };
   /**
    * Key sets of separate accounts, one per parallel worker (a target the harness starts): a
@@ -36,6 +40,8 @@ export interface HarnessTarget {
   messageTimeoutSeconds: number;
   /** the main account's tier limit per window, when known — enables the tier check */
   tierLimit?: number;
+  /** tier limits of the load scenarios' accounts (keys.load, keys.tierBurst), when known */
+  loadTiers?: { load?: number; tierBurst?: number };
   /** the quota account's message quota, when known (a reference target the harness started) */
   messageQuota?: number;
   /** the target is reference-compatible (PROFILE §10): mock models and quota checks may run */
@@ -79,8 +85,15 @@ export const EMBEDDED_DEFAULTS: ReferencePlan = {
 };
 
 /**
+ * Tiers of the load scenarios' own accounts: an enterprise tier far above any burst (PROFILE §7
+ * "enterprise: set per account"), and a tier below the sum of the endpoint buckets so that a
+ * mixed burst empties the tier first.
+ */
+export const LOAD_TIERS = { load: 1_000_000, tierBurst: 100 } as const;
+
+/**
  * The accounts and keys a full verification needs: main, read-only, another account, a quota
- * account — one such set per worker, each set its own three accounts.
+ * account, and the load scenarios' two accounts — one such set per worker, each its own accounts.
  */
 export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys: HarnessTarget["keys"][] } {
   const file: KeysFileInput = { accounts: [], keys: [] };
@@ -88,18 +101,31 @@ export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys:
   for (let w = 1; w <= Math.max(1, plan.workers ?? 1); w++) {
     const suffix = w === 1 ? "" : `_${w}`;
     const mainKeys = Array.from({ length: Math.max(1, plan.mainKeys ?? 1) }, () => newApiKey());
-    const keys = { main: mainKeys[0]!, mainKeys, readOnly: newApiKey(), otherAccount: newApiKey(), quota: newApiKey() };
+    const keys = {
+      main: mainKeys[0]!,
+      mainKeys,
+      readOnly: newApiKey(),
+      otherAccount: newApiKey(),
+      quota: newApiKey(),
+      load: newApiKey(),
+      tierBurst: newApiKey(),
+    };
     const [main, other, quota] = [`acct_main${suffix}`, `acct_other${suffix}`, `acct_quota${suffix}`] as const;
+    const [load, tierBurst] = [`acct_load${suffix}`, `acct_tier_burst${suffix}`] as const;
     file.accounts.push(
       { id: main, tierLimit: plan.tierLimit, messageQuota: null },
       { id: other, tierLimit: plan.tierLimit, messageQuota: null },
       { id: quota, tierLimit: plan.tierLimit, messageQuota: plan.quota },
+      { id: load, tierLimit: LOAD_TIERS.load, messageQuota: null },
+      { id: tierBurst, tierLimit: LOAD_TIERS.tierBurst, messageQuota: null },
     );
     file.keys.push(
       ...mainKeys.map((key) => ({ key, account: main, permissions: [...PERMISSIONS] })),
       { key: keys.readOnly, account: main, permissions: ["agents:read"] },
       { key: keys.otherAccount, account: other, permissions: [...PERMISSIONS] },
       { key: keys.quota, account: quota, permissions: [...PERMISSIONS] },
+      { key: keys.load, account: load, permissions: [...PERMISSIONS] },
+      { key: keys.tierBurst, account: tierBurst, permissions: [...PERMISSIONS] },
     );
     sets.push(keys);
   }
@@ -153,6 +179,7 @@ export async function startReferenceTarget(
       messageTimeoutSeconds: plan.messageTimeoutSeconds,
       tierLimit: plan.tierLimit,
       messageQuota: plan.quota,
+      loadTiers: { ...LOAD_TIERS },
       referenceFaults: true,
       idField: "id",
       ...run,

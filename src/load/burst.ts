@@ -1,0 +1,143 @@
+import autocannon from "autocannon";
+import { ENDPOINT_LIST } from "../contract/index.js";
+import type { LoadRecorder, LoadResponse } from "./recorder.js";
+
+/** One request shape of a burst, relative to the base URL (`/agents/abc`). */
+export interface LoadRequest {
+  method: "GET" | "POST" | "PATCH" | "DELETE";
+  path: string;
+  body?: unknown;
+}
+
+/** An answer waits at most this long unless told otherwise (a slow message takes about 2 s). */
+const DEFAULT_TIMEOUT_SECONDS = 30;
+
+let idSeq = 0;
+const ID_PREFIX = Date.now().toString(36);
+const uniqueId = () => `${ID_PREFIX}${(++idSeq).toString(36)}`;
+
+const PATTERNS = ENDPOINT_LIST.map((spec) => ({
+  label: `${spec.method} ${spec.path}`,
+  method: spec.method,
+  regex: new RegExp(`^${spec.path.replace(":agentId", "[^/]+")}$`),
+}));
+
+export function endpointLabel(method: string, path: string): string {
+  const bare = path.split("?")[0] ?? path;
+  return PATTERNS.find((p) => p.method === method && p.regex.test(bare))?.label ?? `${method} ${bare}`;
+}
+
+interface Shot {
+  baseUrl: string;
+  key: string;
+  request: LoadRequest;
+  /** simultaneous connections; each sends `amount / connections` requests in turn */
+  connections: number;
+  /** total requests (a burst: equal to connections, one per connection) */
+  amount?: number;
+  /** or: keep sending for this many seconds */
+  durationSeconds?: number;
+  recorder: LoadRecorder;
+  /** keep every answer in the returned list (a burst); a long run keeps none, only the recorder's figures */
+  keep?: boolean;
+  /** per-request timeout, seconds (default 30) */
+  timeoutSeconds?: number;
+  /** `[<id>]` in the body is replaced by a unique id per request */
+  uniqueIds?: boolean;
+  /** called with each answer as it arrives */
+  onResponse?: (res: LoadResponse) => void;
+  signal?: AbortSignal;
+}
+
+/**
+ * Drive one request shape with autocannon's programmatic API: every answer goes to the
+ * recorder (latency, status timeline, the response-level checks) and, when `keep`, back to
+ * the scenario. Bounded by `amount` or `durationSeconds`, and by a per-request timeout.
+ */
+export async function shoot(shot: Shot): Promise<LoadResponse[]> {
+  const kept: LoadResponse[] = [];
+  const url = new URL(shot.baseUrl.replace(/\/+$/, "") + shot.request.path);
+  const label = endpointLabel(shot.request.method, `/${url.pathname.split("/").slice(2).join("/")}`);
+  let pending: LoadResponse | undefined;
+  const body = shot.request.body === undefined ? undefined : JSON.stringify(shot.request.body);
+  let finished!: (result: autocannon.Result) => void;
+  let failed!: (err: Error) => void;
+  const done = new Promise<autocannon.Result>((resolve, reject) => {
+    finished = resolve;
+    failed = reject;
+  });
+  const instance = autocannon(
+    {
+      url: url.toString(),
+      connections: shot.connections,
+      ...(shot.amount !== undefined ? { amount: shot.amount } : { duration: shot.durationSeconds ?? 1 }),
+      timeout: shot.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
+      excludeErrorStats: false,
+      requests: [
+        {
+          method: shot.request.method,
+          headers: {
+            authorization: `Bearer ${shot.key}`,
+            ...(body !== undefined ? { "content-type": "application/json" } : {}),
+          },
+          ...(body !== undefined ? { body } : {}),
+          onResponse: (status: number, text: string, _context: unknown, headers: Record<string, string | string[]>) => {
+            const lower: Record<string, string> = {};
+            for (const [k, v] of Object.entries(headers ?? {})) lower[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : v;
+            let json: unknown;
+            try {
+              json = text ? JSON.parse(text) : undefined;
+            } catch {
+              json = undefined;
+            }
+            pending = {
+              method: shot.request.method,
+              url: url.toString(),
+              endpoint: label,
+              status,
+              headers: lower,
+              bodyText: text,
+              json,
+              receivedAt: Date.now(),
+              latencyMs: 0,
+            };
+          },
+        },
+      ],
+      setupClient: (client) => {
+        // autocannon reports the answer's timing right after its body: pair the two
+        client.on("response", (_status: number, _bytes: number, durationMs: number) => {
+          const res = pending;
+          pending = undefined;
+          if (!res) return;
+          res.latencyMs = durationMs;
+          shot.recorder.observe(res);
+          shot.onResponse?.(res);
+          if (shot.keep) kept.push(res);
+        });
+      },
+    } as autocannon.Options,
+    (err, result) => (err ? failed(err as Error) : finished(result)),
+  );
+  instance.on("reqError", (err: Error) => shot.recorder.transportError(`${label}: ${err.message}`));
+  const stop = () => instance.stop();
+  shot.signal?.addEventListener("abort", stop, { once: true });
+  try {
+    const result = await done;
+    if (result.timeouts) shot.recorder.transportError(`${label}: ${result.timeouts} request(s) timed out`);
+  } finally {
+    shot.signal?.removeEventListener("abort", stop);
+  }
+  return kept;
+}
+
+/** Several request shapes at once, each one request per connection: one simultaneous burst. */
+export async function burst(
+  base: Omit<Shot, "request" | "connections" | "amount" | "durationSeconds" | "keep">,
+  groups: Array<{ request: LoadRequest; count: number }>,
+): Promise<LoadResponse[]> {
+  const answers = await Promise.all(
+    groups.map((g) => shoot({ ...base, request: g.request, connections: g.count, amount: g.count, keep: true })),
+  );
+  return answers.flat().sort((a, b) => a.receivedAt - b.receivedAt);
+}

@@ -1,0 +1,103 @@
+import type { ClauseId } from "../contract/index.js";
+import type { HarnessTarget } from "../target/harness-target.js";
+import { InconclusiveError, ScenarioContext, ScenarioSetupError } from "./context.js";
+import { type Finding, type GeneratorHealth, type HistogramSummary, LoadRecorder, summarizeHistogram } from "./recorder.js";
+import type { Scenario } from "./scenarios.js";
+
+/** One scenario's outcome and figures: what `load.json` holds per scenario. */
+export interface ScenarioReport {
+  id: string;
+  title: string;
+  clauses: ClauseId[];
+  status: "passed" | "failed" | "error" | "skipped";
+  /** why it was skipped or could not judge */
+  message?: string;
+  durationMs: number;
+  findings: Finding[];
+  /** per endpoint label */
+  latency: Record<string, HistogramSummary>;
+  /** one row per second since the scenario started: status → count */
+  statusPerSecond: Array<{ second: number; statuses: Record<string, number> }>;
+  streams?: {
+    ttfb: HistogramSummary;
+    firstDelta: HistogramSummary;
+    gap: HistogramSummary;
+    total: HistogramSummary;
+    ended: { done: number; error: number; neither: number };
+  };
+  conformance: { responses: number; checked: number; share: number; sampling: string };
+  transportErrors: Record<string, number>;
+  /** answers per second over the scenario */
+  rps: number;
+  /** 5xx and transport errors */
+  errors: number;
+  generator: GeneratorHealth;
+}
+
+/** Run one scenario against the target; never throws for the target's sake (a verdict is in the report). */
+export async function runScenario(
+  target: HarnessTarget,
+  scenario: Scenario,
+  signal: AbortSignal = new AbortController().signal,
+): Promise<ScenarioReport> {
+  const started = Date.now();
+  const recorder = new LoadRecorder(target, scenario.id);
+  const base = { id: scenario.id, title: scenario.title, clauses: scenario.clauses };
+  const unavailable = scenario.unavailable?.(target);
+  if (unavailable) return { ...base, ...emptyFigures(recorder), status: "skipped", message: unavailable, durationMs: 0 };
+  const ctx = new ScenarioContext(target, recorder, signal);
+  let status: ScenarioReport["status"] = "passed";
+  let message: string | undefined;
+  try {
+    await scenario.run(ctx);
+  } catch (err) {
+    status = "error";
+    message =
+      err instanceof ScenarioSetupError || err instanceof InconclusiveError
+        ? `${err.name}: ${err.message}`
+        : `${(err as Error).name}: ${(err as Error).message}`;
+  } finally {
+    await ctx.cleanup().catch(() => {});
+  }
+  const figures = emptyFigures(recorder);
+  if (figures.findings.length && status === "passed") status = "failed";
+  if (figures.findings.length && status === "error") status = "failed";
+  return { ...base, ...figures, status, ...(message ? { message } : {}), durationMs: Date.now() - started };
+}
+
+function emptyFigures(recorder: LoadRecorder) {
+  const latency: Record<string, HistogramSummary> = {};
+  for (const [endpoint, h] of recorder.latency) latency[endpoint] = summarizeHistogram(h);
+  const statusPerSecond = [...recorder.statusPerSecond]
+    .sort(([a], [b]) => a - b)
+    .map(([second, row]) => ({ second, statuses: Object.fromEntries([...row].map(([s, n]) => [String(s), n])) }));
+  const s = recorder.streams;
+  const streams =
+    s.ttfb.totalCount > 0
+      ? {
+          ttfb: summarizeHistogram(s.ttfb),
+          firstDelta: summarizeHistogram(s.firstDelta),
+          gap: summarizeHistogram(s.gap),
+          total: summarizeHistogram(s.total),
+          ended: { ...s.ended },
+        }
+      : undefined;
+  const transportErrors = Object.fromEntries(recorder.transportErrors);
+  const responses = recorder.conformance.responses;
+  const fiveXx = statusPerSecond.reduce(
+    (n, row) => n + Object.entries(row.statuses).reduce((m, [st, c]) => m + (Number(st) >= 500 ? c : 0), 0),
+    0,
+  );
+  const seconds = Math.max(0.001, (Date.now() - recorder.startedAt) / 1000);
+  return {
+    findings: recorder.findingList,
+    latency,
+    statusPerSecond,
+    ...(streams ? { streams } : {}),
+    conformance: recorder.conformance,
+    transportErrors,
+    rps: Math.round((responses / seconds) * 10) / 10,
+    errors: fiveXx + Object.values(transportErrors).length,
+    generator: recorder.generatorHealth(),
+  };
+}
