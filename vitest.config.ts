@@ -34,6 +34,21 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          name: "load",
+          // after functional, alone: bursts and 30 s streams measure timing, so nothing else competes
+          sequence: { groupOrder: 1.5 },
+          include: ["suites/load/**/*.test.ts"],
+          globalSetup: ["suites/support/global-setup.ts"],
+          pool: "forks",
+          fileParallelism: false,
+          isolate: false,
+          testTimeout: 120_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: "meta",
           sequence: { groupOrder: 3 },
           include: ["suites/meta/**/*.test.ts"],

@@ -83,7 +83,12 @@ export const VERIFY_OPTIONS = {
     help: "target is reference-compatible (PROFILE §10): run mock-model and quota checks (always on for embedded/container)",
   },
   idField: { flag: "id-field", env: "AGENT_API_ID_FIELD", type: "string", help: "name of the identifier field (default id)" },
-  suites: { flag: "suites", env: "AGENT_HARNESS_SUITES", type: "string", help: "comma-separated suites to run (default: all)" },
+  suites: {
+    flag: "suites",
+    env: "AGENT_HARNESS_SUITES",
+    type: "string",
+    help: "comma-separated suites: functional, load (default: functional)",
+  },
   reportDir: {
     flag: "report-dir",
     env: "AGENT_HARNESS_REPORT_DIR",
@@ -174,7 +179,9 @@ const number = (label: string, opts: { integer?: boolean; min?: number } = {}) =
     .refine((n) => !opts.integer || Number.isInteger(n), `${label} must be a whole number`)
     .refine((n) => n >= (opts.min ?? 0), `${label} must be at least ${opts.min ?? 0}`);
 
-export const SUITE_NAMES = ["functional"] as const;
+export const SUITE_NAMES = ["functional", "load"] as const;
+/** what verify runs without --suites: load runs when asked (`--suites load`) or with `agent-harness load` */
+export const DEFAULT_SUITES: readonly SuiteName[] = ["functional"];
 export type SuiteName = (typeof SUITE_NAMES)[number];
 
 export { PROFILES, type Profile } from "../plan/profiles.js";

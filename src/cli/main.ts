@@ -10,12 +10,13 @@ usage: agent-harness <command> [options]
 
 commands:
   verify    run the checks against the embedded reference server (default), a container, or --base-url
+  load      drive the load scenarios (bursts, the concurrency cap, streams at the budget) and chart them
   serve     start the reference server (see: agent-harness serve --help)
   cleanup   delete agents left behind by earlier, killed runs (by their name prefix)
   openapi   print the OpenAPI 3.1 document emitted from the contract
   help      this text; 'agent-harness verify --help' lists verify's options
 
-exit codes: 0 every check passed; 1 a check failed; 2 bad usage or target unreachable`;
+exit codes: 0 every check passed; 1 a check failed; 2 bad usage or target unreachable; 130 interrupted`;
 
 /** The CLI: parse → validate → run → exit code. Usage problems are exit 2 with a readable message. */
 export async function main(argv: string[]): Promise<number> {
@@ -24,6 +25,8 @@ export async function main(argv: string[]): Promise<number> {
     switch (command) {
       case "verify":
         return await (await import("./verify.js")).verify(rest);
+      case "load":
+        return await (await import("./load.js")).load(rest);
       case "serve":
         return await (await import("../target/embedded.js")).runServer(rest);
       case "cleanup":

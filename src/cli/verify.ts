@@ -7,7 +7,7 @@ import { formatRatio, PlannedRun } from "../plan/session.js";
 import { type CheckResult, formatProgress, formatSummary, newRunId, type RunResult, writeReports } from "../report/index.js";
 import { EMBEDDED_DEFAULTS, type HarnessTarget, keysOf, runPrefixFor, startReferenceTarget } from "../target/harness-target.js";
 import { sweepLedger } from "./cleanup.js";
-import { optionsHelp, parseVerifyConfig, SUITE_NAMES, UsageError, VERIFY_OPTIONS, type VerifyConfig } from "./config.js";
+import { DEFAULT_SUITES, optionsHelp, parseVerifyConfig, UsageError, VERIFY_OPTIONS, type VerifyConfig } from "./config.js";
 import { runSuites } from "./run-suites.js";
 
 export const VERIFY_USAGE = `usage: agent-harness verify [options]
@@ -17,7 +17,7 @@ With no options it starts the embedded reference server and verifies it. With --
 ${optionsHelp(VERIFY_OPTIONS)}`;
 
 /** Resolve the target: a deployment, or a reference server this run starts (and stops). */
-async function resolveTarget(config: VerifyConfig, run: { runPrefix: string; ledgerFile: string; seed: number }) {
+export async function resolveTarget(config: VerifyConfig, run: { runPrefix: string; ledgerFile: string; seed: number }) {
   if (config.baseUrl) {
     const target: HarnessTarget = {
       kind: "external",
@@ -53,7 +53,7 @@ async function resolveTarget(config: VerifyConfig, run: { runPrefix: string; led
 }
 
 /** Exit 2 unless the target answers an authenticated request. */
-async function assertReachable(target: HarnessTarget): Promise<void> {
+export async function assertReachable(target: HarnessTarget): Promise<void> {
   const client = new ServiceClient({ baseUrl: target.baseUrl, apiKey: target.keys.main, timeoutMs: 15_000 });
   try {
     const res = await client.listAgents({ limit: 1 });
@@ -106,7 +106,7 @@ export async function verify(argv: string[]): Promise<number> {
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   const checks: CheckResult[] = [];
-  const suites = config.suites ?? [...SUITE_NAMES];
+  const suites = config.suites ?? [...DEFAULT_SUITES];
   const suiteOptions = {
     suites,
     ...(config.sections ? { sections: config.sections } : {}),
@@ -150,7 +150,7 @@ export async function verify(argv: string[]): Promise<number> {
     target: { kind: target.kind, baseUrl: target.baseUrl },
     seed,
     options: {
-      suites: config.suites ?? [...SUITE_NAMES],
+      suites,
       windowSeconds: target.windowSeconds,
       messageTimeoutSeconds: target.messageTimeoutSeconds,
       tierLimit: target.tierLimit ?? null,

@@ -1,5 +1,5 @@
 import autocannon from "autocannon";
-import { ENDPOINT_LIST } from "../contract/index.js";
+import { matchEndpoint } from "../contract/index.js";
 import type { LoadRecorder, LoadResponse } from "./recorder.js";
 
 /** One request shape of a burst, relative to the base URL (`/agents/abc`). */
@@ -12,19 +12,41 @@ export interface LoadRequest {
 /** An answer waits at most this long unless told otherwise (a slow message takes about 2 s). */
 const DEFAULT_TIMEOUT_SECONDS = 30;
 
+/** requests per connection in a burst */
+const BURST_PIPELINING = 10;
+
 let idSeq = 0;
 const ID_PREFIX = Date.now().toString(36);
 const uniqueId = () => `${ID_PREFIX}${(++idSeq).toString(36)}`;
 
-const PATTERNS = ENDPOINT_LIST.map((spec) => ({
-  label: `${spec.method} ${spec.path}`,
-  method: spec.method,
-  regex: new RegExp(`^${spec.path.replace(":agentId", "[^/]+")}$`),
-}));
-
+/** `GET /agents/:agentId` for a path relative to the base URL; the path itself when no endpoint matches. */
 export function endpointLabel(method: string, path: string): string {
-  const bare = path.split("?")[0] ?? path;
-  return PATTERNS.find((p) => p.method === method && p.regex.test(bare))?.label ?? `${method} ${bare}`;
+  const spec = matchEndpoint(method, path)?.spec;
+  return spec ? `${spec.method} ${spec.path}` : `${method} ${path.split("?")[0]}`;
+}
+
+/** The parts of autocannon's (untyped) client that a bounded pipelined burst needs. */
+interface PipelinedClient {
+  responseMax: number;
+  reqsMade: number;
+  pipelinedRequests: { size(): number };
+  destroy(): void;
+  _doRequest(): void;
+}
+
+/**
+ * autocannon with both `amount` and `pipelining` closes a connection as soon as it has sent
+ * its share, dropping the answers still owed on it. Wait for them, then close.
+ */
+function keepPipelineUntilAnswered(client: PipelinedClient): void {
+  const doRequest = client._doRequest;
+  client._doRequest = function (this: PipelinedClient) {
+    if (this.responseMax && this.reqsMade >= this.responseMax) {
+      if (this.pipelinedRequests.size() === 0) this.destroy();
+      return;
+    }
+    doRequest.call(this);
+  };
 }
 
 interface Shot {
@@ -33,7 +55,9 @@ interface Shot {
   request: LoadRequest;
   /** simultaneous connections; each sends `amount / connections` requests in turn */
   connections: number;
-  /** total requests (a burst: equal to connections, one per connection) */
+  /** requests written at once per connection (HTTP/1.1 pipelining; default 1) */
+  pipelining?: number;
+  /** total requests */
   amount?: number;
   /** or: keep sending for this many seconds */
   durationSeconds?: number;
@@ -70,6 +94,7 @@ export async function shoot(shot: Shot): Promise<LoadResponse[]> {
     {
       url: url.toString(),
       connections: shot.connections,
+      pipelining: shot.pipelining ?? 1,
       ...(shot.amount !== undefined ? { amount: shot.amount } : { duration: shot.durationSeconds ?? 1 }),
       timeout: shot.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
       excludeErrorStats: false,
@@ -81,6 +106,10 @@ export async function shoot(shot: Shot): Promise<LoadResponse[]> {
             ...(body !== undefined ? { "content-type": "application/json" } : {}),
           },
           ...(body !== undefined ? { body } : {}),
+          // a unique value per request where the body says `[<id>]` (content-length follows the body)
+          ...(shot.uniqueIds && body !== undefined
+            ? { setupRequest: (req: { body?: string }) => ({ ...req, body: body.replaceAll("[<id>]", uniqueId()) }) }
+            : {}),
           onResponse: (status: number, text: string, _context: unknown, headers: Record<string, string | string[]>) => {
             const lower: Record<string, string> = {};
             for (const [k, v] of Object.entries(headers ?? {})) lower[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : v;
@@ -105,6 +134,7 @@ export async function shoot(shot: Shot): Promise<LoadResponse[]> {
         },
       ],
       setupClient: (client) => {
+        keepPipelineUntilAnswered(client as unknown as PipelinedClient);
         // autocannon reports the answer's timing right after its body: pair the two
         client.on("response", (_status: number, _bytes: number, durationMs: number) => {
           const res = pending;
@@ -131,13 +161,26 @@ export async function shoot(shot: Shot): Promise<LoadResponse[]> {
   return kept;
 }
 
-/** Several request shapes at once, each one request per connection: one simultaneous burst. */
+/**
+ * Several request shapes at once: one simultaneous burst. Requests are pipelined, up to
+ * BURST_PIPELINING per connection, so they reach the server together (one write per
+ * connection), the way a spike from many clients does.
+ */
 export async function burst(
-  base: Omit<Shot, "request" | "connections" | "amount" | "durationSeconds" | "keep">,
+  base: Omit<Shot, "request" | "connections" | "amount" | "durationSeconds" | "keep" | "pipelining">,
   groups: Array<{ request: LoadRequest; count: number }>,
 ): Promise<LoadResponse[]> {
   const answers = await Promise.all(
-    groups.map((g) => shoot({ ...base, request: g.request, connections: g.count, amount: g.count, keep: true })),
+    groups.map((g) =>
+      shoot({
+        ...base,
+        request: g.request,
+        connections: Math.ceil(g.count / BURST_PIPELINING),
+        pipelining: Math.min(g.count, BURST_PIPELINING),
+        amount: g.count,
+        keep: true,
+      }),
+    ),
   );
   return answers.flat().sort((a, b) => a.receivedAt - b.receivedAt);
 }

@@ -1,8 +1,8 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import * as hdr from "hdr-histogram-js";
 import type { ObservedExchange, Violation } from "../checks/define.js";
-import { formatViolation, matchEndpoint, runChecks } from "../checks/run.js";
-import type { ClauseId } from "../contract/index.js";
+import { formatViolation, runChecks } from "../checks/run.js";
+import { type ClauseId, matchEndpoint } from "../contract/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 
 /** HDR histograms in microseconds, 1 µs to 10 min, 3 significant digits (autocannon's own settings). */
@@ -143,7 +143,7 @@ export class LoadRecorder {
   /** The response-level checks of `verify` (src/checks) on one exchange. */
   checkExchange(ex: ObservedExchange, receivedAt: number, authenticated = true): void {
     const violations = runChecks(ex, {
-      endpoint: matchEndpoint(ex.request.method, ex.request.url, this.target.baseUrl),
+      endpoint: matchEndpoint(ex.request.method, ex.request.url, { baseUrl: this.target.baseUrl })?.spec,
       authenticated,
       keys: this.keys,
       tokens: [],
@@ -234,3 +234,8 @@ export class LoadRecorder {
 }
 
 export { formatViolation };
+
+/** One line per finding, as a failed check prints it. */
+export function formatFinding(f: Finding): string {
+  return `[${f.clause}] ${f.check}: expected ${f.expected}; received ${f.received}${f.occurrences > 1 ? ` (×${f.occurrences})` : ""}${f.requestId ? ` (X-Request-Id ${f.requestId})` : ""}`;
+}

@@ -306,20 +306,13 @@ async function concurrencyBursts(ctx: ScenarioContext): Promise<void> {
   for (const n of [11, 20, 50]) {
     const slow = await ctx.createAgent(key, { modelSettings: { model: "mock-slow" } });
     const check = `concurrency-burst-${n}`;
-    let otherAnswer: Promise<LoadResponse> | undefined;
-    const answers = await burst(
-      {
-        baseUrl: ctx.target.baseUrl,
-        key,
-        recorder: ctx.recorder,
-        signal: ctx.signal,
-        // at the first refusal ten exchanges are in flight: another agent must still answer
-        onResponse: (r) => {
-          if (r.status === 429 && !otherAnswer) otherAnswer = ctx.single(key, message(other.id, { text: "unaffected" }));
-        },
-      },
-      [{ request: message(slow.id), count: n }],
-    );
+    // sent with the burst: while one agent's slots are full, another agent answers
+    const [answers, otherAnswer] = await Promise.all([
+      burst({ baseUrl: ctx.target.baseUrl, key, recorder: ctx.recorder, signal: ctx.signal }, [
+        { request: message(slow.id), count: n },
+      ]),
+      ctx.single(key, message(other.id, { text: "unaffected" })),
+    ]);
     const ok = answers.filter((r) => r.status === 200);
     const refused = answers.filter((r) => r.status === 429);
     ctx.recorder.expect(
@@ -351,17 +344,14 @@ async function concurrencyBursts(ctx: ScenarioContext): Promise<void> {
           requestIdOf(r),
         );
     }
-    if (otherAnswer) {
-      const o = await otherAnswer;
-      ctx.recorder.expect(
-        o.status === 200,
-        "limits.concurrency",
-        check,
-        "another agent answers 200 while one agent's slots are full",
-        () => `${o.status} ${errorCodeOf(o) ?? ""}`,
-        requestIdOf(o),
-      );
-    }
+    ctx.recorder.expect(
+      otherAnswer.status === 200,
+      "limits.concurrency",
+      check,
+      "another agent answers 200 while one agent's slots are full",
+      () => `${otherAnswer.status} ${errorCodeOf(otherAnswer) ?? ""}`,
+      requestIdOf(otherAnswer),
+    );
     // every exchange has ended: the slots are free again, and the 429s were not counted
     const after = await ctx.single(key, message(slow.id, { text: "slots free" }));
     ctx.recorder.expect(
@@ -577,6 +567,14 @@ function judgeSlowStream(ctx: ScenarioContext, s: StreamResult): void {
     check,
     `mock-slow streams ≥ ${MESSAGE_TIMING.slowModelMinDeltas} deltas`,
     () => String(deltas.length),
+    rid,
+  );
+  ctx.recorder.expect(
+    (deltas[0]?.atMs ?? 0) <= SLOW_GAP_MAX_MS,
+    "reference.mock-models",
+    check,
+    `a mock-slow stream's first delta within ${SLOW_GAP_MAX_MS} ms under load`,
+    () => `after ${Math.round(deltas[0]?.atMs ?? 0)} ms`,
     rid,
   );
   ctx.recorder.expect(

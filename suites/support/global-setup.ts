@@ -2,6 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
+import { MESSAGE_TIMING } from "../../src/contract/index.js";
 import { newRunId } from "../../src/report/index.js";
 import { EMBEDDED_DEFAULTS, runPrefixFor, startReferenceTarget } from "../../src/target/harness-target.js";
 
@@ -13,7 +14,12 @@ export default async function setup(project: TestProject) {
   const runId = newRunId();
   const ledgerFile = join(mkdtempSync(join(tmpdir(), "agent-harness-")), "ledger.jsonl");
   const seed = Number(process.env.AGENT_HARNESS_SEED ?? Date.now() % 2 ** 31);
-  const { target, stop } = await startReferenceTarget("embedded", EMBEDDED_DEFAULTS, {
+  // issue 9: the load project streams at the real budget (PROFILE §5: 30 s)
+  const plan =
+    project.name === "load"
+      ? { ...EMBEDDED_DEFAULTS, messageTimeoutSeconds: MESSAGE_TIMING.defaultBudgetSeconds }
+      : EMBEDDED_DEFAULTS;
+  const { target, stop } = await startReferenceTarget("embedded", plan, {
     runPrefix: runPrefixFor(runId),
     ledgerFile,
     seed,

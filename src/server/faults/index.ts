@@ -3,6 +3,7 @@ import type { ServerContext } from "../context.js";
 import { AGENTS_FAULTS } from "./agents.js";
 import { AUTH_FAULTS } from "./auth.js";
 import { LIMITS_FAULTS } from "./limits.js";
+import { LOAD_FAULTS } from "./load.js";
 import { MESSAGES_FAULTS } from "./messages.js";
 import { RECORD_FAULTS } from "./record.js";
 import { ROUTING_FAULTS } from "./routing.js";
@@ -25,6 +26,7 @@ const AREAS: readonly FaultRecord[] = [
   AUTH_FAULTS,
   LIMITS_FAULTS,
   ROUTING_FAULTS,
+  LOAD_FAULTS,
 ];
 
 function merge(areas: readonly FaultRecord[]): FaultRecord {

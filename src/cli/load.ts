@@ -1,0 +1,306 @@
+import { randomInt } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { z } from "zod";
+import { renderLoadHtml } from "../load/charts.js";
+import {
+  evaluateThreshold,
+  formatFinding,
+  parseThreshold,
+  runScenario,
+  SCENARIO_IDS,
+  SCENARIOS,
+  type ScenarioReport,
+  type Threshold,
+  type ThresholdResult,
+} from "../load/index.js";
+import { type CheckResult, newRunId, type RunResult, writeReports } from "../report/index.js";
+import { runPrefixFor } from "../target/harness-target.js";
+import { parseVerifyConfig, readOptions, UsageError, VERIFY_OPTIONS } from "./config.js";
+import { assertReachable, resolveTarget } from "./verify.js";
+
+/** `load` takes verify's target options (minus suite selection) and its own. */
+export const LOAD_OPTIONS = {
+  ...Object.fromEntries(Object.entries(VERIFY_OPTIONS).filter(([name]) => !["suites", "sections", "bail"].includes(name))),
+  scenario: {
+    flag: "scenario",
+    env: "AGENT_HARNESS_SCENARIO",
+    type: "string",
+    help: `comma-separated scenarios (default: all): ${SCENARIO_IDS.join(", ")}`,
+  },
+  threshold: {
+    flag: "threshold",
+    env: "AGENT_HARNESS_THRESHOLD",
+    type: "string",
+    multiple: true,
+    help: "pass/fail on a figure, e.g. 'p99<250' (ms) or 'errors<0.1%' (repeatable)",
+  },
+  allowRemoteLoad: {
+    flag: "allow-remote-load",
+    env: "AGENT_HARNESS_ALLOW_REMOTE_LOAD",
+    type: "boolean",
+    help: "allow load on a base URL that is not loopback (stays within each scenario's bounds)",
+  },
+} as const;
+
+const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
+
+const loadSchema = z.object({
+  scenario: z
+    .string()
+    .transform((s) =>
+      s
+        .split(",")
+        .map((x) => x.trim())
+        .filter(Boolean),
+    )
+    .pipe(
+      z.array(z.enum(SCENARIO_IDS as [string, ...string[]], { error: `--scenario takes: ${SCENARIO_IDS.join(", ")}` })).min(1),
+    )
+    .optional(),
+  threshold: z.array(z.string()).default([]),
+  allowRemoteLoad: z.boolean().default(false),
+});
+
+export const LOAD_USAGE = `usage: agent-harness load [options]
+
+Drives the load scenarios (issue 9) against the embedded reference server (default), a
+container, or --base-url; writes reports/<run-id>/load.json and report.html with charts.
+Options (each also read from the env var shown):
+${Object.values(LOAD_OPTIONS)
+  .map((o) => `${`  --${o.flag}${o.type === "string" ? " VALUE" : ""}`.padEnd(30)}${o.help} [$${o.env}]`)
+  .join("\n")}
+
+exit codes: 0 every scenario and threshold passed; 1 a finding or a threshold broke; 2 bad usage
+or target unreachable; 130 interrupted`;
+
+/** The whole load run, as load.json holds it. */
+export interface LoadRun {
+  runId: string;
+  startedAt: string;
+  finishedAt: string;
+  target: { kind: string; baseUrl: string; windowSeconds: number; messageTimeoutSeconds: number };
+  scenarios: ScenarioReport[];
+  thresholds: ThresholdResult[];
+}
+
+function parseLoadArgs(argv: string[]) {
+  const loadOnly = ["scenario", "threshold", "allow-remote-load"];
+  const raw = readOptions(argv, LOAD_OPTIONS, process.env);
+  const parsed = loadSchema.safeParse({ scenario: raw.scenario, threshold: raw.threshold, allowRemoteLoad: raw.allowRemoteLoad });
+  if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => i.message).join("\n"));
+  // the target options are verify's, validated by verify's schema
+  const verifyArgs: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!.replace(/^--/, "").split("=")[0]!;
+    if (loadOnly.includes(flag)) {
+      if (flag !== "allow-remote-load" && !argv[i]!.includes("=")) i++;
+      continue;
+    }
+    verifyArgs.push(argv[i]!);
+  }
+  const config = parseVerifyConfig(verifyArgs, { ...process.env, AGENT_HARNESS_SUITES: "" });
+  const thresholds: Threshold[] = [];
+  for (const source of parsed.data.threshold) {
+    const t = parseThreshold(source);
+    if (typeof t === "string") throw new UsageError(t);
+    thresholds.push(t);
+  }
+  if (config.baseUrl && !LOOPBACK.test(new URL(config.baseUrl).hostname) && !parsed.data.allowRemoteLoad)
+    throw new UsageError(
+      `refusing to put load on ${new URL(config.baseUrl).host}: not a loopback address (add --allow-remote-load if you own it)`,
+    );
+  return { config, scenarios: parsed.data.scenario, thresholds };
+}
+
+/** A progress line with elapsed and (estimated) remaining time; redrawn in place on a terminal. */
+function progress(totalSeconds: number) {
+  const started = Date.now();
+  const tty = process.stderr.isTTY;
+  let timer: NodeJS.Timeout | undefined;
+  let label = "";
+  let doneSeconds = 0;
+  const draw = () => {
+    const elapsed = (Date.now() - started) / 1000;
+    const share = Math.min(1, elapsed / Math.max(1, totalSeconds));
+    const width = 24;
+    const bar = "#".repeat(Math.round(share * width)).padEnd(width, "-");
+    const left = Math.max(0, totalSeconds - elapsed);
+    const line = `[${bar}] ${elapsed.toFixed(0)} s elapsed, ~${left.toFixed(0)} s left — ${label}`;
+    if (tty) process.stderr.write(`\r\x1b[2K${line}`);
+  };
+  return {
+    start(id: string, estimate: number) {
+      label = id;
+      if (!tty) process.stderr.write(`… ${id} (about ${estimate.toFixed(0)} s)\n`);
+      timer ??= setInterval(draw, 500);
+      draw();
+      doneSeconds += estimate;
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+      if (tty) process.stderr.write("\r\x1b[2K");
+      void doneSeconds;
+    },
+  };
+}
+
+function toCheck(r: ScenarioReport): CheckResult {
+  const message =
+    r.findings.length > 0
+      ? r.findings.map(formatFinding).join("\n")
+      : (r.message ?? (r.status === "skipped" ? "skipped" : undefined));
+  return {
+    id: `load ${r.id}`,
+    title: r.title,
+    suite: "load",
+    file: "src/load/scenarios.ts",
+    clauseIds: r.clauses,
+    sections: [],
+    status: r.status,
+    durationMs: r.durationMs,
+    ...(message ? { message } : {}),
+  };
+}
+
+export async function load(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parseLoadArgs>;
+  try {
+    parsed = parseLoadArgs(argv);
+  } catch (err) {
+    if (err instanceof UsageError && err.message === "") {
+      process.stdout.write(`${LOAD_USAGE}\n`);
+      return 0;
+    }
+    throw err;
+  }
+  const { config, thresholds } = parsed;
+  const runId = newRunId();
+  const reportDir = resolve(config.reportDir);
+  const runDir = join(reportDir, runId);
+  mkdirSync(runDir, { recursive: true });
+  const seed = config.seed ?? randomInt(2 ** 31);
+  const run = { runPrefix: runPrefixFor(runId), ledgerFile: join(runDir, "ledger.jsonl"), seed };
+  const out = process.stdout;
+  out.write(`agent-harness load — run ${runId}\n`);
+  // a reference target the harness starts streams at the real budget (PROFILE §5) unless told otherwise
+  let resolved: Awaited<ReturnType<typeof resolveTarget>>;
+  try {
+    resolved = await resolveTarget({ ...config, messageTimeout: config.messageTimeout ?? 30 }, run);
+  } catch (err) {
+    throw new UsageError(`cannot start the ${config.target} reference target: ${(err as Error).message}`);
+  }
+  const { target, stop } = resolved;
+  const abort = new AbortController();
+  const onSignal = () => {
+    process.stderr.write("\ninterrupted: ending the scenario and deleting what it made…\n");
+    abort.abort();
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  const startedAt = new Date();
+  const reports: ScenarioReport[] = [];
+  try {
+    await assertReachable(target);
+    const chosen = SCENARIOS.filter((s) => !parsed.scenarios || parsed.scenarios.includes(s.id));
+    const total = chosen.reduce((n, s) => n + (s.unavailable?.(target) ? 0 : s.estimateSeconds(target)), 0);
+    out.write(
+      `target: ${target.kind} ${target.baseUrl} (W = ${target.windowSeconds} s, budget ${target.messageTimeoutSeconds} s); ${chosen.length} scenario(s), about ${Math.round(total)} s\n`,
+    );
+    const bar = progress(total);
+    try {
+      for (const scenario of chosen) {
+        if (abort.signal.aborted) break;
+        bar.start(scenario.id, scenario.estimateSeconds(target));
+        const report = await runScenario(target, scenario, abort.signal);
+        reports.push(report);
+        bar.stop();
+        const mark = { passed: "✓", failed: "✗", error: "!", skipped: "-" }[report.status];
+        out.write(
+          `${mark} ${scenario.id} ${report.status} (${(report.durationMs / 1000).toFixed(1)} s)${report.message ? ` — ${report.message}` : ""}\n`,
+        );
+        for (const f of report.findings) out.write(`    ${formatFinding(f)}\n`);
+        if (report.generator.saturated) out.write(`    note: ${report.generator.note}\n`);
+      }
+    } finally {
+      bar.stop();
+    }
+  } finally {
+    process.removeListener("SIGINT", onSignal);
+    process.removeListener("SIGTERM", onSignal);
+    await stop();
+  }
+  const thresholdResults = thresholds.map((t) => evaluateThreshold(t, thresholdInput(reports)));
+  const loadRun: LoadRun = {
+    runId,
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    target: {
+      kind: target.kind,
+      baseUrl: target.baseUrl,
+      windowSeconds: target.windowSeconds,
+      messageTimeoutSeconds: target.messageTimeoutSeconds,
+    },
+    scenarios: reports,
+    thresholds: thresholdResults,
+  };
+  const checks = [
+    ...reports.map(toCheck),
+    ...thresholdResults.map(
+      (t): CheckResult => ({
+        id: `threshold ${t.source}`,
+        title: `threshold ${t.source}`,
+        suite: "load",
+        file: "thresholds",
+        clauseIds: [],
+        sections: [],
+        status: t.passed ? "passed" : "failed",
+        durationMs: 0,
+        message: t.observed,
+      }),
+    ),
+  ];
+  const result: RunResult = {
+    runId,
+    startedAt: loadRun.startedAt,
+    finishedAt: loadRun.finishedAt,
+    target: { kind: target.kind, baseUrl: target.baseUrl },
+    seed,
+    options: {
+      suites: ["load"],
+      windowSeconds: target.windowSeconds,
+      messageTimeoutSeconds: target.messageTimeoutSeconds,
+      tierLimit: target.tierLimit ?? null,
+      referenceFaults: target.referenceFaults,
+      idField: target.idField,
+      faults: config.fault,
+      sections: null,
+    },
+    checks,
+  };
+  const secrets = Object.values(target.keys).filter((k): k is string => !!k);
+  const written = await writeReports(result, reportDir, { secrets });
+  writeFileSync(join(written.dir, "load.json"), `${JSON.stringify(loadRun, null, 2)}\n`);
+  // the HTML report with the load charts (inline SVG)
+  writeFileSync(written.html, renderLoadHtml(result, loadRun, { secrets }));
+  for (const t of thresholdResults) out.write(`${t.passed ? "✓" : "✗"} threshold ${t.source}: ${t.observed}\n`);
+  const count = (s: string) => checks.filter((c) => c.status === s).length;
+  out.write(
+    `\n${count("passed")} passed, ${count("failed") + count("error")} failed${count("skipped") ? `, ${count("skipped")} skipped` : ""}\n`,
+  );
+  out.write(`reports: ${written.dir} (load.json, report.html)\n`);
+  if (abort.signal.aborted) return 130;
+  if (checks.some((c) => c.status === "error" && !reports.some((r) => r.findings.length))) return 1;
+  return checks.some((c) => c.status === "failed" || c.status === "error") ? 1 : 0;
+}
+
+function thresholdInput(reports: ScenarioReport[]) {
+  const latency: Record<string, ScenarioReport["latency"][string]> = {};
+  // the throughput scenario's figures are the profile; others' latencies include waits on purpose
+  const profile = reports.find((r) => r.id === "throughput") ?? reports[0];
+  Object.assign(latency, profile?.latency ?? {});
+  const responses = reports.reduce((n, r) => n + r.conformance.responses, 0);
+  const errors = reports.reduce((n, r) => n + r.errors, 0);
+  const durationSeconds = reports.reduce((n, r) => n + r.durationMs / 1000, 0);
+  return { latency, responses, errors, durationSeconds };
+}

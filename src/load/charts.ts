@@ -1,0 +1,174 @@
+import { escapeHtml, type ReportOptions, type RunResult, renderHtml } from "../report/index.js";
+import type { HistogramSummary } from "./recorder.js";
+import type { ScenarioReport } from "./run.js";
+
+/** What the charts read of a load run (load.json). */
+export interface LoadRunView {
+  target: { windowSeconds: number; messageTimeoutSeconds: number };
+  scenarios: ScenarioReport[];
+  thresholds: Array<{ source: string; passed: boolean; observed: string }>;
+}
+
+const COLORS = ["#2563eb", "#059669", "#d97706", "#7c3aed", "#db2777", "#0891b2", "#65a30d", "#dc2626"];
+const STATUS_COLOR = (status: number) =>
+  status === 429
+    ? "#f59e0b"
+    : status >= 500
+      ? "#dc2626"
+      : status >= 400
+        ? "#a855f7"
+        : status >= 200 && status < 300
+          ? "#16a34a"
+          : "#64748b";
+
+const W = 640;
+const H = 260;
+const PAD = { left: 56, right: 150, top: 16, bottom: 40 };
+const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
+
+/** Rounded-up axis maximum: 1, 2, 5 × 10^k. */
+function niceMax(v: number): number {
+  if (v <= 0) return 1;
+  const p = 10 ** Math.floor(Math.log10(v));
+  return ([1, 2, 5, 10].find((m) => m * p >= v) ?? 10) * p;
+}
+
+/**
+ * The HDR percentile plot: x is the percentile on the usual log scale (1 / (1 − p): 90%, 99%,
+ * 99.9% …), y the latency in ms; one line per series.
+ */
+export function hdrChart(title: string, series: Array<{ name: string; h: HistogramSummary }>): string {
+  const usable = series.filter((s) => s.h.count > 0 && s.h.distribution.length > 1);
+  if (!usable.length) return "";
+  const xOf = (p: number) => Math.log10(1 / (1 - Math.min(p, 99.999) / 100));
+  const xMax = xOf(99.999);
+  const yMax = niceMax(Math.max(...usable.flatMap((s) => s.h.distribution.map((d) => d.ms))));
+  const px = (p: number) => PAD.left + (xOf(p) / xMax) * (W - PAD.left - PAD.right);
+  const py = (ms: number) => H - PAD.bottom - (ms / yMax) * (H - PAD.top - PAD.bottom);
+  const ticksX = [0, 90, 99, 99.9, 99.99]
+    .map(
+      (p) =>
+        `<line x1="${px(p)}" x2="${px(p)}" y1="${PAD.top}" y2="${H - PAD.bottom}" class="grid"/><text x="${px(p)}" y="${H - PAD.bottom + 14}" text-anchor="middle">${p}%</text>`,
+    )
+    .join("");
+  const ticksY = [0, 0.25, 0.5, 0.75, 1]
+    .map(
+      (f) =>
+        `<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${py(f * yMax)}" y2="${py(f * yMax)}" class="grid"/><text x="${PAD.left - 6}" y="${py(f * yMax) + 4}" text-anchor="end">${fmt(f * yMax)}</text>`,
+    )
+    .join("");
+  const lines = usable
+    .map((s, i) => {
+      const pts = s.h.distribution.map((d) => `${px(d.percentile).toFixed(1)},${py(d.ms).toFixed(1)}`).join(" ");
+      const color = COLORS[i % COLORS.length];
+      return `<polyline points="${pts}" fill="none" stroke="${color}" stroke-width="2"/><rect x="${W - PAD.right + 10}" y="${PAD.top + i * 16}" width="10" height="10" fill="${color}"/><text x="${W - PAD.right + 24}" y="${PAD.top + i * 16 + 9}">${escapeHtml(s.name)} (p99 ${fmt(s.h.percentiles.p99 ?? 0)})</text>`;
+    })
+    .join("");
+  return `<figure><figcaption>${escapeHtml(title)}</figcaption><svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${escapeHtml(title)}">${ticksY}${ticksX}${lines}<text x="${(W - PAD.right + PAD.left) / 2}" y="${H - 6}" text-anchor="middle">percentile</text><text x="12" y="${H / 2}" transform="rotate(-90 12 ${H / 2})" text-anchor="middle">ms</text></svg></figure>`;
+}
+
+/** Answers per second, stacked by status: a person sees the limit take hold and release. */
+export function timelineChart(title: string, rows: ScenarioReport["statusPerSecond"]): string {
+  if (!rows.length) return "";
+  const seconds = Math.max(...rows.map((r) => r.second)) + 1;
+  const statuses = [...new Set(rows.flatMap((r) => Object.keys(r.statuses)))].sort();
+  const yMax = niceMax(Math.max(...rows.map((r) => Object.values(r.statuses).reduce((a, b) => a + b, 0))));
+  const bw = (W - PAD.left - PAD.right) / seconds;
+  const py = (v: number) => H - PAD.bottom - (v / yMax) * (H - PAD.top - PAD.bottom);
+  const bars = rows
+    .map((r) => {
+      let acc = 0;
+      return statuses
+        .map((st) => {
+          const n = r.statuses[st] ?? 0;
+          if (!n) return "";
+          const y0 = py(acc);
+          acc += n;
+          const y1 = py(acc);
+          return `<rect x="${(PAD.left + r.second * bw + 1).toFixed(1)}" y="${y1.toFixed(1)}" width="${Math.max(1, bw - 2).toFixed(1)}" height="${(y0 - y1).toFixed(1)}" fill="${STATUS_COLOR(Number(st))}"><title>second ${r.second}: ${n} × ${st}</title></rect>`;
+        })
+        .join("");
+    })
+    .join("");
+  const ticksY = [0, 0.5, 1]
+    .map(
+      (f) =>
+        `<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${py(f * yMax)}" y2="${py(f * yMax)}" class="grid"/><text x="${PAD.left - 6}" y="${py(f * yMax) + 4}" text-anchor="end">${fmt(f * yMax)}</text>`,
+    )
+    .join("");
+  const step = Math.max(1, Math.ceil(seconds / 10));
+  const ticksX = Array.from({ length: Math.ceil(seconds / step) }, (_, i) => i * step)
+    .map((s) => `<text x="${PAD.left + (s + 0.5) * bw}" y="${H - PAD.bottom + 14}" text-anchor="middle">${s}</text>`)
+    .join("");
+  const legend = statuses
+    .map(
+      (st, i) =>
+        `<rect x="${W - PAD.right + 10}" y="${PAD.top + i * 16}" width="10" height="10" fill="${STATUS_COLOR(Number(st))}"/><text x="${W - PAD.right + 24}" y="${PAD.top + i * 16 + 9}">${st}</text>`,
+    )
+    .join("");
+  return `<figure><figcaption>${escapeHtml(title)}</figcaption><svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${escapeHtml(title)}">${ticksY}${bars}${ticksX}${legend}<text x="${(W - PAD.right + PAD.left) / 2}" y="${H - 6}" text-anchor="middle">seconds since the scenario started</text><text x="12" y="${H / 2}" transform="rotate(-90 12 ${H / 2})" text-anchor="middle">answers / s</text></svg></figure>`;
+}
+
+function latencyTable(r: ScenarioReport): string {
+  const rows = Object.entries(r.latency)
+    .map(
+      ([ep, h]) =>
+        `<tr><td>${escapeHtml(ep)}</td><td>${h.count}</td><td>${fmt(h.percentiles.p50 ?? 0)}</td><td>${fmt(h.percentiles.p90 ?? 0)}</td><td>${fmt(h.percentiles.p99 ?? 0)}</td><td>${fmt(h.maxMs)}</td></tr>`,
+    )
+    .join("");
+  return `<table><thead><tr><th>endpoint</th><th>answers</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+const CHART_STYLE = `
+#load figure{margin:12px 0}#load figcaption{font-weight:600;margin-bottom:4px}
+#load svg{background:#fff;border:1px solid #e5e7eb;border-radius:6px;font:11px system-ui,sans-serif}
+#load svg .grid{stroke:#e5e7eb}#load .scenario{border-top:1px solid #e5e7eb;padding-top:8px;margin-top:16px}
+#load .saturated{color:#b45309}`;
+
+/** The load section: per scenario its verdict, the generator's health, its charts and latency table. */
+export function loadSection(run: LoadRunView): string {
+  const parts = run.scenarios.map((r) => {
+    const charts = [
+      timelineChart(`${r.id}: statuses per second`, r.statusPerSecond),
+      Object.keys(r.latency).length
+        ? hdrChart(
+            `${r.id}: latency by percentile (HDR)`,
+            Object.entries(r.latency).map(([name, h]) => ({ name, h })),
+          )
+        : "",
+      r.streams
+        ? hdrChart(`${r.id}: stream timings by percentile (TTFB, first delta, gaps between deltas, total)`, [
+            { name: "TTFB", h: r.streams.ttfb },
+            { name: "first delta", h: r.streams.firstDelta },
+            { name: "inter-event gap", h: r.streams.gap },
+            { name: "total", h: r.streams.total },
+          ])
+        : "",
+    ].join("");
+    const streams = r.streams
+      ? `<p>Streams ended: ${r.streams.ended.done} done, ${r.streams.ended.error} error, ${r.streams.ended.neither} neither.</p>`
+      : "";
+    return `<div class="scenario" id="load-${escapeHtml(r.id)}"><h3>${escapeHtml(r.id)} — <span class="verdict ${r.status}">${r.status}</span></h3>
+<p>${escapeHtml(r.title)}</p>
+<p class="note">${r.conformance.responses} answers in ${(r.durationMs / 1000).toFixed(1)} s (${r.rps}/s); response-level checks on ${escapeHtml(r.conformance.sampling)} (${(r.conformance.share * 100).toFixed(1)}%).</p>
+<p class="${r.generator.saturated ? "saturated" : "note"}">Generator: ${escapeHtml(r.generator.note)}.</p>
+${r.message ? `<p class="note">${escapeHtml(r.message)}</p>` : ""}
+${r.findings.length ? `<ul>${r.findings.map((f) => `<li>[${escapeHtml(f.clause)}] ${escapeHtml(f.check)}: expected ${escapeHtml(f.expected)}; received ${escapeHtml(f.received)} (×${f.occurrences})</li>`).join("")}</ul>` : ""}
+${streams}${charts}${Object.keys(r.latency).length ? latencyTable(r) : ""}</div>`;
+  });
+  const thresholds = run.thresholds.length
+    ? `<ul>${run.thresholds.map((t) => `<li>${t.passed ? "✓" : "✗"} ${escapeHtml(t.source)}: ${escapeHtml(t.observed)}</li>`).join("")}</ul>`
+    : "";
+  return `<section id="load"><style>${CHART_STYLE}</style>
+<h2>Load (W = ${run.target.windowSeconds} s, budget ${run.target.messageTimeoutSeconds} s)</h2>
+${thresholds}${parts.join("\n")}
+</section>`;
+}
+
+/** The verify-style report with the load section before the check tables. */
+export function renderLoadHtml(result: RunResult, run: LoadRunView, options: ReportOptions = {}): string {
+  const html = renderHtml(result, options);
+  const at = html.indexOf('<section id="checks">');
+  const section = loadSection(run);
+  return at === -1 ? html.replace("</main>", `${section}</main>`) : `${html.slice(0, at)}${section}\n${html.slice(at)}`;
+}
