@@ -845,7 +845,7 @@ export const SCENARIOS: readonly Scenario[] = [
   {
     id: "streams-at-budget",
     title: "waves of mock-slow streams while ten mock-timeout streams wait out the real budget: timings, done/error, heartbeats",
-    clauses: ["message.stream", "message.budget", "message.heartbeat", "limits.concurrency"],
+    clauses: ["message.stream", "message.budget", "message.heartbeat", "limits.concurrency", "reference.mock-models"],
     long: true,
     unavailable: needsReference,
     estimateSeconds: (t) => t.messageTimeoutSeconds + 4,

@@ -20,4 +20,5 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
 
 /** The injected defects the reference server knows (for the meta suite and --fault help). */
 export { FAULTS } from "../server/faults/index.js";
+export { LOAD_FAULTS } from "../server/faults/load.js";
 export { runServer } from "../server/main.js";
