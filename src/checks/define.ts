@@ -25,6 +25,11 @@ export interface CheckContext {
   windowSeconds: number;
   /** when the response arrived, harness clock, ms */
   receivedAt: number;
+  /**
+   * when the request was sent, harness clock, ms, when known: the target's "now" (PROFILE §7)
+   * lies between the two, which matters under load, where an answer may wait in a queue
+   */
+  sentAt?: number;
   /** tolerated clock difference between harness and target, seconds */
   clockSkewSeconds: number;
 }

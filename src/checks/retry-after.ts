@@ -18,7 +18,10 @@ export const retryAfterOn429 = defineCheck({
     const remaining = Number(header(ex, HEADERS.remaining));
     // a concurrency 429 (Retry-After 1) describes the buckets as any response does
     if (!Number.isFinite(reset) || remaining !== 0) return [];
-    const gap = Math.abs(reset - (ctx.receivedAt / 1000 + retryAfter));
+    // the target's "now" lies between sending and receiving; Reset and Retry-After each round up
+    const now = reset - retryAfter;
+    const [earliest, latest] = [(ctx.sentAt ?? ctx.receivedAt) / 1000, ctx.receivedAt / 1000];
+    const gap = now < earliest ? earliest - now : now > latest ? now - latest : 0;
     return gap <= 1 + ctx.clockSkewSeconds
       ? []
       : [

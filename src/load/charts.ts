@@ -21,9 +21,9 @@ const STATUS_COLOR = (status: number) =>
           ? "#16a34a"
           : "#64748b";
 
-const W = 640;
+const W = 660;
 const H = 260;
-const PAD = { left: 56, right: 150, top: 16, bottom: 40 };
+const PAD = { left: 56, right: 220, top: 16, bottom: 40 };
 const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
 
 /** Rounded-up axis maximum: 1, 2, 5 × 10^k. */
@@ -120,14 +120,19 @@ function latencyTable(r: ScenarioReport): string {
 }
 
 const CHART_STYLE = `
-#load figure{margin:12px 0}#load figcaption{font-weight:600;margin-bottom:4px}
+#load .charts{display:flex;flex-wrap:wrap;gap:12px}#load figure{margin:12px 0}#load figcaption{font-weight:600;margin-bottom:4px}
 #load svg{background:#fff;border:1px solid #e5e7eb;border-radius:6px;font:11px system-ui,sans-serif}
 #load svg .grid{stroke:#e5e7eb}#load .scenario{border-top:1px solid #e5e7eb;padding-top:8px;margin-top:16px}
 #load .saturated{color:#b45309}`;
 
+const rank = (id: string, first: string[]) => (first.includes(id) ? first.indexOf(id) : first.length);
+
 /** The load section: per scenario its verdict, the generator's health, its charts and latency table. */
 export function loadSection(run: LoadRunView): string {
-  const parts = run.scenarios.map((r) => {
+  // the profile and the streams first: the charts a person looks at
+  const first = ["throughput", "streams-at-budget"];
+  const ordered = [...run.scenarios].sort((a, b) => rank(a.id, first) - rank(b.id, first));
+  const parts = ordered.map((r) => {
     const charts = [
       timelineChart(`${r.id}: statuses per second`, r.statusPerSecond),
       Object.keys(r.latency).length
@@ -154,7 +159,7 @@ export function loadSection(run: LoadRunView): string {
 <p class="${r.generator.saturated ? "saturated" : "note"}">Generator: ${escapeHtml(r.generator.note)}.</p>
 ${r.message ? `<p class="note">${escapeHtml(r.message)}</p>` : ""}
 ${r.findings.length ? `<ul>${r.findings.map((f) => `<li>[${escapeHtml(f.clause)}] ${escapeHtml(f.check)}: expected ${escapeHtml(f.expected)}; received ${escapeHtml(f.received)} (×${f.occurrences})</li>`).join("")}</ul>` : ""}
-${streams}${charts}${Object.keys(r.latency).length ? latencyTable(r) : ""}</div>`;
+${streams}<div class="charts">${charts}</div>${Object.keys(r.latency).length ? latencyTable(r) : ""}</div>`;
   });
   const thresholds = run.thresholds.length
     ? `<ul>${run.thresholds.map((t) => `<li>${t.passed ? "✓" : "✗"} ${escapeHtml(t.source)}: ${escapeHtml(t.observed)}</li>`).join("")}</ul>`

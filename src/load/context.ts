@@ -126,15 +126,15 @@ export class ScenarioContext {
     if (ms > (this.target.windowSeconds + 5) * 1000 * 2)
       return Promise.reject(new ScenarioSetupError(`refusing to wait ${Math.round(ms / 1000)} s: longer than two windows`));
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(resolve, ms);
-      this.signal.addEventListener(
-        "abort",
-        () => {
-          clearTimeout(timer);
-          reject(new ScenarioSetupError("interrupted"));
-        },
-        { once: true },
-      );
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(new ScenarioSetupError("interrupted"));
+      };
+      const timer = setTimeout(() => {
+        this.signal.removeEventListener("abort", onAbort);
+        resolve();
+      }, ms);
+      this.signal.addEventListener("abort", onAbort, { once: true });
     });
   }
 
@@ -171,6 +171,25 @@ export class ScenarioContext {
     };
     this.recorder.observe(answer);
     return answer;
+  }
+
+  /**
+   * Is a request admitted? Sent at once; resolves with the status as soon as the headers
+   * arrive, then goes away (a stream it opened is closed: its slot frees).
+   */
+  async status(key: string, req: LoadRequest): Promise<number> {
+    const abort = new AbortController();
+    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    const res = await request(this.target.baseUrl.replace(/\/+$/, "") + req.path, {
+      method: req.method,
+      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+      ...(body !== undefined ? { body } : {}),
+      signal: abort.signal,
+    });
+    this.recorder.countStatus(res.statusCode, Date.now());
+    abort.abort();
+    await res.body.dump().catch(() => {});
+    return res.statusCode;
   }
 
   /** Delete what the scenario made and close its clients. */

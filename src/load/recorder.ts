@@ -137,11 +137,12 @@ export class LoadRecorder {
       },
       res.receivedAt,
       authenticated,
+      res.receivedAt - res.latencyMs,
     );
   }
 
   /** The response-level checks of `verify` (src/checks) on one exchange. */
-  checkExchange(ex: ObservedExchange, receivedAt: number, authenticated = true): void {
+  checkExchange(ex: ObservedExchange, receivedAt: number, authenticated = true, sentAt?: number): void {
     const violations = runChecks(ex, {
       endpoint: matchEndpoint(ex.request.method, ex.request.url, { baseUrl: this.target.baseUrl })?.spec,
       authenticated,
@@ -149,6 +150,7 @@ export class LoadRecorder {
       tokens: [],
       windowSeconds: this.target.windowSeconds,
       receivedAt,
+      ...(sentAt !== undefined ? { sentAt } : {}),
       clockSkewSeconds: this.target.kind === "external" ? 2 : 0,
     });
     const requestId = ex.response.headers["x-request-id"];
