@@ -1,10 +1,14 @@
 /**
- * GET throughput of the reference server against a plain node:http server answering the same
- * JSON, measured with autocannon in one run on this machine. Each server runs alone in its
- * own process while autocannon drives it from this one. Prints requests/s and ratios; no
- * thresholds (speed goals live here, not in tests).
+ * `npm run bench` (issue 9 §3): is the reference server the bottleneck of a load run? In one
+ * run on this machine, interleaved round by round so drift and neighbours hit every side alike:
+ *   - the reference server's req/s on GET /v1/agents/{id} (authenticated, rate-limited with a
+ *     large tier) and on POST /v1/agents (create),
+ *   - a plain node:http server answering the very same bytes (status, headers, body),
+ *   - autocannon's own ceiling against a raw TCP responder (no HTTP parsing on the server).
+ * Each server runs alone in its own process; autocannon drives it from this one. Prints the
+ * medians and the ratios; the last line is `ratio GET agent ÷ node:http: 0.NN` (scripts read it).
  *
- *   npx tsx scripts/bench-throughput.ts [--seconds 5] [--connections 32]
+ *   npm run bench -- [--seconds 3] [--rounds 3] [--connections 32] [--cpu-prof DIR]
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -15,21 +19,44 @@ import autocannon from "autocannon";
 import { PERMISSIONS } from "../src/contract/index.js";
 
 const { values } = parseArgs({
-  options: { seconds: { type: "string", default: "5" }, connections: { type: "string", default: "32" } },
+  options: {
+    seconds: { type: "string", default: "3" },
+    rounds: { type: "string", default: "3" },
+    connections: { type: "string", default: "32" },
+    "cpu-prof": { type: "string" },
+  },
 });
 const duration = Number(values.seconds);
+const rounds = Number(values.rounds);
 const connections = Number(values.connections);
 
-const PLAIN_SERVER = `
-const body = JSON.stringify({ status: "ok" });
+/** A node:http server replaying one recorded answer per route (same status, headers, body). */
+const REPLAY_SERVER = `
+const answers = JSON.parse(process.env.ANSWERS);
 require("node:http").createServer((req, res) => {
-  res.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body) });
-  res.end(body);
+  const a = req.method === "POST" ? answers.create : answers.get;
+  req.resume();
+  req.on("end", () => { res.writeHead(a.status, a.headers); res.end(a.body); });
+}).listen(0, "127.0.0.1", function () { console.log("listening on http://127.0.0.1:" + this.address().port + "/v1"); });`;
+
+/** A TCP server that answers every request head with one fixed HTTP response, parsing nothing but the blank line. */
+const RAW_SERVER = `
+const reply = Buffer.from("HTTP/1.1 200 OK\\r\\ncontent-type: application/json\\r\\ncontent-length: 15\\r\\n\\r\\n{\\"status\\":\\"ok\\"}");
+require("node:net").createServer((socket) => {
+  let tail = "";
+  socket.on("data", (chunk) => {
+    const text = tail + chunk.toString("latin1");
+    let at = 0, n = 0;
+    while ((at = text.indexOf("\\r\\n\\r\\n", at)) !== -1) { n++; at += 4; }
+    tail = text.slice(text.lastIndexOf("\\r\\n\\r\\n") + 4 || 0).slice(-3);
+    for (let i = 0; i < n; i++) socket.write(reply);
+  });
+  socket.on("error", () => {});
 }).listen(0, "127.0.0.1", function () { console.log("listening on http://127.0.0.1:" + this.address().port + "/v1"); });`;
 
 /** Start a server process and resolve its base URL from the ready line. */
-function start(args: string[]): Promise<{ baseUrl: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+function start(args: string[], env: Record<string, string> = {}): Promise<{ baseUrl: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...env } });
   return new Promise((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (chunk: Buffer) => {
@@ -43,26 +70,25 @@ function start(args: string[]): Promise<{ baseUrl: string; child: ChildProcess }
 
 async function stop(child: ChildProcess): Promise<void> {
   const exited = new Promise((r) => child.once("exit", r));
-  child.kill("SIGTERM");
+  child.kill("SIGINT");
   await exited;
 }
 
-async function measure(title: string, url: string, headers: Record<string, string> = {}) {
-  const result = await autocannon({ url, duration, connections, headers });
-  const rps = result.requests.average;
-  console.log(`${title.padEnd(48)} ${rps.toFixed(0).padStart(8)} req/s  p99 ${result.latency.p99} ms  non-2xx ${result.non2xx}`);
-  return rps;
+interface Shape {
+  url: string;
+  method?: "GET" | "POST";
+  headers?: Record<string, string>;
+  body?: string;
 }
 
-console.log(`autocannon: ${duration} s each, ${connections} connections, node ${process.version}`);
-
-const plain = await start(["-e", PLAIN_SERVER]);
-const base = await measure("plain node:http GET (same JSON)", plain.baseUrl.replace(/\/v1$/, "/health"));
-await stop(plain.child);
+async function measure(shape: Shape): Promise<{ rps: number; non2xx: number }> {
+  const result = await autocannon({ ...shape, duration, connections });
+  return { rps: result.requests.average, non2xx: result.non2xx };
+}
 
 const key = "bench-key-0123456789";
 const keysFile = join(tmpdir(), `agent-harness-bench-keys-${process.pid}.json`);
-// a huge tier and a 1 ms window so the authenticated path answers 200, not 429
+// a huge tier and a 1 ms window: the authenticated path runs the buckets and answers 200/201, not 429
 writeFileSync(
   keysFile,
   JSON.stringify({
@@ -70,18 +96,82 @@ writeFileSync(
     keys: [{ key, account: "bench", permissions: [...PERMISSIONS] }],
   }),
 );
-const ref = await start(["bin/agent-harness.js", "serve", "--port", "0", "--keys", keysFile, "--window-seconds", "0.001"]);
-const created = await fetch(`${ref.baseUrl}/agents`, {
-  method: "POST",
-  headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-  body: JSON.stringify({ name: "bench" }),
-});
-const agentId = ((await created.json()) as { data: { id: string } }).data.id;
-const health = await measure("reference GET /health (no auth)", ref.baseUrl.replace(/\/v1$/, "/health"));
-const get = await measure("reference GET /v1/agents/{id} (auth + buckets)", `${ref.baseUrl}/agents/${agentId}`, {
-  authorization: `Bearer ${key}`,
-});
-await stop(ref.child);
+const auth = { authorization: `Bearer ${key}` };
+const createBody = JSON.stringify({ name: "bench" });
+const profileArgs = values["cpu-prof"] ? ["--cpu-prof", "--cpu-prof-dir", values["cpu-prof"]] : [];
+const ref = await start([
+  ...profileArgs,
+  "bin/agent-harness.js",
+  "serve",
+  "--port",
+  "0",
+  "--keys",
+  keysFile,
+  "--window-seconds",
+  "0.001",
+]);
 
-console.log(`ratio /health ÷ node:http:        ${(health / base).toFixed(2)}`);
-console.log(`ratio GET agent ÷ node:http:      ${(get / base).toFixed(2)}`);
+/** Record the reference's answers, to replay them byte for byte from node:http. */
+async function record(url: string, init: RequestInit) {
+  const res = await fetch(url, init);
+  const body = await res.text();
+  const headers: Record<string, string> = {};
+  res.headers.forEach((v, k) => {
+    if (!["date", "connection", "keep-alive", "transfer-encoding"].includes(k)) headers[k] = v;
+  });
+  return { status: res.status, headers, body };
+}
+const createdAnswer = await record(`${ref.baseUrl}/agents`, {
+  method: "POST",
+  headers: { ...auth, "content-type": "application/json" },
+  body: createBody,
+});
+const agentId = (JSON.parse(createdAnswer.body) as { data: { id: string } }).data.id;
+const getAnswer = await record(`${ref.baseUrl}/agents/${agentId}`, { headers: auth });
+const replay = await start(["-e", REPLAY_SERVER], { ANSWERS: JSON.stringify({ get: getAnswer, create: createdAnswer }) });
+const raw = await start(["-e", RAW_SERVER]);
+
+const sides = {
+  "reference GET /v1/agents/{id} (auth + buckets)": { url: `${ref.baseUrl}/agents/${agentId}`, headers: auth },
+  "node:http GET, the same bytes": { url: `${replay.baseUrl}/agents/${agentId}` },
+  "reference POST /v1/agents (create)": {
+    url: `${ref.baseUrl}/agents`,
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: createBody,
+  },
+  "node:http POST, the same bytes": {
+    url: `${replay.baseUrl}/agents`,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: createBody,
+  },
+  "raw TCP responder (autocannon's ceiling)": { url: `${raw.baseUrl.replace(/\/v1$/, "")}/` },
+} satisfies Record<string, Shape>;
+type Side = keyof typeof sides;
+
+console.log(
+  `autocannon: ${duration} s per side, ${rounds} interleaved rounds, ${connections} connections, node ${process.version}`,
+);
+const samples = new Map<Side, number[]>();
+for (let round = 1; round <= rounds; round++) {
+  for (const [name, shape] of Object.entries(sides) as [Side, Shape][]) {
+    const { rps, non2xx } = await measure(shape);
+    samples.set(name, [...(samples.get(name) ?? []), rps]);
+    console.log(`round ${round}  ${name.padEnd(48)} ${rps.toFixed(0).padStart(8)} req/s${non2xx ? `  non-2xx ${non2xx}` : ""}`);
+  }
+}
+await Promise.all([stop(ref.child), stop(replay.child), stop(raw.child)]);
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+const m = (side: Side) => median(samples.get(side) ?? []);
+console.log("");
+for (const side of Object.keys(sides) as Side[]) console.log(`median ${side.padEnd(48)} ${m(side).toFixed(0).padStart(8)} req/s`);
+const ceiling = m("raw TCP responder (autocannon's ceiling)");
+console.log(`ratio node:http ÷ autocannon ceiling: ${(m("node:http GET, the same bytes") / ceiling).toFixed(2)}`);
+console.log(
+  `ratio create ÷ node:http:          ${(m("reference POST /v1/agents (create)") / m("node:http POST, the same bytes")).toFixed(2)}`,
+);
+console.log(
+  `ratio GET agent ÷ node:http: ${(m("reference GET /v1/agents/{id} (auth + buckets)") / m("node:http GET, the same bytes")).toFixed(2)}`,
+);

@@ -481,23 +481,32 @@ async function streamsAtBudget(ctx: ScenarioContext): Promise<void> {
   const silent = await ctx.createAgent(key, { modelSettings: { model: "mock-timeout" } });
   const client = ctx.client(key);
   const startedAt = Date.now();
+  let waves = 0;
+  const wave = () => {
+    waves++;
+    return Promise.all(
+      slowAgents.flatMap((a) =>
+        Array.from({ length: CAP }, (_, i) => client.streamMessage(a.id, { text: `wave ${waves} ${i}` })),
+      ),
+    ).then((streams) => {
+      for (const s of streams) judgeSlowStream(ctx, s);
+    });
+  };
+  // the silent streams start while the first wave is in flight: their budgets run under load
+  let running = wave();
+  await ctx.until(Date.now() + 200);
   const timeouts = Array.from({ length: CAP }, (_, i) => client.streamMessage(silent.id, { text: `wait ${i}` }));
-  // a wave: ten streams per slow agent; waves follow each other until the budget streams end
+  // waves follow each other until the budget streams end
   let budgetOver = false;
   void Promise.allSettled(timeouts).then(() => {
     budgetOver = true;
   });
   const perAgentWaves = ctx.target.windowSeconds <= 5 ? Number.POSITIVE_INFINITY : ENDPOINTS.sendMessage.bucket.size / CAP - 1;
-  let waves = 0;
-  while (!budgetOver && waves < perAgentWaves && Date.now() - startedAt < budgetMs + budgetSlackMs(ctx.target) + 5000) {
-    waves++;
-    const wave = await Promise.all(
-      slowAgents.flatMap((a) =>
-        Array.from({ length: CAP }, (_, i) => client.streamMessage(a.id, { text: `wave ${waves} ${i}` })),
-      ),
-    );
-    for (const s of wave) judgeSlowStream(ctx, s);
-    if (ctx.signal.aborted) return;
+  const deadline = startedAt + ctx.target.messageTimeoutSeconds * 1000 + budgetSlackMs(ctx.target) + 5000;
+  for (;;) {
+    await running;
+    if (budgetOver || waves >= perAgentWaves || Date.now() > deadline || ctx.signal.aborted) break;
+    running = wave();
   }
   const timedOut = await Promise.all(timeouts);
   for (const s of timedOut) judgeBudgetStream(ctx, s, budgetMs);
