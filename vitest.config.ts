@@ -35,8 +35,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: "load",
-          // after functional, alone: bursts and 30 s streams measure timing, so nothing else competes
-          sequence: { groupOrder: 1.5 },
+          // last and alone: bursts and 30 s streams measure timing, so nothing else competes
+          sequence: { groupOrder: 4 },
           include: ["suites/load/**/*.test.ts"],
           globalSetup: ["suites/support/global-setup.ts"],
           pool: "forks",
