@@ -80,13 +80,13 @@ export const LOAD_FAULTS: FaultRecord = {
       app.addHook("preHandler", async (req, reply) => {
         if (!isSendMessage(req)) return;
         const raw = reply.raw;
-        const write = raw.write.bind(raw) as (chunk: string) => boolean;
-        const end = raw.end.bind(raw) as () => void;
+        const write = raw.write.bind(raw) as (chunk: unknown, ...rest: unknown[]) => boolean;
+        const end = raw.end.bind(raw) as (...args: unknown[]) => void;
         let held: string[] | undefined;
         let ended = false;
         let deltas = 0;
-        raw.write = ((chunk: unknown) => {
-          if (typeof chunk !== "string") return write(chunk as string);
+        raw.write = ((chunk: unknown, ...rest: unknown[]) => {
+          if (typeof chunk !== "string" || (!held && !chunk.startsWith("event: delta"))) return write(chunk, ...rest);
           if (held) return held.push(chunk) > 0;
           // a few deltas flow, then the stream stalls while the server is busy
           if (chunk.startsWith("event: delta") && ++deltas > 3 && inFlight.value >= UNDER_LOAD_IN_FLIGHT) {
@@ -101,9 +101,10 @@ export const LOAD_FAULTS: FaultRecord = {
           }
           return write(chunk);
         }) as typeof raw.write;
-        raw.end = (() => {
+        raw.end = ((...args: unknown[]) => {
+          // a held stream ends once its frames are out; any other answer ends as asked
           if (held) ended = true;
-          else end();
+          else end(...args);
           return raw;
         }) as typeof raw.end;
       });
