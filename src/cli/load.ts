@@ -2,6 +2,7 @@ import { randomInt } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { z } from "zod";
+import { CLAUSE_BY_ID } from "../contract/index.js";
 import { renderLoadHtml } from "../load/charts.js";
 import {
   evaluateThreshold,
@@ -119,7 +120,6 @@ function progress(totalSeconds: number) {
   const tty = process.stderr.isTTY;
   let timer: NodeJS.Timeout | undefined;
   let label = "";
-  let doneSeconds = 0;
   const draw = () => {
     const elapsed = (Date.now() - started) / 1000;
     const share = Math.min(1, elapsed / Math.max(1, totalSeconds));
@@ -135,12 +135,10 @@ function progress(totalSeconds: number) {
       if (!tty) process.stderr.write(`… ${id} (about ${estimate.toFixed(0)} s)\n`);
       timer ??= setInterval(draw, 500);
       draw();
-      doneSeconds += estimate;
     },
     stop() {
       if (timer) clearInterval(timer);
       if (tty) process.stderr.write("\r\x1b[2K");
-      void doneSeconds;
     },
   };
 }
@@ -156,7 +154,7 @@ function toCheck(r: ScenarioReport): CheckResult {
     suite: "load",
     file: "src/load/scenarios.ts",
     clauseIds: r.clauses,
-    sections: [],
+    sections: [...new Set(r.clauses.map((id) => CLAUSE_BY_ID.get(id)?.section ?? "?"))],
     status: r.status,
     durationMs: r.durationMs,
     ...(message ? { message } : {}),
