@@ -28,9 +28,12 @@ export default defineCheck({
     if (remaining > limit)
       problems.push({ expected: `${HEADERS.remaining} ≤ ${HEADERS.limit} (${limit})`, received: String(remaining) });
     const now = ctx.receivedAt / 1000;
+    // PROFILE §7: "now" is when the request was counted or its answer left: between sending and
+    // receiving (a stream's headers leave when it opens, long before its last byte)
+    const sent = (ctx.sentAt ?? ctx.receivedAt) / 1000;
     const latest = now + ctx.windowSeconds + RATE_LIMITS.resetSlackSeconds + ctx.clockSkewSeconds;
-    if (reset <= now - ctx.clockSkewSeconds - 1)
-      problems.push({ expected: `${HEADERS.reset} after now (${Math.floor(now)})`, received: String(reset) });
+    if (reset <= sent - ctx.clockSkewSeconds - 1)
+      problems.push({ expected: `${HEADERS.reset} after now (${Math.floor(sent)})`, received: String(reset) });
     if (reset > latest)
       problems.push({ expected: `${HEADERS.reset} at most W + 1 s ahead (≤ ${Math.ceil(latest)})`, received: String(reset) });
     if (
