@@ -34,6 +34,21 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          name: "property",
+          // after the functional suites, on a reference server of its own; seeded by AGENT_HARNESS_SEED
+          sequence: { groupOrder: 2 },
+          include: ["suites/property/**/*.test.ts"],
+          globalSetup: ["suites/support/global-setup.ts"],
+          pool: "forks",
+          fileParallelism: false,
+          isolate: false,
+          testTimeout: 300_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: "load",
           // last and alone: bursts and 30 s streams measure timing, so nothing else competes
           sequence: { groupOrder: 4 },
@@ -50,7 +65,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "meta",
-          sequence: { groupOrder: 3 },
+          sequence: { groupOrder: 4 },
           include: ["suites/meta/**/*.test.ts"],
           // the five-seed repeat run and the fault runs each load both cores: one file at a time
           fileParallelism: false,
@@ -64,7 +79,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "container",
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 3 },
           include: ["suites/container/**/*.test.ts"],
           testTimeout: 180_000,
           hookTimeout: 300_000,

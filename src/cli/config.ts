@@ -115,6 +115,18 @@ export const VERIFY_OPTIONS = {
     type: "string",
     help: "run only checks of these PROFILE sections, e.g. §5,§7 or 5,7",
   },
+  replay: {
+    flag: "replay",
+    env: "AGENT_HARNESS_REPLAY",
+    type: "string",
+    help: "replay the shrunk case a property run wrote (reports/<run>/replay-*.json)",
+  },
+  maxRequests: {
+    flag: "max-requests",
+    env: "AGENT_HARNESS_MAX_REQUESTS",
+    type: "string",
+    help: "request budget of the property suite (default: 5 minutes of the tier; none on embedded)",
+  },
   fault: {
     flag: "fault",
     env: "AGENT_HARNESS_FAULT",
@@ -179,9 +191,9 @@ const number = (label: string, opts: { integer?: boolean; min?: number } = {}) =
     .refine((n) => !opts.integer || Number.isInteger(n), `${label} must be a whole number`)
     .refine((n) => n >= (opts.min ?? 0), `${label} must be at least ${opts.min ?? 0}`);
 
-export const SUITE_NAMES = ["functional", "load"] as const;
+export const SUITE_NAMES = ["functional", "property", "load"] as const;
 /** what verify runs without --suites: load runs when asked (`--suites load`) or with `agent-harness load` */
-export const DEFAULT_SUITES: readonly SuiteName[] = ["functional"];
+export const DEFAULT_SUITES: readonly SuiteName[] = ["functional", "property"];
 export type SuiteName = (typeof SUITE_NAMES)[number];
 
 export { PROFILES, type Profile } from "../plan/profiles.js";
@@ -231,6 +243,8 @@ const verifySchema = z
       )
       .pipe(z.array(z.string().regex(/^§([1-9]|1[01])$/, "--sections takes PROFILE sections §1 … §11")).min(1))
       .optional(),
+    replay: z.string().min(1).optional(),
+    maxRequests: number("--max-requests", { integer: true, min: 1 }).optional(),
     fault: z.array(z.string().min(1)).default([]),
   })
   .superRefine((o, ctx) => {

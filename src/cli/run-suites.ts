@@ -11,6 +11,7 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The test files of each suite the CLI can run. */
 export const SUITE_GLOBS: Record<SuiteName, string[]> = {
   functional: ["suites/functional/**/*.test.ts"],
+  property: ["suites/property/**/*.test.ts"],
   load: ["suites/load/**/*.test.ts"],
 };
 

@@ -1,11 +1,19 @@
 import { randomInt } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { z } from "zod";
 import { ServiceClient, TransportError } from "../client/index.js";
 import { MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
 import { formatRatio, PlannedRun } from "../plan/session.js";
 import { type CheckResult, formatProgress, formatSummary, newRunId, type RunResult, writeReports } from "../report/index.js";
-import { EMBEDDED_DEFAULTS, type HarnessTarget, keysOf, runPrefixFor, startReferenceTarget } from "../target/harness-target.js";
+import {
+  EMBEDDED_DEFAULTS,
+  type HarnessTarget,
+  keysOf,
+  type PropertyReplay,
+  runPrefixFor,
+  startReferenceTarget,
+} from "../target/harness-target.js";
 import { sweepLedger } from "./cleanup.js";
 import { DEFAULT_SUITES, optionsHelp, parseVerifyConfig, UsageError, VERIFY_OPTIONS, type VerifyConfig } from "./config.js";
 import { runSuites } from "./run-suites.js";
@@ -66,6 +74,45 @@ export async function assertReachable(target: HarnessTarget): Promise<void> {
   }
 }
 
+/** A `--replay` file as the property suite wrote it; its seed must agree with `--seed` when both are given. */
+function readReplayFile(file: string, seed: number | undefined): PropertyReplay {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, "utf8"));
+  } catch (err) {
+    throw new UsageError(`--replay: cannot read ${file}: ${(err as Error).message}`);
+  }
+  const parsed = z
+    .object({ property: z.string().min(1), seed: z.number().int(), path: z.string().min(1), replayPath: z.string().optional() })
+    .safeParse(raw);
+  if (!parsed.success) throw new UsageError(`--replay: ${file} is not a replay file written by the property suite`);
+  if (seed !== undefined && seed !== parsed.data.seed)
+    throw new UsageError(`--replay: the file was written with seed ${parsed.data.seed}, not ${seed}`);
+  return parsed.data as PropertyReplay;
+}
+
+/** The property suite's figures (issue 8 §5): cases, sequences, requests, generators covered. */
+function propertySummary(runDir: string): string {
+  const file = join(runDir, "property.jsonl");
+  if (!existsSync(file)) return "";
+  const rows = readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map(
+      (l) =>
+        JSON.parse(l) as {
+          cases: number;
+          sequences: number;
+          requests: number;
+          durationMs: number;
+          generators: Record<string, number>;
+        },
+    );
+  const sum = (k: "cases" | "sequences" | "requests" | "durationMs") => rows.reduce((n, r) => n + r[k], 0);
+  const generators = [...new Set(rows.flatMap((r) => Object.keys(r.generators)))].sort();
+  return `property: ${sum("cases")} cases and ${sum("sequences")} command sequences, ${sum("requests")} requests in ${(sum("durationMs") / 1000).toFixed(1)} s; ${generators.length} generators covered: ${generators.join(", ")}\n`;
+}
+
 export async function verify(argv: string[]): Promise<number> {
   let config: VerifyConfig;
   try {
@@ -81,7 +128,8 @@ export async function verify(argv: string[]): Promise<number> {
   const reportDir = resolve(config.reportDir);
   const runDir = join(reportDir, runId);
   mkdirSync(runDir, { recursive: true });
-  const seed = config.seed ?? randomInt(2 ** 31);
+  const replay = config.replay ? readReplayFile(config.replay, config.seed) : undefined;
+  const seed = replay?.seed ?? config.seed ?? randomInt(2 ** 31);
   const run = { runPrefix: runPrefixFor(runId), ledgerFile: join(runDir, "ledger.jsonl"), seed };
   const startedAt = new Date();
   const out = process.stdout;
@@ -96,6 +144,8 @@ export async function verify(argv: string[]): Promise<number> {
     );
   }
   const { target, stop } = resolved;
+  if (replay || config.maxRequests)
+    target.property = { ...(replay ? { replay } : {}), ...(config.maxRequests ? { maxRequests: config.maxRequests } : {}) };
   // every key of every key set (a pool of main keys, one set per worker) is redacted everywhere
   const secrets = [...new Set([target.keys, ...(target.keyPool ?? [])].flatMap(keysOf))];
   const abort = new AbortController();
@@ -134,6 +184,7 @@ export async function verify(argv: string[]): Promise<number> {
         onCheck: (c) => out.write(`${formatProgress(c, { secrets })}${planned ? `  [${planned.progress(c)}]` : ""}\n`),
       })),
     );
+    out.write(propertySummary(runDir));
   } finally {
     process.removeListener("SIGINT", onSignal);
     process.removeListener("SIGTERM", onSignal);

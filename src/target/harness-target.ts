@@ -27,6 +27,12 @@ export interface HarnessTarget {
     load?: string;
     /** load scenarios: a key of an account of its own with a small tier, for the tier burst */
     tierBurst?: string;
+    /**
+     * keys (all four permissions) of an account of its own with a large tier, on reference
+     * targets the harness starts: the property suites spread per-key buckets over them and
+     * model the whole account (issue 8 §5)
+     */
+    propertyKeys?: string[];
   };
   /**
    * Key sets of separate accounts, one per parallel worker (a target the harness starts): a
@@ -55,6 +61,19 @@ export interface HarnessTarget {
   /** a calibration run: JSON-lines file where every request is recorded with its buckets (src/plan) */
   footprintFile?: string;
   seed: number;
+  /** the property suites' request budget (`--max-requests`) and the case to replay (`--replay`) */
+  property?: { maxRequests?: number; replay?: PropertyReplay };
+}
+
+/** A shrunk failure of a property suite, as written to the report folder and read by `--replay`. */
+export interface PropertyReplay {
+  /** the property's title */
+  property: string;
+  seed: number;
+  /** fast-check's path to the shrunk case */
+  path: string;
+  /** fast-check's replay path of a command sequence (stateful properties) */
+  replayPath?: string;
 }
 
 /** Start options for reference targets the harness starts itself. */
@@ -84,6 +103,9 @@ export const EMBEDDED_DEFAULTS: ReferencePlan = {
   mainKeys: 3,
 };
 
+/** The property suites' account on reference targets: keys enough to spread per-key buckets, a tier no run reaches. */
+export const PROPERTY_ACCOUNT = { keys: 16, tierLimit: 100_000 } as const;
+
 /**
  * Tiers of the load scenarios' own accounts: an enterprise tier far above any burst (PROFILE §7
  * "enterprise: set per account"), and a tier below the sum of the endpoint buckets so that a
@@ -93,7 +115,8 @@ export const LOAD_TIERS = { load: 1_000_000, tierBurst: 100 } as const;
 
 /**
  * The accounts and keys a full verification needs: main, read-only, another account, a quota
- * account, and the load scenarios' two accounts — one such set per worker, each its own accounts.
+ * account, the load scenarios' two accounts and the property suites' account — one such set per
+ * worker, each its own accounts.
  */
 export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys: HarnessTarget["keys"][] } {
   const file: KeysFileInput = { accounts: [], keys: [] };
@@ -101,6 +124,7 @@ export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys:
   for (let w = 1; w <= Math.max(1, plan.workers ?? 1); w++) {
     const suffix = w === 1 ? "" : `_${w}`;
     const mainKeys = Array.from({ length: Math.max(1, plan.mainKeys ?? 1) }, () => newApiKey());
+    const propertyKeys = Array.from({ length: PROPERTY_ACCOUNT.keys }, () => newApiKey());
     const keys = {
       main: mainKeys[0]!,
       mainKeys,
@@ -109,18 +133,21 @@ export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys:
       quota: newApiKey(),
       load: newApiKey(),
       tierBurst: newApiKey(),
+      propertyKeys,
     };
     const [main, other, quota] = [`acct_main${suffix}`, `acct_other${suffix}`, `acct_quota${suffix}`] as const;
-    const [load, tierBurst] = [`acct_load${suffix}`, `acct_tier_burst${suffix}`] as const;
+    const [load, tierBurst, property] = [`acct_load${suffix}`, `acct_tier_burst${suffix}`, `acct_property${suffix}`] as const;
     file.accounts.push(
       { id: main, tierLimit: plan.tierLimit, messageQuota: null },
       { id: other, tierLimit: plan.tierLimit, messageQuota: null },
       { id: quota, tierLimit: plan.tierLimit, messageQuota: plan.quota },
       { id: load, tierLimit: LOAD_TIERS.load, messageQuota: null },
       { id: tierBurst, tierLimit: LOAD_TIERS.tierBurst, messageQuota: null },
+      { id: property, tierLimit: PROPERTY_ACCOUNT.tierLimit, messageQuota: null },
     );
     file.keys.push(
       ...mainKeys.map((key) => ({ key, account: main, permissions: [...PERMISSIONS] })),
+      ...propertyKeys.map((key) => ({ key, account: property, permissions: [...PERMISSIONS] })),
       { key: keys.readOnly, account: main, permissions: ["agents:read"] },
       { key: keys.otherAccount, account: other, permissions: [...PERMISSIONS] },
       { key: keys.quota, account: quota, permissions: [...PERMISSIONS] },
@@ -141,8 +168,12 @@ export function workerTarget(target: HarnessTarget, workerId: number): HarnessTa
 
 /** Every key of a key set, main keys first. */
 export function keysOf(keys: HarnessTarget["keys"]): string[] {
-  const { mainKeys, ...single } = keys;
-  return [...new Set([...(mainKeys ?? []), ...Object.values(single)].filter((k): k is string => typeof k === "string"))];
+  const { mainKeys, propertyKeys, ...single } = keys;
+  return [
+    ...new Set(
+      [...(mainKeys ?? []), ...Object.values(single), ...(propertyKeys ?? [])].filter((k): k is string => typeof k === "string"),
+    ),
+  ];
 }
 
 export type ReferenceStarter = (options: {

@@ -96,6 +96,13 @@ export async function waitForRefill(exchange: Exchange): Promise<void> {
 
 const clients = new Map<string, ServiceClient>();
 
+/** Who else sees every exchange (the property suites record a case's steps); returns the unsubscribe. */
+const observers = new Set<(exchange: Exchange, key: string) => void>();
+export function observeExchanges(observer: (exchange: Exchange, key: string) => void): () => void {
+  observers.add(observer);
+  return () => observers.delete(observer);
+}
+
 /** A client for one of the run's keys; every response it sees goes through every check. */
 export function clientFor(key: string, account: string, options: Partial<ServiceClientOptions> = {}): ServiceClient {
   const id = `${key}|${account}|${JSON.stringify(options)}`;
@@ -114,6 +121,7 @@ export function clientFor(key: string, account: string, options: Partial<Service
         const auth = ex.request.headers.authorization ?? "";
         currentLog?.record(ex, /^bearer \*\*\*$/i.test(auth));
         if (target.footprintFile) recordFootprint(ex, key, account);
+        for (const observe of observers) observe(ex, key);
       },
       ...options,
     });

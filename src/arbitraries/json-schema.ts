@@ -1,0 +1,41 @@
+import fc from "fast-check";
+import { JSONSchemaFaker } from "json-schema-faker";
+import { z } from "zod";
+
+/**
+ * json-schema-faker on the JSON Schema the contract emits (`z.toJSONSchema`), driven by
+ * fast-check's random source: fast-check draws a 32-bit seed, the seed drives a small PRNG that
+ * json-schema-faker takes as its `random`. So a case replays from fast-check's seed and path,
+ * like any other arbitrary (it shrinks only by seed; the hand-written arbitraries shrink values).
+ */
+export function fromJsonSchema<T>(
+  schema: z.ZodType,
+  postProcess: (value: unknown, seed: number) => T | undefined,
+): fc.Arbitrary<T> {
+  const jsonSchema = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
+  return fc
+    .noShrink(fc.integer({ min: 1, max: 0x7fffffff }))
+    .map((seed) => {
+      JSONSchemaFaker.option({
+        random: mulberry32(seed),
+        alwaysFakeOptionals: false,
+        optionalsProbability: 0.6,
+        maxItems: 6,
+        failOnInvalidTypes: false,
+      });
+      return postProcess(JSONSchemaFaker.generate(jsonSchema as never), seed);
+    })
+    .filter((v): v is T => v !== undefined);
+}
+
+/** A tiny seeded PRNG (mulberry32): [0, 1) numbers from a 32-bit seed. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

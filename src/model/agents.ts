@@ -1,0 +1,183 @@
+import { AGENT_DEFAULTS, type Agent, type AgentStatus, PLATFORMS } from "../contract/index.js";
+
+/**
+ * The simplified model of the service for property and stateful tests (STYLE §8): what the
+ * target should answer, predicted from PROFILE §4–§5 alone. It never imports server code; it
+ * keeps agents as plain configuration objects and predicts with the plainest rules that say
+ * the same thing as PROFILE (RFC 7396 merge, code-point order, one conversation per key).
+ */
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
+const copy = <T>(v: T): T => (v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T));
+
+/** What the model knows of one agent: its configuration as sent (tokens included) and what the target made. */
+export interface ModelAgent {
+  id: string;
+  config: JsonObject;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The record an agent must read as, without the fields the target makes (id, timestamps). */
+export type PredictedRecord = Omit<Agent, "id" | "createdAt" | "updatedAt">;
+
+/** RFC 7396 over the stored configuration; `null` resets to the PROFILE §4 default, or removes a field that has none. */
+export function mergePatch(target: JsonObject, patch: JsonObject, defaults: Json | undefined): JsonObject {
+  const out = copy(target);
+  for (const [key, value] of Object.entries(patch)) {
+    const fallback = isObject(defaults) ? defaults[key] : undefined;
+    if (value === null) {
+      if (fallback === undefined) delete out[key];
+      else out[key] = copy(fallback);
+    } else if (isObject(value)) out[key] = mergePatch(isObject(out[key]) ? out[key] : {}, value, fallback);
+    else out[key] = copy(value);
+  }
+  return out;
+}
+
+const DEFAULTS = AGENT_DEFAULTS as unknown as JsonObject;
+
+/** PROFILE §5: a platform needs `enabled` when it first appears: the field a 400 must name, if any. */
+function platformWithoutEnabled(config: JsonObject): string | undefined {
+  const platforms = isObject(config.platforms) ? config.platforms : {};
+  const missing = PLATFORMS.find((p) => isObject(platforms[p]) && typeof (platforms[p] as JsonObject).enabled !== "boolean");
+  return missing && `platforms.${missing}.enabled`;
+}
+
+/** PROFILE §4: tokens are write-only; a platform reads `{enabled, tokenSet}`. */
+export function predictRecord(config: JsonObject): PredictedRecord {
+  const platforms: Record<string, { enabled: boolean; tokenSet: boolean }> = {};
+  for (const [name, p] of Object.entries(isObject(config.platforms) ? config.platforms : {}))
+    if (isObject(p)) platforms[name] = { enabled: p.enabled === true, tokenSet: typeof p.token === "string" };
+  const { platforms: _p, ...rest } = config;
+  return { ...copy(rest), platforms } as unknown as PredictedRecord;
+}
+
+/** The record as the target shows it, compared field by field with the prediction. */
+export function recordOf(agent: ModelAgent): Agent {
+  return { id: agent.id, ...predictRecord(agent.config), createdAt: agent.createdAt, updatedAt: agent.updatedAt } as Agent;
+}
+
+export type Prediction<T> = { ok: true; value: T } | { ok: false; field: string };
+
+/** PROFILE §5 Create: defaults with the body merged in (nested objects may be partial). */
+export function predictCreate(body: JsonObject): Prediction<JsonObject> {
+  const config = mergePatch(DEFAULTS, body, DEFAULTS);
+  const missing = platformWithoutEnabled(config);
+  return missing ? { ok: false, field: missing } : { ok: true, value: config };
+}
+
+/** PROFILE §5 Update: the previous configuration with the patch merged; `changed` moves updatedAt. */
+export function predictUpdate(previous: JsonObject, patch: JsonObject): Prediction<{ config: JsonObject; changed: boolean }> {
+  const config = mergePatch(previous, patch, DEFAULTS);
+  const missing = platformWithoutEnabled(config);
+  if (missing) return { ok: false, field: missing };
+  return { ok: true, value: { config, changed: JSON.stringify(sorted(config)) !== JSON.stringify(sorted(previous)) } };
+}
+
+function sorted(v: Json): Json {
+  if (Array.isArray(v)) return v.map(sorted);
+  if (!isObject(v)) return v;
+  return Object.fromEntries(
+    Object.keys(v)
+      .sort()
+      .map((k) => [k, sorted(v[k] as Json)]),
+  );
+}
+
+/* -------------------------------------------------------------------- list */
+
+export interface ModelListQuery {
+  page: number;
+  limit: number;
+  status?: AgentStatus | undefined;
+  sortBy: "createdAt" | "name" | "status";
+  order: "asc" | "desc";
+}
+
+/** Code-point order: compare arrays of code points, not UTF-16 units. */
+export function byCodePoint(a: string, b: string): number {
+  const x = [...a].map((c) => c.codePointAt(0)!);
+  const y = [...b].map((c) => c.codePointAt(0)!);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
+  return x.length - y.length;
+}
+
+/** PROFILE §5 List: filter, order by sortBy with an id tiebreak in the same direction, slice, totals. */
+export function predictList(records: readonly Agent[], q: ModelListQuery) {
+  const kept = records.filter((r) => q.status === undefined || r.status === q.status);
+  const key = (r: Agent, other: Agent) =>
+    q.sortBy === "createdAt" ? Date.parse(r.createdAt) - Date.parse(other.createdAt) : byCodePoint(r[q.sortBy], other[q.sortBy]);
+  const sign = q.order === "asc" ? 1 : -1;
+  const ordered = [...kept].sort((a, b) => sign * (Math.sign(key(a, b)) || Math.sign(byCodePoint(a.id, b.id))));
+  const start = (q.page - 1) * q.limit;
+  const total = ordered.length;
+  const totalPages = Math.ceil(total / q.limit);
+  return {
+    ids: ordered.slice(start, start + q.limit).map((r) => r.id),
+    pagination: { page: q.page, limit: q.limit, total, totalPages, hasMore: q.page < totalPages },
+  };
+}
+
+/** A sent list query read the way PROFILE §5 says (`01` is 1); only for queries the generator made valid. */
+export function readListQuery(sent: Record<string, string | string[]>): ModelListQuery {
+  const one = (name: string) => {
+    const v = sent[name];
+    return Array.isArray(v) ? v[0] : v;
+  };
+  return {
+    page: one("page") === undefined ? 1 : Number(one("page")),
+    limit: one("limit") === undefined ? 20 : Number(one("limit")),
+    status: one("status") as AgentStatus | undefined,
+    sortBy: (one("sortBy") ?? "createdAt") as ModelListQuery["sortBy"],
+    order: (one("order") ?? "desc") as ModelListQuery["order"],
+  };
+}
+
+/* ------------------------------------------------------------ conversations */
+
+/**
+ * PROFILE §5: one conversation per (agent, userId, roomId) — with neither, a new one each
+ * time; `turn` counts the completed exchanges of the conversation.
+ */
+export class ConversationModel {
+  private readonly byKey = new Map<string, { id?: string; turns: number }>();
+  private readonly seen = new Map<string, string>();
+
+  /** The key of a message's conversation, or undefined when each message opens a new one. */
+  static key(agentId: string, userId?: string, roomId?: string): string | undefined {
+    return userId === undefined && roomId === undefined ? undefined : JSON.stringify([agentId, userId ?? null, roomId ?? null]);
+  }
+
+  /** The turn the next completed exchange of this conversation takes. */
+  nextTurn(key: string | undefined): number {
+    return key === undefined ? 1 : (this.byKey.get(key)?.turns ?? 0) + 1;
+  }
+
+  /** The conversation id this key must answer with, when the model has seen it already. */
+  expectedId(key: string | undefined): string | undefined {
+    return key === undefined ? undefined : this.byKey.get(key)?.id;
+  }
+
+  /** Which conversation key, if any, already holds this id (an id must not be shared across keys). */
+  ownerOf(conversationId: string): string | undefined {
+    return this.seen.get(conversationId);
+  }
+
+  completed(key: string | undefined, conversationId: string): void {
+    this.seen.set(conversationId, key ?? `single:${conversationId}`);
+    if (key === undefined) return;
+    const entry = this.byKey.get(key) ?? { turns: 0 };
+    entry.id = conversationId;
+    entry.turns++;
+    this.byKey.set(key, entry);
+  }
+
+  /** PROFILE §5 Delete: an agent's conversations go with it. */
+  forgetAgent(agentId: string): void {
+    for (const key of [...this.byKey.keys()]) if ((JSON.parse(key) as string[])[0] === agentId) this.byKey.delete(key);
+  }
+}

@@ -1,0 +1,402 @@
+import fc from "fast-check";
+import { describe, vi } from "vitest";
+import {
+  type BodyOptions,
+  type InvalidInput,
+  invalidBody,
+  namesField,
+  validCreateBody,
+  validPatch,
+} from "../../src/arbitraries/bodies.js";
+import { invalidMessage, validMessage } from "../../src/arbitraries/messages.js";
+import { invalidListQuery, validListQuery } from "../../src/arbitraries/queries.js";
+import type { ApiResult, ServiceClient } from "../../src/client/index.js";
+import type { Agent } from "../../src/contract/index.js";
+import {
+  ConversationModel,
+  type JsonObject,
+  type ModelAgent,
+  predictCreate,
+  predictList,
+  predictUpdate,
+  readListQuery,
+  recordOf,
+} from "../../src/model/agents.js";
+import { check, expect, target } from "../support/harness.js";
+import {
+  firstClient,
+  listAccount,
+  nextClient,
+  recording,
+  rememberTokens,
+  runProperty,
+  runsFor,
+  type Step,
+  tally,
+} from "./support.js";
+
+/*
+ * PROFILE §4–§5 as properties (issue 8 §2): generated inputs from the contract, expected
+ * outcomes from the model (src/model), every response through the response-level checks.
+ * Each case is self-contained (its own agents), so the shrunk case replays exactly.
+ */
+
+// a property runs many cases; on a paced deployment that is minutes, not the functional checks' seconds
+vi.setConfig({ testTimeout: 20 * 60_000 });
+
+const bodyOptions: BodyOptions = { namePrefix: target.runPrefix, referenceModels: target.referenceFaults };
+
+/** The answer of a call, for an assertion message. */
+const said = (res: ApiResult<unknown>) =>
+  `${res.exchange.request.method} ${res.exchange.request.url} → ${res.status} ${res.error?.code ?? ""} ${JSON.stringify(res.error?.details ?? "")}`;
+
+/** 2xx with a body that parses; the data. */
+function ok<T>(res: ApiResult<T>, status = 200): T {
+  expect({ status: res.status, parseIssues: res.parseIssues }, said(res)).toEqual({ status, parseIssues: [] });
+  return res.data as T;
+}
+
+/** 400 INVALID_REQUEST naming `field` (any field when the whole body is at fault). */
+function invalid(res: ApiResult<unknown>, field: string | undefined): void {
+  expect({ status: res.status, code: res.error?.code }, said(res)).toEqual({ status: 400, code: "INVALID_REQUEST" });
+  if (field === undefined) return;
+  const named = res.error?.details?.map((d) => d.field) ?? [];
+  expect(namesField(named, field), `details[].field ${JSON.stringify(named)} should name ${field}`).toBe(true);
+}
+
+/** The record the target shows equals the model's, server-made fields aside; timestamps as PROFILE §4 says. */
+function expectRecord(actual: Agent, expected: ModelAgent): void {
+  expect(actual, `record of ${expected.id}`).toEqual(recordOf(expected));
+}
+
+/** Create an agent the case needs; the model adopts the id and timestamps the target made. */
+async function createFor(client: ServiceClient, body: JsonObject): Promise<ModelAgent> {
+  rememberTokens(body);
+  const predicted = predictCreate(body);
+  if (!predicted.ok) throw new Error(`the generator made an invalid create body: ${predicted.field}`);
+  const agent = ok(await client.createAgent(body as never), 201);
+  const model: ModelAgent = { id: agent.id, config: predicted.value, createdAt: agent.createdAt, updatedAt: agent.updatedAt };
+  expectRecord(agent, model);
+  return model;
+}
+
+async function remove(client: ServiceClient, id: string): Promise<void> {
+  const res = await client.deleteAgent(id);
+  expect([200, 404], said(res)).toContain(res.status);
+}
+
+/** Send an invalid body as the generator made it: an object as JSON, a raw body as is. */
+function sendInvalid(
+  client: ServiceClient,
+  endpoint: "createAgent" | "updateAgent" | "sendMessage",
+  input: InvalidInput,
+  agentId?: string,
+) {
+  rememberTokens(input.body);
+  const body = "raw" in input.body ? { rawBody: input.body.raw as string } : { body: input.body };
+  return client.call(endpoint, { ...body, ...(agentId ? { agentId } : {}) });
+}
+
+describe("property: agents", () => {
+  check(
+    ["create.created", "create.partial-nested", "record.defaults", "record.token-write-only", "create.status", "record.lengths"],
+    "property: a valid create body is created as the model predicts (defaults merged with the body)",
+    async () => {
+      const ran = await runProperty({
+        title: "create-valid",
+        numRuns: runsFor(200, 0.12, 2),
+        property: () =>
+          fc.asyncProperty(validCreateBody(bodyOptions), async ({ generator, value }) => {
+            tally(generator);
+            const client = nextClient();
+            const made = await createFor(client, value as JsonObject);
+            await remove(client, made.id);
+          }),
+      });
+      expect(ran || !!target.property?.replay).toBe(true);
+    },
+  );
+
+  check(
+    [
+      "record.unknown-keys",
+      "record.read-only-fields",
+      "record.lengths",
+      "create.status",
+      "create.rejected-no-effect",
+      "status.no-5xx-on-input",
+    ],
+    "property: an invalid create body → 400 naming the field, and nothing is created",
+    async () => {
+      // any key of the account sees the account's total
+      const total = async () => {
+        const res = await nextClient().listAgents({ limit: 1 });
+        ok(res);
+        return res.pagination!.total;
+      };
+      const ran = await runProperty({
+        title: "create-invalid",
+        numRuns: runsFor(250, 0.12, 3),
+        property: () =>
+          fc.asyncProperty(
+            invalidBody(
+              "create",
+              validCreateBody(bodyOptions).map((g) => g.value as JsonObject),
+            ),
+            async (input) => {
+              tally(input.generator);
+              const before = await total();
+              const res = await sendInvalid(nextClient(), "createAgent", input);
+              const made = (res.data as Agent | undefined)?.id;
+              if (res.status === 201 && made) await remove(nextClient(), made);
+              invalid(res, input.field);
+              expect(await total(), "PROFILE §5: a rejected create creates nothing").toBe(before);
+            },
+          ),
+      });
+      expect(ran || !!target.property?.replay).toBe(true);
+    },
+  );
+
+  check(
+    ["update.merge-patch", "update.noop", "update.status", "record.token-write-only", "create.platform-enabled"],
+    "property: merge patches over a fresh agent give the model's record (RFC 7396, null resets)",
+    async () => {
+      const ran = await runProperty({
+        title: "update-valid",
+        numRuns: runsFor(150, 0.2, 5),
+        property: () =>
+          fc.asyncProperty(
+            validCreateBody(bodyOptions),
+            fc.array(validPatch(bodyOptions), { minLength: 1, maxLength: 4 }),
+            async (create, patches) => {
+              tally(create.generator);
+              const client = nextClient();
+              const agent = await createFor(client, create.value as JsonObject);
+              try {
+                for (const { generator, value } of patches) {
+                  tally(generator);
+                  rememberTokens(value);
+                  const predicted = predictUpdate(agent.config, value as JsonObject);
+                  const res = await client.updateAgent(agent.id, value);
+                  if (!predicted.ok) {
+                    invalid(res, predicted.field);
+                    continue;
+                  }
+                  const record = ok(res);
+                  if (predicted.value.changed) {
+                    expect(record.updatedAt, "PROFILE §4: updatedAt changes on an update that changes something").not.toBe(
+                      agent.updatedAt,
+                    );
+                    expect(Date.parse(record.updatedAt)).toBeGreaterThanOrEqual(Date.parse(agent.updatedAt));
+                  }
+                  agent.config = predicted.value.config;
+                  agent.updatedAt = predicted.value.changed ? record.updatedAt : agent.updatedAt;
+                  expectRecord(record, agent);
+                }
+                expectRecord(ok(await client.getAgent(agent.id)), agent);
+              } finally {
+                await remove(client, agent.id);
+              }
+            },
+          ),
+      });
+      expect(ran || !!target.property?.replay).toBe(true);
+    },
+  );
+
+  check(
+    [
+      "update.rejected-no-effect",
+      "update.null-required",
+      "update.status",
+      "record.unknown-keys",
+      "record.read-only-fields",
+      "status.no-5xx-on-input",
+    ],
+    "property: an invalid patch → 400 naming the field, and the agent is unchanged",
+    async () => {
+      const ran = await runProperty({
+        title: "update-invalid",
+        numRuns: runsFor(150, 0.14, 4),
+        property: () =>
+          fc.asyncProperty(
+            validCreateBody(bodyOptions),
+            invalidBody(
+              "update",
+              validPatch(bodyOptions).map((g) => g.value as JsonObject),
+            ),
+            async (create, input) => {
+              tally(input.generator);
+              const client = nextClient();
+              const agent = await createFor(client, create.value as JsonObject);
+              try {
+                invalid(await sendInvalid(client, "updateAgent", input, agent.id), input.field);
+                expectRecord(ok(await client.getAgent(agent.id)), agent);
+              } finally {
+                await remove(client, agent.id);
+              }
+            },
+          ),
+      });
+      expect(ran || !!target.property?.replay).toBe(true);
+    },
+  );
+});
+
+describe("property: list", () => {
+  check(
+    ["list.order", "list.filter", "list.walk", "list.past-end", "list.params", "envelope.list"],
+    "property: for a random population, every page of a random query is the model's page",
+    async () => {
+      const client = firstClient();
+      const population: ModelAgent[] = [];
+      let setupSteps: Step[] = [];
+      // a population from the run's seed: the same seed makes the same agents
+      const bodies = fc.sample(
+        fc.record({
+          create: validCreateBody({ ...bodyOptions, referenceModels: false }),
+          // names that tie, so the id tiebreak is exercised
+          twin: fc.boolean(),
+        }),
+        { seed: target.seed, numRuns: 12 },
+      );
+      const baseline = await recording(async () => {
+        const before = await listAccount(client);
+        let previousName = "";
+        for (const { create, twin } of bodies) {
+          const body = { ...(create.value as JsonObject) };
+          if (twin && previousName) body.name = previousName;
+          previousName = String(body.name);
+          population.push(await createFor(nextClient(), body));
+        }
+        return before;
+      });
+      setupSteps = baseline.steps;
+      try {
+        const records = (): Agent[] => [...baseline.value, ...population.map(recordOf)];
+        const ran = await runProperty({
+          title: "list-valid",
+          numRuns: runsFor(150, 0.12, 2),
+          setup: () => setupSteps,
+          property: () =>
+            fc.asyncProperty(validListQuery(), fc.boolean(), async ({ generator, value: sent }, walk) => {
+              tally(walk ? "list.walk" : generator);
+              const q = readListQuery(sent);
+              const expected = predictList(records(), q);
+              const res = await nextClient().listAgents(sent);
+              const data = ok(res);
+              expect({ ids: data.map((a) => a.id), pagination: res.pagination }, said(res)).toEqual(expected);
+              for (const item of data) expect(item).toEqual(records().find((r) => r.id === item.id));
+              if (!walk || expected.pagination.totalPages > 30) return;
+              const seen: string[] = [];
+              for (let page = 1; page <= expected.pagination.totalPages; page++) {
+                const pageRes = await nextClient().listAgents({ ...sent, page: String(page) });
+                seen.push(...ok(pageRes).map((a) => a.id));
+              }
+              expect(seen, "PROFILE §5: walking all pages yields every agent exactly once").toEqual(
+                predictList(records(), { ...q, page: 1, limit: Number.MAX_SAFE_INTEGER }).ids,
+              );
+            }),
+        });
+        expect(ran || !!target.property?.replay).toBe(true);
+      } finally {
+        for (const agent of population) await remove(nextClient(), agent.id);
+      }
+    },
+  );
+
+  check(
+    ["list.invalid-params", "status.no-5xx-on-input"],
+    "property: a malformed, out-of-range, non-enum or repeated parameter → 400 naming it",
+    async () => {
+      const ran = await runProperty({
+        title: "list-invalid",
+        numRuns: runsFor(200, 0.08, 1),
+        property: () =>
+          fc.asyncProperty(invalidListQuery(), async ({ generator, query, field }) => {
+            tally(generator);
+            invalid(await nextClient().listAgents(query), field);
+          }),
+      });
+      expect(ran || !!target.property?.replay).toBe(true);
+    },
+  );
+});
+
+describe("property: messages", () => {
+  check(
+    ["message.conversation", "message.turn", "message.reply", "message.stream"],
+    "property: for random messages to an agent, conversationId and turn follow the model",
+    async () => {
+      const ran = await runProperty({
+        title: "messages",
+        numRuns: runsFor(80, 0.14, 6),
+        property: () =>
+          fc.asyncProperty(fc.array(fc.tuple(validMessage(), fc.boolean()), { minLength: 1, maxLength: 6 }), async (messages) => {
+            const client = nextClient();
+            const agent = await createFor(client, { name: `${target.runPrefix}conversations` });
+            const conversations = new ConversationModel();
+            try {
+              for (const [{ generator, value }, stream] of messages) {
+                tally(stream ? `${generator}.stream` : generator);
+                const key = ConversationModel.key(agent.id, value.userId, value.roomId);
+                let reply: import("../../src/contract/index.js").MessageReply | undefined;
+                if (stream) {
+                  const res = await client.streamMessage(agent.id, value);
+                  expect({ status: res.status, error: res.error, parseIssues: res.parseIssues }).toEqual({
+                    status: 200,
+                    parseIssues: [],
+                  });
+                  reply = res.done;
+                  expect(reply?.text, "PROFILE §5: done.text is the concatenated deltas").toBe(res.text);
+                } else reply = ok(await client.sendMessage(agent.id, value));
+                expect(reply).toBeDefined();
+                const { conversationId, turn, userId, roomId, agentId } = reply!;
+                expect({ turn, userId, roomId, agentId }).toEqual({
+                  turn: conversations.nextTurn(key),
+                  userId: value.userId ?? null,
+                  roomId: value.roomId ?? null,
+                  agentId: agent.id,
+                });
+                const expectedId = conversations.expectedId(key);
+                if (expectedId !== undefined)
+                  expect(conversationId, "PROFILE §5: the same (agent, userId, roomId) keeps its conversation").toBe(expectedId);
+                else
+                  expect(
+                    conversations.ownerOf(conversationId),
+                    "PROFILE §5: another (userId, roomId) opens another conversation",
+                  ).toBeUndefined();
+                conversations.completed(key, conversationId);
+              }
+            } finally {
+              await remove(client, agent.id);
+            }
+          }),
+      });
+      expect(ran || !!target.property?.replay).toBe(true);
+    },
+  );
+
+  check(["message.body", "status.no-5xx-on-input"], "property: an invalid message body → 400 naming the field", async () => {
+    const client = firstClient();
+    // a few agents in turn: the per-agent message bucket (PROFILE §7) is shared by every key
+    const agents: ModelAgent[] = [];
+    for (let i = 0; i < 4; i++) agents.push(await createFor(client, { name: `${target.runPrefix}invalid-messages-${i}` }));
+    let next = 0;
+    try {
+      const ran = await runProperty({
+        title: "message-invalid",
+        numRuns: runsFor(200, 0.08, 1),
+        property: () =>
+          fc.asyncProperty(invalidMessage(), async (input) => {
+            tally(input.generator);
+            invalid(await sendInvalid(nextClient(), "sendMessage", input, agents[next++ % agents.length]!.id), input.field);
+          }),
+      });
+      expect(ran || !!target.property?.replay).toBe(true);
+    } finally {
+      for (const agent of agents) await remove(client, agent.id);
+    }
+  });
+});

@@ -1,0 +1,260 @@
+import { appendFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import fc from "fast-check";
+import type { Exchange, ServiceClient } from "../../src/client/index.js";
+import { RATE_LIMITS } from "../../src/contract/index.js";
+import type { PropertyReplay } from "../../src/target/harness-target.js";
+import { ConformanceFailure, clientFor, observeExchanges, rememberToken, target } from "../support/harness.js";
+
+/**
+ * The property suites' runner: seeds from the run (`--seed`), budgets (issue 8 §5), and a
+ * failure a person can replay (§4): the shrunk case as numbered curl steps, a replay script
+ * and a `--replay` file in the report folder.
+ */
+
+/** The report folder of the run (where the ledger is). */
+export const reportDir = dirname(target.ledgerFile);
+
+/** Keys the suites take turns with: the property account's on reference targets, else the main key. */
+const PROPERTY_KEYS = target.keys.propertyKeys ?? [];
+const KEYS = PROPERTY_KEYS.length ? PROPERTY_KEYS : [target.keys.main];
+const ACCOUNT = PROPERTY_KEYS.length ? "property" : "main";
+export const KEY_ROLE = PROPERTY_KEYS.length
+  ? "a key of the property account (all four permissions)"
+  : "the main key (all four permissions)";
+
+let turn = 0;
+/** The next client, round robin over the keys, so per-key buckets share the load. */
+export function nextClient(): ServiceClient {
+  const key = KEYS[turn++ % KEYS.length]!;
+  return clientFor(key, ACCOUNT);
+}
+/** One client for reads that must see the whole account (any key of it will do). */
+export const firstClient = () => clientFor(KEYS[0]!, ACCOUNT);
+
+/* ------------------------------------------------------------------ budget */
+
+/** Requests the property clients made in this run. */
+let requests = 0;
+observeExchanges((_ex, key) => {
+  if (KEYS.includes(key)) requests++;
+});
+export const requestsMade = () => requests;
+
+/**
+ * `--max-requests`: by default sized so the suite adds at most 5 minutes on a deployment at
+ * the account's tier (PROFILE §7: tier requests per window W); the embedded target has no cap.
+ */
+export const MAX_REQUESTS =
+  target.property?.maxRequests ??
+  (target.kind === "embedded" || PROPERTY_KEYS.length
+    ? Number.POSITIVE_INFINITY
+    : Math.floor((300 / target.windowSeconds) * (target.tierLimit ?? RATE_LIMITS.tiers.standard)));
+
+/** Cases for a property: `embedded` on a reference target the harness started, else its share of the request budget. */
+export function runsFor(embedded: number, share: number, requestsPerCase: number): number {
+  if (!Number.isFinite(MAX_REQUESTS)) return embedded;
+  return Math.max(1, Math.min(embedded, Math.floor((MAX_REQUESTS * share) / requestsPerCase)));
+}
+
+/** A property stops generating (and shrinking) after this long: a bound, not a budget. */
+const TIME_LIMIT_MS = Number.isFinite(MAX_REQUESTS) ? 15 * 60_000 : 90_000;
+
+/* ------------------------------------------------------------------ steps */
+
+interface Step {
+  exchange: Exchange;
+  key: string;
+}
+
+/** Record every exchange of the property clients while `fn` runs. */
+async function recording<T>(fn: () => Promise<T>): Promise<{ value: T; steps: Step[] }> {
+  const steps: Step[] = [];
+  const stop = observeExchanges((exchange, key) => {
+    if (KEYS.includes(key)) steps.push({ exchange, key });
+  });
+  try {
+    return { value: await fn(), steps };
+  } finally {
+    stop();
+  }
+}
+
+/** Numbered curl steps, the key's role named (the key itself is read from $AGENT_API_KEY). */
+export function formatSteps(steps: readonly Step[], label = ""): string {
+  return steps
+    .map(({ exchange }, i) => {
+      const id = exchange.requestId ? `, request id ${exchange.requestId}` : "";
+      return `${label}${i + 1}. [${KEY_ROLE}] → ${exchange.response.status}${id}\n   ${exchange.curl}`;
+    })
+    .join("\n");
+}
+
+/**
+ * A bash script replaying the steps: the ids the target made in a create are captured and used
+ * in the steps after it, so the script runs against a fresh server too.
+ */
+function replayScript(replay: PropertyReplay, setup: readonly Step[], steps: readonly Step[], command: string): string {
+  const lines = [
+    "#!/usr/bin/env bash",
+    `# property: ${replay.property}`,
+    `# seed ${replay.seed}, path ${replay.path}${replay.replayPath ? `, replayPath ${replay.replayPath}` : ""}`,
+    `# reproduce with the harness: ${command}`,
+    `# or by hand: AGENT_API_KEY=<${KEY_ROLE}> bash ${"$0"}`,
+    "set -u",
+  ];
+  const ids = new Map<string, string>();
+  [...setup, ...steps].forEach(({ exchange }, i) => {
+    let curl = exchange.curl;
+    for (const [id, variable] of ids) curl = curl.split(id).join(`'"$${variable}"'`);
+    const data = (exchange.response.json as { data?: Record<string, unknown> } | undefined)?.data;
+    const made = exchange.endpoint === "createAgent" && exchange.response.status === 201 ? data?.[target.idField] : undefined;
+    lines.push(`# step ${i + 1}${i < setup.length ? " (setup)" : ""}: answered ${exchange.response.status}`);
+    if (typeof made === "string") {
+      const variable = `AGENT_${ids.size + 1}`;
+      ids.set(made, variable);
+      lines.push(
+        `${variable}=$(${curl} | sed -n 's/.*"${target.idField}":"\\([^"]*\\)".*/\\1/p' | head -n 1)`,
+        `echo "${variable}=$${variable}"`,
+      );
+    } else lines.push(curl, "echo");
+  });
+  return `${lines.join("\n")}\n`;
+}
+
+/* ------------------------------------------------------------------ runner */
+
+/** The case `--replay` names, if any. */
+export const REPLAY: PropertyReplay | undefined = target.property?.replay;
+
+export interface PropertyRun<Ts extends unknown[]> {
+  /** the property's title: names it in the replay file */
+  title: string;
+  /** cases to run */
+  numRuns: number;
+  /** the property; `replayPath` is for a command sequence's replay */
+  property: (replayPath: string | undefined) => fc.IAsyncProperty<Ts> | fc.IAsyncPropertyWithHooks<Ts>;
+  /** exchanges made before the cases (a population), shown as setup steps of a failure */
+  setup?: () => readonly Step[];
+  /** a command sequence rather than a case */
+  sequences?: boolean;
+}
+
+export interface PropertyOutcome {
+  title: string;
+  cases: number;
+  sequences: number;
+  generators: Record<string, number>;
+  requests: number;
+  durationMs: number;
+  seed: number;
+}
+
+/** Record a property's figures for the report (one JSON line each in property.jsonl). */
+function report(outcome: PropertyOutcome): void {
+  appendFileSync(join(reportDir, "property.jsonl"), `${JSON.stringify(outcome)}\n`);
+}
+
+/**
+ * Run one property with the run's seed; on failure, shrink, replay the shrunk case once while
+ * recording it, write the replay files and throw a ConformanceFailure that shows them.
+ * Returns false when the run replays another property (`--replay`), so the caller skips.
+ */
+export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): Promise<boolean> {
+  if (REPLAY && REPLAY.property !== run.title) return false;
+  const generators: Record<string, number> = {};
+  currentGenerators = generators;
+  const started = performance.now();
+  const before = requests;
+  const seed = REPLAY?.seed ?? target.seed;
+  const params: fc.Parameters<Ts> = REPLAY
+    ? { seed, path: REPLAY.path, endOnFailure: true, numRuns: 1 }
+    : { seed, numRuns: run.numRuns, endOnFailure: false, interruptAfterTimeLimit: TIME_LIMIT_MS };
+  const details = await fc.check(run.property(REPLAY?.replayPath), params);
+  const cases = details.numRuns;
+  currentGenerators = undefined;
+  const outcome: PropertyOutcome = {
+    title: run.title,
+    cases: run.sequences ? 0 : cases,
+    sequences: run.sequences ? cases : 0,
+    generators,
+    requests: requests - before,
+    durationMs: Math.round(performance.now() - started),
+    seed,
+  };
+  report(outcome);
+  if (!details.failed) return true;
+  if (details.counterexample === null || details.counterexamplePath === null)
+    throw new ConformanceFailure(`${run.title}: ${String(details.errorInstance ?? "failed without a counterexample")}`);
+
+  const shrunk = details.counterexample;
+  const replayPath = run.sequences ? /replayPath="([^"]*)"/.exec(String(shrunk[0]))?.[1] : undefined;
+  const replay: PropertyReplay = {
+    property: run.title,
+    seed: details.seed,
+    path: details.counterexamplePath,
+    ...(replayPath ? { replayPath } : {}),
+  };
+  // replay the shrunk case once, recording its exchanges: the steps a person can run
+  const again = await recording(() =>
+    fc.check(run.property(replayPath), { seed: replay.seed, path: replay.path, endOnFailure: true, numRuns: 1 }),
+  );
+  const slug = run.title
+    .replace(/[^A-Za-z0-9]+/g, "-")
+    .replace(/^-|-$/g, "")
+    .toLowerCase();
+  const replayFile = join(reportDir, `replay-${slug}.json`);
+  const scriptFile = join(reportDir, `replay-${slug}.sh`);
+  const command = `agent-harness verify --suites property --seed ${replay.seed} --replay ${replayFile}`;
+  const setup = run.setup?.() ?? [];
+  writeFileSync(replayFile, `${JSON.stringify(replay, null, 2)}\n`);
+  writeFileSync(scriptFile, replayScript(replay, setup, again.steps, command), { mode: 0o755 });
+  const error = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+  const reproduced = again.value.failed
+    ? ""
+    : "\n(the shrunk case passed when replayed once: the fault depends on timing or on earlier runs)";
+  throw new ConformanceFailure(
+    [
+      `property "${run.title}" failed after ${details.numRuns} case(s), shrunk ${details.numShrinks} time(s)`,
+      `seed ${replay.seed}, path ${replay.path}${replayPath ? `, replayPath ${replayPath}` : ""}`,
+      `shrunk counterexample: ${run.sequences ? String(shrunk[0]) : fc.stringify(shrunk)}`,
+      `failure: ${error.split("\n").slice(0, 12).join("\n")}`,
+      ...(setup.length ? ["setup steps:", formatSteps(setup, "setup ")] : []),
+      "steps:",
+      formatSteps(again.steps),
+      `replay: ${command}`,
+      `replay script: ${scriptFile}${reproduced}`,
+    ].join("\n"),
+  );
+}
+
+let currentGenerators: Record<string, number> | undefined;
+/** Count a case's generator for the report ("which generators were covered", issue 8 §5). */
+export function tally(generator: string): void {
+  if (currentGenerators) currentGenerators[generator] = (currentGenerators[generator] ?? 0) + 1;
+}
+
+/** Platform tokens of a body: the leak check must know every one sent (PROFILE §4). */
+export function rememberTokens(body: unknown): void {
+  const platforms = (body as { platforms?: Record<string, { token?: unknown } | null> } | null)?.platforms;
+  if (typeof platforms !== "object" || platforms === null) return;
+  for (const p of Object.values(platforms)) if (typeof p?.token === "string") rememberToken(p.token);
+}
+
+export { recording };
+export type { Step };
+
+/* ---------------------------------------------------------- shared oracles */
+
+/** Every agent of the account, walking all pages (PROFILE §5 List: limit ≤ 100). */
+export async function listAccount(client: ServiceClient): Promise<import("../../src/contract/index.js").Agent[]> {
+  const out: import("../../src/contract/index.js").Agent[] = [];
+  for (let page = 1; page <= 1000; page++) {
+    const res = await client.listAgents({ page, limit: 100, sortBy: "createdAt", order: "asc" });
+    if (res.status !== 200 || !res.data || !res.pagination)
+      throw new ConformanceFailure(`listing the account answered ${res.status} ${res.error?.code ?? ""}`);
+    out.push(...res.data);
+    if (!res.pagination.hasMore) return out;
+  }
+  throw new ConformanceFailure("the account holds more than 100,000 agents: too many to model");
+}
