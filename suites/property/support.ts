@@ -150,6 +150,26 @@ export interface PropertyOutcome {
   seed: number;
 }
 
+/** An assertion's message, with the fields where expected and received differ (vitest keeps the diff apart). */
+function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const { actual, expected } = error as Error & { actual?: unknown; expected?: unknown };
+  const differences: string[] = [];
+  const walk = (a: unknown, e: unknown, path: string) => {
+    if (differences.length >= 6 || JSON.stringify(a) === JSON.stringify(e)) return;
+    if (typeof a === "object" && a !== null && typeof e === "object" && e !== null && !Array.isArray(a)) {
+      for (const key of new Set([...Object.keys(a), ...Object.keys(e)]))
+        walk((a as Record<string, unknown>)[key], (e as Record<string, unknown>)[key], path ? `${path}.${key}` : key);
+      return;
+    }
+    differences.push(
+      `  ${path || "(value)"}: expected ${JSON.stringify(e)?.slice(0, 200)}, received ${JSON.stringify(a)?.slice(0, 200)}`,
+    );
+  };
+  if (actual !== undefined || expected !== undefined) walk(actual, expected, "");
+  return [error.message.split("\n")[0], ...differences].join("\n");
+}
+
 /** Record a property's figures for the report (one JSON line each in property.jsonl). */
 function report(outcome: PropertyOutcome): void {
   appendFileSync(join(reportDir, "property.jsonl"), `${JSON.stringify(outcome)}\n`);
@@ -209,7 +229,7 @@ export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): P
   const setup = run.setup?.() ?? [];
   writeFileSync(replayFile, `${JSON.stringify(replay, null, 2)}\n`);
   writeFileSync(scriptFile, replayScript(replay, setup, again.steps, command), { mode: 0o755 });
-  const error = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+  const error = describeError(details.errorInstance);
   const reproduced = again.value.failed
     ? ""
     : "\n(the shrunk case passed when replayed once: the fault depends on timing or on earlier runs)";
@@ -218,7 +238,7 @@ export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): P
       `property "${run.title}" failed after ${details.numRuns} case(s), shrunk ${details.numShrinks} time(s)`,
       `seed ${replay.seed}, path ${replay.path}${replayPath ? `, replayPath ${replayPath}` : ""}`,
       `shrunk counterexample: ${run.sequences ? String(shrunk[0]) : fc.stringify(shrunk)}`,
-      `failure: ${error.split("\n").slice(0, 12).join("\n")}`,
+      `failure: ${error}`,
       ...(setup.length ? ["setup steps:", formatSteps(setup, "setup ")] : []),
       "steps:",
       formatSteps(again.steps),

@@ -5,6 +5,7 @@ import { AUTH_FAULTS } from "./auth.js";
 import { LIMITS_FAULTS } from "./limits.js";
 import { LOAD_FAULTS } from "./load.js";
 import { MESSAGES_FAULTS } from "./messages.js";
+import { PROPERTY_FAULTS } from "./property.js";
 import { RECORD_FAULTS } from "./record.js";
 import { ROUTING_FAULTS } from "./routing.js";
 import type { Fault, FaultRecord } from "./tools.js";
@@ -27,6 +28,7 @@ const AREAS: readonly FaultRecord[] = [
   LIMITS_FAULTS,
   ROUTING_FAULTS,
   LOAD_FAULTS,
+  PROPERTY_FAULTS,
 ];
 
 function merge(areas: readonly FaultRecord[]): FaultRecord {
