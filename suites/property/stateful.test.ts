@@ -77,7 +77,7 @@ class Create implements Cmd {
     readonly label: string,
     readonly invalidField?: string,
   ) {}
-  check = (m: Readonly<Model>) => live(m).length < 6;
+  check = (m: Readonly<Model>) => live(m).length < 3;
   async run(m: Model, r: Real) {
     tally(`stateful.create.${this.label}`);
     rememberTokens(this.body);
@@ -257,7 +257,7 @@ class Send implements Cmd {
 }
 
 // few agents, few users: histories meet on the same agent and conversation
-const index = fc.nat({ max: 3 });
+const index = fc.nat({ max: 2 });
 const createValid = validCreateBody(bodyOptions).map((g) => new Create(g.value as JsonObject, "valid"));
 const statusPatch = fc
   .tuple(index, fc.constantFrom("active", "inactive"))
@@ -291,9 +291,9 @@ const commands = [
   ).map((i) => new Create("raw" in i.body ? { name: 1 } : (i.body as JsonObject), "invalid", i.field ?? "(body)")),
   index.map((i) => new Get(i)),
   list,
-  list,
   fc.tuple(index, validPatch(bodyOptions)).map(([i, p]) => new Patch(i, p.value as JsonObject, p.generator)),
   fc.tuple(index, agentName(bodyOptions)).map(([i, name]) => new Patch(i, { name }, "rename")),
+  statusPatch,
   statusPatch,
   statusPatch,
   statusPatch,
@@ -308,6 +308,7 @@ const commands = [
     .filter(([, i]) => !("raw" in i.body))
     .map(([i, p]) => new Patch(i, p.body as JsonObject, "invalid", p.field ?? "(body)")),
   index.map((i) => new Delete(i)),
+  send,
   send,
   send,
   send,
@@ -332,10 +333,10 @@ describe("property: stateful", () => {
       const ran = await runProperty({
         title: "stateful",
         sequences: true,
-        numRuns: runsFor(150, 0.2, 20),
+        numRuns: runsFor(200, 0.2, 30),
         property: (replayPath) =>
           fc.asyncProperty(
-            fc.commands(commands, { maxCommands: 25, size: "medium", ...(replayPath ? { replayPath } : {}) }),
+            fc.commands(commands, { maxCommands: 40, size: "max", ...(replayPath ? { replayPath } : {}) }),
             async (cmds) => {
               const model: Model = { baseline, agents: [], conversations: new ConversationModel() };
               const real: Real = { ids: [] };
