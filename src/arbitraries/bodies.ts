@@ -39,6 +39,7 @@ export const FAILING_MODEL = "mock-error";
 const cp = (s: string) => [...s].length;
 const list = (limit: { min: number; max: number; maxItems: number }) =>
   fc.oneof(
+    { withCrossShrink: true },
     { weight: 4, arbitrary: fc.array(codePointString(limit.min, limit.max), { maxLength: 4 }) },
     { weight: 1, arbitrary: fc.constant([] as string[]) },
     {
@@ -56,6 +57,7 @@ export const pluginId = fc
   )
   .map(([head, tail]) => head + tail);
 const plugins = fc.oneof(
+  { withCrossShrink: true },
   { weight: 4, arbitrary: fc.uniqueArray(pluginId, { maxLength: 4 }) },
   { weight: 1, arbitrary: fc.uniqueArray(pluginId, { minLength: F.plugin.maxItems, maxLength: F.plugin.maxItems }) },
 );
@@ -125,8 +127,8 @@ export function validCreateBody(opts: BodyOptions): fc.Arbitrary<Generated<Creat
     return parsed.success ? (body as CreateAgentBody) : undefined;
   });
   return fc.oneof(
-    { weight: 1, arbitrary: faked.map((value) => ({ generator: "create.json-schema-faker", value })) },
     { weight: 2, arbitrary: handMadeCreate(opts).map((value) => ({ generator: "create.edges", value })) },
+    { weight: 1, arbitrary: faked.map((value) => ({ generator: "create.json-schema-faker", value })) },
   );
 }
 

@@ -9,6 +9,8 @@ export interface VerifyRun {
   code: number | null;
   results: ResultsJson;
   output: string;
+  /** reports/<run-id>/ of this run (replay files are written there) */
+  runDir: string;
 }
 
 export function verify(args: string[], seed = 1): Promise<VerifyRun> {
@@ -21,9 +23,12 @@ export function verify(args: string[], seed = 1): Promise<VerifyRun> {
       (err, stdout, stderr) => {
         const runs = readdirSync(reportDir);
         if (runs.length !== 1) return reject(new Error(`no report written (${err?.message})\n${stdout}\n${stderr}`));
-        const results = JSON.parse(readFileSync(join(reportDir, runs[0]!, "results.json"), "utf8")) as ResultsJson;
-        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, results, output: `${stdout}\n${stderr}` });
+        const runDir = join(reportDir, runs[0]!);
+        const results = JSON.parse(readFileSync(join(runDir, "results.json"), "utf8")) as ResultsJson;
+        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, results, output: `${stdout}\n${stderr}`, runDir });
       },
     );
   });
 }
+
+export const failedIn = (run: VerifyRun) => run.results.checks.filter((c) => c.status === "failed");

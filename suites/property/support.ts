@@ -127,6 +127,11 @@ function replayScript(replay: PropertyReplay, setup: readonly Step[], steps: rea
 /** The case `--replay` names, if any. */
 export const REPLAY: PropertyReplay | undefined = target.property?.replay;
 
+/** With `--replay`, every other property is skipped (it is not part of the case). */
+export function skipUnlessReplayed(title: string, skip: (note?: string) => never): void {
+  if (REPLAY && REPLAY.property !== title) skip(`--replay runs only "${REPLAY.property}"`);
+}
+
 export interface PropertyRun<Ts extends unknown[]> {
   /** the property's title: names it in the replay file */
   title: string;
@@ -178,10 +183,9 @@ function report(outcome: PropertyOutcome): void {
 /**
  * Run one property with the run's seed; on failure, shrink, replay the shrunk case once while
  * recording it, write the replay files and throw a ConformanceFailure that shows them.
- * Returns false when the run replays another property (`--replay`), so the caller skips.
+ * Returns the number of cases (or sequences) run.
  */
-export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): Promise<boolean> {
-  if (REPLAY && REPLAY.property !== run.title) return false;
+export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): Promise<number> {
   const generators: Record<string, number> = {};
   currentGenerators = generators;
   const started = performance.now();
@@ -203,7 +207,7 @@ export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): P
     seed,
   };
   report(outcome);
-  if (!details.failed) return true;
+  if (!details.failed) return cases;
   if (details.counterexample === null || details.counterexamplePath === null)
     throw new ConformanceFailure(`${run.title}: ${String(details.errorInstance ?? "failed without a counterexample")}`);
 
