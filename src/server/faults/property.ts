@@ -45,6 +45,20 @@ export const PROPERTY_FAULTS: FaultRecord = {
     },
   ),
 
+  "temperature-two-decimals": fault(
+    "create.created",
+    "temperature is stored rounded to two decimals (0.123 reads back as 0.12)",
+    (_app, ctx) => {
+      const round = <T extends Obj>(body: T): T => {
+        const settings = body.modelSettings;
+        if (!isObj(settings) || typeof settings.temperature !== "number") return body;
+        return { ...body, modelSettings: { ...settings, temperature: Math.round(settings.temperature * 100) / 100 } };
+      };
+      wrap(ctx.store, "create", (orig) => (accountId, body) => orig(accountId, round(body)));
+      wrap(ctx.store, "update", (orig) => (accountId, id, patch) => orig(accountId, id, round(patch)));
+    },
+  ),
+
   /* only after a history of calls */
   "knowledge-bases-appended": fault(
     "update.merge-patch",
@@ -82,22 +96,25 @@ export const PROPERTY_FAULTS: FaultRecord = {
   ),
 
   /* only in one order of operations */
-  "reactivation-resets-conversations": fault(
-    "status.lifecycle",
-    "inactive → active forgets the agent's conversations (turn restarts at 1)",
+  "list-total-stale-after-delete": fault(
+    "delete.gone",
+    "after a delete, list totals still count the deleted agent until the account's next create",
     (_app, ctx) => {
-      const epoch = new Map<string, number>();
-      wrap(ctx.store, "update", (orig) => (accountId, id, patch) => {
-        const before = ctx.store.get(accountId, id)?.status;
-        const r = orig(accountId, id, patch);
-        if (r?.ok && before === "inactive" && r.agent.status === "active") epoch.set(id, (epoch.get(id) ?? 0) + 1);
+      const stale = new Map<string, number>();
+      wrap(ctx.store, "create", (orig) => (accountId, body) => {
+        const r = orig(accountId, body);
+        if (r.ok) stale.delete(accountId);
         return r;
       });
-      // a new epoch keys every conversation of the agent afresh
-      wrap(ctx.store, "conversation", (orig) => (accountId, agentId, userId, roomId) => {
-        const n = epoch.get(agentId);
-        if (n === undefined || (userId === undefined && roomId === undefined)) return orig(accountId, agentId, userId, roomId);
-        return orig(accountId, agentId, `${userId ?? ""}\u0000${n}`, roomId);
+      wrap(ctx.store, "delete", (orig) => (accountId, id) => {
+        const gone = orig(accountId, id);
+        if (gone) stale.set(accountId, (stale.get(accountId) ?? 0) + 1);
+        return gone;
+      });
+      wrap(ctx.store, "list", (orig) => (accountId, q) => {
+        const r = orig(accountId, q);
+        const extra = stale.get(accountId) ?? 0;
+        return extra ? { ...r, pagination: paginationFor(q.page, q.limit, r.pagination.total + extra) } : r;
       });
     },
   ),
