@@ -24,6 +24,7 @@ import {
 } from "../../src/model/agents.js";
 import { check, expect, target } from "../support/harness.js";
 import {
+  BUDGETED,
   firstClient,
   listAccount,
   nextClient,
@@ -32,6 +33,7 @@ import {
   runProperty,
   runsFor,
   type Step,
+  setupAgents,
   skipUnlessReplayed,
   tally,
 } from "./support.js";
@@ -106,7 +108,7 @@ describe("property: agents", () => {
       skipUnlessReplayed("create-valid", skip);
       const ran = await runProperty({
         title: "create-valid",
-        numRuns: runsFor(200, 0.12, 2),
+        numRuns: runsFor(200, { requests: 0.12, creates: 0.14 }, { requests: 2, creates: 1 }),
         property: () =>
           fc.asyncProperty(validCreateBody(bodyOptions), async ({ generator, value }) => {
             tally(generator);
@@ -139,7 +141,7 @@ describe("property: agents", () => {
       };
       const ran = await runProperty({
         title: "create-invalid",
-        numRuns: runsFor(250, 0.12, 3),
+        numRuns: runsFor(250, { requests: 0.12, creates: 0.14 }, { requests: 3, creates: 1 }),
         property: () =>
           fc.asyncProperty(
             invalidBody(
@@ -168,7 +170,7 @@ describe("property: agents", () => {
       skipUnlessReplayed("update-valid", skip);
       const ran = await runProperty({
         title: "update-valid",
-        numRuns: runsFor(150, 0.2, 5),
+        numRuns: runsFor(150, { requests: 0.2, creates: 0.14 }, { requests: 5, creates: 1 }),
         property: () =>
           fc.asyncProperty(
             validCreateBody(bodyOptions),
@@ -223,7 +225,7 @@ describe("property: agents", () => {
       skipUnlessReplayed("update-invalid", skip);
       const ran = await runProperty({
         title: "update-invalid",
-        numRuns: runsFor(150, 0.14, 4),
+        numRuns: runsFor(150, { requests: 0.14, creates: 0.1 }, { requests: 4, creates: 1 }),
         property: () =>
           fc.asyncProperty(
             validCreateBody(bodyOptions),
@@ -265,7 +267,7 @@ describe("property: list", () => {
           // names that tie, so the id tiebreak is exercised
           twin: fc.boolean(),
         }),
-        { seed: target.seed, numRuns: 12 },
+        { seed: target.seed, numRuns: setupAgents(12) },
       );
       const baseline = await recording(async () => {
         const before = await listAccount(client);
@@ -289,7 +291,7 @@ describe("property: list", () => {
         const records = (): Agent[] => [...baseline.value, ...population.map(recordOf)];
         const ran = await runProperty({
           title: "list-valid",
-          numRuns: runsFor(150, 0.12, 2),
+          numRuns: runsFor(150, { requests: 0.12, creates: 0 }, { requests: 2, creates: 0 }),
           setup: () => setupSteps,
           property: () =>
             fc.asyncProperty(validListQuery(), fc.boolean(), async ({ generator, value: sent }, walk) => {
@@ -325,7 +327,7 @@ describe("property: list", () => {
       skipUnlessReplayed("list-invalid", skip);
       const ran = await runProperty({
         title: "list-invalid",
-        numRuns: runsFor(200, 0.08, 1),
+        numRuns: runsFor(200, { requests: 0.08, creates: 0 }, { requests: 1, creates: 0 }),
         property: () =>
           fc.asyncProperty(invalidListQuery(), async ({ generator, query, field }) => {
             tally(generator);
@@ -345,7 +347,7 @@ describe("property: messages", () => {
       skipUnlessReplayed("messages", skip);
       const ran = await runProperty({
         title: "messages",
-        numRuns: runsFor(80, 0.14, 6),
+        numRuns: runsFor(80, { requests: 0.14, creates: 0.1 }, { requests: 6, creates: 1 }),
         property: () =>
           fc.asyncProperty(fc.array(fc.tuple(validMessage(), fc.boolean()), { minLength: 1, maxLength: 6 }), async (messages) => {
             const client = nextClient();
@@ -400,12 +402,13 @@ describe("property: messages", () => {
       const client = firstClient();
       // a few agents in turn: the per-agent message bucket (PROFILE §7) is shared by every key
       const agents: ModelAgent[] = [];
-      for (let i = 0; i < 4; i++) agents.push(await createFor(client, { name: `${target.runPrefix}invalid-messages-${i}` }));
+      for (let i = 0; i < (BUDGETED ? 2 : 4); i++)
+        agents.push(await createFor(client, { name: `${target.runPrefix}invalid-messages-${i}` }));
       let next = 0;
       try {
         const ran = await runProperty({
           title: "message-invalid",
-          numRuns: runsFor(200, 0.08, 1),
+          numRuns: runsFor(200, { requests: 0.08, creates: 0 }, { requests: 1, creates: 0 }),
           property: () =>
             fc.asyncProperty(invalidMessage(), async (input) => {
               tally(input.generator);

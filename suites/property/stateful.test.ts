@@ -343,7 +343,7 @@ describe("property: stateful", () => {
       const ran = await runProperty({
         title: "stateful",
         sequences: true,
-        numRuns: runsFor(200, 0.2, 30),
+        numRuns: runsFor(200, { requests: 0.2, creates: 0.2 }, { requests: 30, creates: 3 }),
         property: (replayPath) =>
           fc.asyncProperty(
             fc.commands(commands, { maxCommands: 40, size: "max", ...(replayPath ? { replayPath } : {}) }),

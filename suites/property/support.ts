@@ -51,14 +51,39 @@ export const MAX_REQUESTS =
     ? Number.POSITIVE_INFINITY
     : Math.floor((300 / target.windowSeconds) * (target.tierLimit ?? RATE_LIMITS.tiers.standard)));
 
-/** Cases for a property: `embedded` on a reference target the harness started, else its share of the request budget. */
-export function runsFor(embedded: number, share: number, requestsPerCase: number): number {
-  if (!Number.isFinite(MAX_REQUESTS)) return embedded;
-  return Math.max(1, Math.min(embedded, Math.floor((MAX_REQUESTS * share) / requestsPerCase)));
+/**
+ * Windows of W the budget spans at the account's tier (PROFILE §7): Create and Delete hold 10 a
+ * window per key, so on a deployment they, not the tier, bound how many agents a run may make.
+ */
+const WINDOWS = MAX_REQUESTS / (target.tierLimit ?? RATE_LIMITS.tiers.standard);
+const CREATE_BUDGET = Math.floor(
+  WINDOWS * Math.min(RATE_LIMITS.perKeyEndpoint.createAgent, RATE_LIMITS.perKeyEndpoint.deleteAgent),
+);
+
+/** Whether the run is paced by a deployment's buckets (a request budget) rather than free (embedded). */
+export const BUDGETED = Number.isFinite(MAX_REQUESTS);
+
+/**
+ * Cases for a property: `embedded` on a reference target the harness started, else its share of
+ * the request budget and of the create budget (`creates` agents made per case, counting a
+ * rejected create too: it is counted in the Create bucket all the same).
+ */
+export function runsFor(
+  embedded: number,
+  share: { requests: number; creates: number },
+  perCase: { requests: number; creates: number },
+): number {
+  if (!BUDGETED) return embedded;
+  const byRequests = Math.floor((MAX_REQUESTS * share.requests) / perCase.requests);
+  const byCreates = perCase.creates ? Math.floor((CREATE_BUDGET * share.creates) / perCase.creates) : byRequests;
+  return Math.max(1, Math.min(embedded, byRequests, byCreates));
 }
 
+/** Agents a property makes before its cases (a population): fewer on a paced deployment. */
+export const setupAgents = (embedded: number): number => (BUDGETED ? Math.max(2, Math.floor(CREATE_BUDGET * 0.12)) : embedded);
+
 /** A property stops generating (and shrinking) after this long: a bound, not a budget. */
-const TIME_LIMIT_MS = Number.isFinite(MAX_REQUESTS) ? 15 * 60_000 : 90_000;
+const TIME_LIMIT_MS = BUDGETED ? 15 * 60_000 : 90_000;
 
 /* ------------------------------------------------------------------ steps */
 
