@@ -56,8 +56,9 @@ export const MAX_REQUESTS =
  * window per key, so on a deployment they, not the tier, bound how many agents a run may make.
  */
 const WINDOWS = MAX_REQUESTS / (target.tierLimit ?? RATE_LIMITS.tiers.standard);
+// four fifths for the cases: populations, their cleanup and the run's sweep take the rest
 const CREATE_BUDGET = Math.floor(
-  WINDOWS * Math.min(RATE_LIMITS.perKeyEndpoint.createAgent, RATE_LIMITS.perKeyEndpoint.deleteAgent),
+  0.8 * WINDOWS * Math.min(RATE_LIMITS.perKeyEndpoint.createAgent, RATE_LIMITS.perKeyEndpoint.deleteAgent),
 );
 
 /** Whether the run is paced by a deployment's buckets (a request budget) rather than free (embedded). */
