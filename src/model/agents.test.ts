@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
-import type { Agent } from "../contract/index.js";
-import { byCodePoint, ConversationModel, predictCreate, predictList, predictUpdate, readListQuery } from "./agents.js";
+import { type Agent, compareCodePoints } from "../contract/index.js";
+import { ConversationModel, predictCreate, predictList, predictUpdate, readListQuery } from "./agents.js";
 
 /* Hand-written examples straight from PROFILE (STYLE §2): the model must not agree with itself when wrong. */
 
@@ -42,7 +42,7 @@ describe("model: list (PROFILE §5)", () => {
 
   test("strings compare by code point, not UTF-16 unit", () => {
     // U+FF21 is one unit below the surrogates of U+1F600 in UTF-16, but a smaller code point
-    expect(byCodePoint("\uff21", "😀")).toBeLessThan(0);
+    expect(compareCodePoints("\uff21", "😀")).toBeLessThan(0);
     expect("\uff21" < "😀").toBe(false);
   });
 

@@ -1,4 +1,4 @@
-import { AGENT_DEFAULTS, type Agent, type AgentStatus, PLATFORMS } from "../contract/index.js";
+import { AGENT_DEFAULTS, type Agent, type AgentStatus, compareCodePoints, PLATFORMS } from "../contract/index.js";
 
 /**
  * The simplified model of the service for property and stateful tests (STYLE §8): what the
@@ -98,21 +98,15 @@ export interface ModelListQuery {
   order: "asc" | "desc";
 }
 
-/** Code-point order: compare arrays of code points, not UTF-16 units. */
-export function byCodePoint(a: string, b: string): number {
-  const x = [...a].map((c) => c.codePointAt(0)!);
-  const y = [...b].map((c) => c.codePointAt(0)!);
-  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
-  return x.length - y.length;
-}
-
 /** PROFILE §5 List: filter, order by sortBy with an id tiebreak in the same direction, slice, totals. */
 export function predictList(records: readonly Agent[], q: ModelListQuery) {
   const kept = records.filter((r) => q.status === undefined || r.status === q.status);
   const key = (r: Agent, other: Agent) =>
-    q.sortBy === "createdAt" ? Date.parse(r.createdAt) - Date.parse(other.createdAt) : byCodePoint(r[q.sortBy], other[q.sortBy]);
+    q.sortBy === "createdAt"
+      ? Date.parse(r.createdAt) - Date.parse(other.createdAt)
+      : compareCodePoints(r[q.sortBy], other[q.sortBy]);
   const sign = q.order === "asc" ? 1 : -1;
-  const ordered = [...kept].sort((a, b) => sign * (Math.sign(key(a, b)) || Math.sign(byCodePoint(a.id, b.id))));
+  const ordered = [...kept].sort((a, b) => sign * (Math.sign(key(a, b)) || Math.sign(compareCodePoints(a.id, b.id))));
   const start = (q.page - 1) * q.limit;
   const total = ordered.length;
   const totalPages = Math.ceil(total / q.limit);
