@@ -507,6 +507,63 @@ const PROBES: Record<string, Probe> = {
       return sseEvents(await pending).filter((e) => e.event === "delta").length >= 20;
     },
   },
+
+  /* issue 8 §6: the faults only the property suites catch */
+  "name-nfc-normalized": {
+    expected: "Ade\u0301",
+    probe: async (s) => dataOf(await s.call("POST", "/v1/agents", { body: { name: "Ade\u0301" } })).name,
+  },
+  "list-filter-after-page": {
+    expected: ["B"],
+    probe: async (s) => {
+      seedAgents(s.ctx, ACCOUNTS.main, [{ name: "A", status: "inactive" }, { name: "B" }, { name: "C" }]);
+      const res = await s.call("GET", "/v1/agents?status=active&sortBy=name&order=asc&limit=1");
+      return ((res.json as { data: Obj[] }).data ?? []).map((a) => a.name);
+    },
+  },
+  "same-status-bumps-updated-at": {
+    expected: true,
+    probe: async (s) => {
+      const agent = seedOne(s);
+      await s.clock.advance(1000);
+      return (
+        dataOf(await s.call("PATCH", `/v1/agents/${agent.id}`, { body: { status: "active" } })).updatedAt === agent.updatedAt
+      );
+    },
+  },
+  "temperature-two-decimals": {
+    expected: 0.123,
+    probe: async (s) =>
+      (
+        dataOf(await s.call("POST", "/v1/agents", { body: { name: "T", modelSettings: { temperature: 0.123 } } }))
+          .modelSettings as Obj
+      )?.temperature,
+  },
+  "knowledge-bases-appended": {
+    expected: ["b"],
+    probe: async (s) => {
+      const agent = seedOne(s, { name: "K", knowledge: { knowledgeBases: ["a"] } });
+      const res = await s.call("PATCH", `/v1/agents/${agent.id}`, { body: { knowledge: { knowledgeBases: ["b"] } } });
+      return (dataOf(res).knowledge as Obj)?.knowledgeBases;
+    },
+  },
+  "rename-keeps-sort-key": {
+    expected: ["B", "C"],
+    probe: async (s) => {
+      const [a] = seedAgents(s.ctx, ACCOUNTS.main, [{ name: "A" }, { name: "B" }]);
+      await s.call("PATCH", `/v1/agents/${a!.id}`, { body: { name: "C" } });
+      const res = await s.call("GET", "/v1/agents?sortBy=name&order=asc");
+      return (res.json as { data: Obj[] }).data.map((x) => x.name);
+    },
+  },
+  "list-total-stale-after-delete": {
+    expected: 1,
+    probe: async (s) => {
+      const [a] = seedAgents(s.ctx, ACCOUNTS.main, [{ name: "A" }, { name: "B" }]);
+      await s.call("DELETE", `/v1/agents/${a!.id}`);
+      return paginationOf(await s.call("GET", "/v1/agents")).total;
+    },
+  },
 };
 
 describe("harness §7 injected faults", () => {
