@@ -220,6 +220,10 @@ export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): P
   const params: fc.Parameters<Ts> = REPLAY
     ? { seed, path: REPLAY.path, endOnFailure: true, numRuns: 1 }
     : { seed, numRuns: run.numRuns, endOnFailure: false, interruptAfterTimeLimit: TIME_LIMIT_MS };
+  // a replay first runs the cases the original run ran before the failing one: the target's
+  // history (agents made and deleted by them) is then the same when the shrunk case runs
+  const earlier = REPLAY ? Number(REPLAY.path.split(":")[0]) : 0;
+  if (earlier > 0) await fc.check(run.property(undefined), { seed, numRuns: earlier });
   const details = await fc.check(run.property(REPLAY?.replayPath), params);
   const cases = details.numRuns;
   currentGenerators = undefined;
