@@ -93,6 +93,17 @@ describe("response-level checks", () => {
       "Retry-After on INSUFFICIENT_QUOTA",
       answer({ status: 429, body: error("INSUFFICIENT_QUOTA"), headers: { "retry-after": "5" } }),
     ],
+    [
+      "success-schema",
+      "hasMore true on the last page",
+      answer({ body: { success: true, data: [], pagination: { page: 1, limit: 20, total: 0, totalPages: 0, hasMore: true } } }),
+    ],
+    [
+      "success-schema",
+      "a record with an extra field",
+      answer({ body: { success: true, data: { id: "agt_1", accountId: "acct_a" } } }),
+      { endpoint: ENDPOINTS.getAgent },
+    ],
     ["www-authenticate", "a 401 without WWW-Authenticate", answer({ status: 401, body: error("UNAUTHORIZED") })],
     ["no-key-in-response", "a key the client redacted", answer({ leaks: ["header:x-debug"] })],
     ["no-key-in-response", "a key in a recorded body", answer({ body: { success: true, data: { echo: KEY } } })],
@@ -117,6 +128,7 @@ describe("response-level checks", () => {
       "no-key-in-response",
       "no-token-field",
       "no-token-value",
+      "success-schema",
     ]);
     expect(RESPONSE_CHECKS.map((c) => c.id).filter((id) => !covered.has(id))).toEqual([]);
   });
@@ -127,6 +139,30 @@ describe("response-level checks", () => {
     expect(runChecks(answer({ status: 503, body: error("AGENT_UNAVAILABLE") }), msg)).toEqual([]);
     const concurrency = answer({ status: 429, body: error("RATE_LIMIT_EXCEEDED"), headers: { "retry-after": "1" } });
     expect(runChecks(concurrency, msg)).toEqual([]);
+  });
+
+  test("a broken list page cites PROFILE §2 envelope.list, in the clause's words", () => {
+    const page = { page: 1, limit: 20, total: 0, totalPages: 0, hasMore: true };
+    const [v] = runChecks(answer({ body: { success: true, data: [], pagination: page } }), ctx());
+    expect(v).toMatchObject({ check: "success-schema", clause: "envelope.list" });
+    expect(v?.received).toMatch(/^true in \{"page":1/);
+    expect(v?.expected).toContain("pagination.hasMore");
+  });
+
+  // PROFILE §7: "now" is when the request was counted or when the answer leaves; a check accepts both
+  test.for([
+    ["computed when the request was counted, the window over before a 30 s answer left", -25],
+    ["computed when the answer left", 2],
+  ] as const)("X-RateLimit-Reset %s is conformant", ([_reading, resetFromNow]) => {
+    const slow = answer({ headers: { "x-ratelimit-reset": reset(resetFromNow) } });
+    const found = runChecks(slow, ctx({ sentAt: NOW - 30_000 })).filter((v) => v.check === "rate-limit-headers");
+    expect(found).toEqual([]);
+  });
+
+  test("X-RateLimit-Reset before the request was even sent is not", () => {
+    const stale = answer({ headers: { "x-ratelimit-reset": reset(-40) } });
+    const found = runChecks(stale, ctx({ sentAt: NOW - 30_000 })).map((v) => v.check);
+    expect(found).toContain("rate-limit-headers");
   });
 
   test("an endpoint is matched by method and exact path; a variant matches none", () => {

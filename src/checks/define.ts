@@ -32,6 +32,8 @@ export interface CheckContext {
   sentAt?: number;
   /** tolerated clock difference between harness and target, seconds */
   clockSkewSeconds: number;
+  /** the record's identifier field (PROFILE §11, default `id`) */
+  idField?: string;
 }
 
 /** A clause broken by one response: what was expected, what came. */
@@ -46,8 +48,8 @@ export interface ResponseCheck {
   readonly id: string;
   readonly clause: ClauseId;
   applies(ex: ObservedExchange, ctx: CheckContext): boolean;
-  /** a list of problems; empty when the response keeps the clause */
-  run(ex: ObservedExchange, ctx: CheckContext): Array<Omit<Violation, "check" | "clause">>;
+  /** a list of problems; empty when the response keeps the clause (a problem may name a narrower clause) */
+  run(ex: ObservedExchange, ctx: CheckContext): Array<Omit<Violation, "check" | "clause"> & { clause?: ClauseId }>;
 }
 
 /** One response-level rule (STYLE §3): every client runs every applicable check on every response. */

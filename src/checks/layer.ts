@@ -8,7 +8,7 @@ export interface ResponseCheckOptions {
   /** the base URL the requests are under, to name the endpoint each one addressed */
   baseUrl: string;
   /** everything a check needs besides the endpoint and the arrival time */
-  context: Omit<CheckContext, "endpoint" | "receivedAt">;
+  context: Omit<CheckContext, "endpoint" | "receivedAt" | "sentAt">;
   /** told of every exchange a check found at fault */
   onViolations: (exchange: Exchange, violations: Violation[]) => void;
   checks?: readonly ResponseCheck[];
@@ -24,7 +24,7 @@ export function responseChecks(options: ResponseCheckOptions): Layer {
     const outcome = await next(request);
     const ex = outcome.exchange;
     const endpoint = matchEndpoint(ex.request.method, ex.request.url, { baseUrl: options.baseUrl })?.spec;
-    const found = runChecks(ex, { ...options.context, endpoint, receivedAt: ex.receivedAt }, options.checks);
+    const found = runChecks(ex, { ...options.context, endpoint, receivedAt: ex.receivedAt, sentAt: ex.sentAt }, options.checks);
     if (found.length) options.onViolations(ex, found);
     return outcome;
   };

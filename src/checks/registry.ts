@@ -5,6 +5,7 @@ import { noKeyInResponse, noTokenField, noTokenValue } from "./no-secret-in-resp
 import rateLimitHeaders from "./rate-limit-headers.js";
 import { noRetryAfterOnQuota, retryAfterOn429 } from "./retry-after.js";
 import statusPairing from "./status-pairing.js";
+import { successSchema } from "./success-schema.js";
 import jsonContentType from "./transport-json-content-type.js";
 import { requestIdEcho, requestIdPresent } from "./transport-request-id.js";
 import wwwAuthenticate from "./www-authenticate.js";
@@ -15,6 +16,7 @@ export const RESPONSE_CHECKS: readonly ResponseCheck[] = [
   requestIdPresent,
   requestIdEcho,
   envelope,
+  successSchema,
   statusPairing,
   no5xxOnInput,
   rateLimitHeaders,

@@ -1,3 +1,4 @@
+import { CLAUSE_BY_ID } from "../contract/index.js";
 import type { CheckContext, ObservedExchange, ResponseCheck, Violation } from "./define.js";
 import { RESPONSE_CHECKS } from "./registry.js";
 
@@ -10,11 +11,13 @@ export function runChecks(
   const out: Violation[] = [];
   for (const check of checks) {
     if (!check.applies(ex, ctx)) continue;
-    for (const v of check.run(ex, ctx)) out.push({ check: check.id, clause: check.clause, ...v });
+    for (const v of check.run(ex, ctx)) out.push({ ...v, check: check.id, clause: v.clause ?? check.clause });
   }
   return out;
 }
 
+/** In the words of the clause: `PROFILE §2 envelope.list: expected …; received …`. */
 export function formatViolation(v: Violation): string {
-  return `[${v.clause}] ${v.check}: expected ${v.expected}; received ${v.received}`;
+  const section = CLAUSE_BY_ID.get(v.clause)?.section ?? "";
+  return `PROFILE ${section} ${v.clause}: expected ${v.expected}; received ${v.received}`;
 }

@@ -16,6 +16,6 @@ export const requestIdEcho = defineCheck({
   run: (ex) => {
     const sent = ex.request.headers[HEADERS.requestId];
     const got = header(ex, HEADERS.requestId);
-    return got === sent ? [] : [{ expected: `X-Request-Id: ${sent} (echoed)`, received: got ? `X-Request-Id: ${got}` : "none" }];
+    return got === sent ? [] : [{ expected: "the client's X-Request-Id echoed", received: `sent ${sent}, got ${got ?? "none"}` }];
   },
 });

@@ -6,14 +6,24 @@ import type { CheckResult } from "../report/index.js";
 import { HARNESS_NAME_PREFIX, type HarnessTarget } from "../target/harness-target.js";
 import { optionsHelp, readOptions, UsageError } from "./config.js";
 
-/** Every agent of the account, walking all pages (PROFILE §5 List). */
+/**
+ * Every agent of the account, walking all pages (PROFILE §5 List). Read leniently: a page whose
+ * shape is wrong (a finding of the run) still names its agents, and the walk ends on an empty
+ * page or the last one, whatever `hasMore` claims.
+ */
 async function listAll(client: ServiceClient): Promise<{ id: string; name: string }[]> {
   const all: { id: string; name: string }[] = [];
   for (let page = 1; page <= 10_000; page++) {
     const res = await client.listAgents({ page, limit: LIST_LIMITS.limit.max, sortBy: "createdAt", order: "asc" });
-    if (res.status !== 200 || !res.data) throw new Error(`listing agents answered ${res.status} ${res.error?.code ?? ""}`);
-    all.push(...res.data.map((a) => ({ id: a.id, name: a.name })));
-    if (!res.pagination?.hasMore) break;
+    const body = res.body as { data?: unknown; pagination?: { totalPages?: unknown } } | undefined;
+    if (res.status !== 200 || !Array.isArray(body?.data))
+      throw new Error(`listing agents answered ${res.status} ${res.error?.code ?? ""}`);
+    const rows = body.data.filter(
+      (a): a is { id: string; name: string } => typeof a?.id === "string" && typeof a?.name === "string",
+    );
+    all.push(...rows.map((a) => ({ id: a.id, name: a.name })));
+    const totalPages = typeof body.pagination?.totalPages === "number" ? body.pagination.totalPages : page;
+    if (rows.length === 0 || page >= totalPages) break;
   }
   return all;
 }

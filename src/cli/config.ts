@@ -250,6 +250,22 @@ const verifySchema = z
   .superRefine((o, ctx) => {
     if (o.baseUrl && !o.apiKey?.length && !o.apiKeys)
       ctx.addIssue({ code: "custom", message: "--base-url needs --api-key (or $AGENT_API_KEY)", path: ["apiKey"] });
+    // issue 7: keys without a base URL would verify the embedded server and pass: a CI secret is missing
+    if (!o.baseUrl)
+      for (const [name, flag, env] of [
+        ["apiKey", "--api-key", "AGENT_API_KEY"],
+        ["readOnlyKey", "--read-only-key", "AGENT_API_READ_ONLY_KEY"],
+        ["otherAccountKey", "--other-account-key", "AGENT_API_OTHER_ACCOUNT_KEY"],
+        ["quotaKey", "--quota-key", "AGENT_API_QUOTA_KEY"],
+      ] as const)
+        if (o[name]) {
+          ctx.addIssue({
+            code: "custom",
+            message: `${flag} (or $${env}) is set but the base URL is missing: set --base-url or $AGENT_API_BASE_URL`,
+            path: ["baseUrl"],
+          });
+          break;
+        }
     if (o.baseUrl && !/\/v1$/.test(o.baseUrl))
       ctx.addIssue({ code: "custom", message: "--base-url must end with /v1 (PROFILE §1)", path: ["baseUrl"] });
     if (o.baseUrl && o.fault.length)

@@ -14,9 +14,11 @@ commands:
   serve     start the reference server (see: agent-harness serve --help)
   cleanup   delete agents left behind by earlier, killed runs (by their name prefix)
   openapi   print the OpenAPI 3.1 document emitted from the contract
+  judge     the verdict of one response-level check on a 'curl -i' output (replay scripts use it)
   help      this text; 'agent-harness verify --help' lists verify's options
 
-exit codes: 0 every check passed; 1 a check failed; 2 bad usage or target unreachable; 130 interrupted`;
+exit codes: 0 every check passed; 1 a finding or a failed check; 2 bad usage, target unreachable,
+a harness error or no check ran; 130 interrupted`;
 
 /** The CLI: parse → validate → run → exit code. Usage problems are exit 2 with a readable message. */
 export async function main(argv: string[]): Promise<number> {
@@ -29,9 +31,15 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import("./load.js")).load(rest);
       case "serve":
         return await (await import("../target/embedded.js")).runServer(rest);
+      case "judge":
+        return await (await import("./replay.js")).judge(rest);
       case "cleanup":
         return await (await import("./cleanup.js")).cleanup(rest);
       case "openapi":
+        if (rest.length === 1 && (rest[0] === "--help" || rest[0] === "-h")) {
+          process.stdout.write("usage: agent-harness openapi > openapi.json  (the OpenAPI 3.1 document of the contract)\n");
+          return 0;
+        }
         if (rest.length) throw new UsageError(`openapi takes no arguments, got ${rest.join(" ")}`);
         process.stdout.write(`${JSON.stringify(openApiDocument(), null, 2)}\n`);
         return 0;
@@ -45,7 +53,7 @@ export async function main(argv: string[]): Promise<number> {
         process.stdout.write(`${VERSION}\n`);
         return 0;
       default:
-        throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
+        throw new UsageError(`unknown command "${command}" (agent-harness help lists the commands)`);
     }
   } catch (err) {
     if (err instanceof UsageError) {

@@ -2,7 +2,7 @@ import { fileURLToPath } from "node:url";
 import type { TestCase, TestModule } from "vitest/node";
 import { CLAUSE_BY_ID } from "../contract/index.js";
 import { CHECK_TAGS, type Profile } from "../plan/profiles.js";
-import type { CheckResult } from "../report/index.js";
+import { type CheckResult, type CollectedCheck, collectFindings, type Finding } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import type { SuiteName } from "./config.js";
 
@@ -15,16 +15,37 @@ export const SUITE_GLOBS: Record<SuiteName, string[]> = {
   load: ["suites/load/**/*.test.ts"],
 };
 
+/**
+ * A matcher's own text (`expected '' to match /\S/`) is never the headline (issue 7): it follows
+ * the clause the check verifies, in the clause's words. A ConformanceFailure already speaks them.
+ */
+function inClauseWords(error: { name?: string; message: string }, clauseIds: readonly string[]): string {
+  if (["ConformanceFailure", "Blocked", "HarnessError", "TransportError"].includes(error.name ?? "")) return error.message;
+  const clause = CLAUSE_BY_ID.get(clauseIds[0] ?? "");
+  if (!clause) return error.message;
+  const [first = "", ...rest] = error.message.split("\n");
+  return [`PROFILE ${clause.section} ${clause.id}: ${clause.text} — ${first}`, ...rest].join("\n");
+}
+
 function toCheck(test: TestCase, suite: string): CheckResult {
   const meta = test.meta();
   const result = test.result();
   const clauseIds = meta.clauseIds ?? [];
   const sections = [...new Set(clauseIds.map((id) => CLAUSE_BY_ID.get(id)?.section ?? "?"))];
   const status =
-    result.state === "passed" ? "passed" : result.state === "failed" ? (meta.harnessError ? "error" : "failed") : "skipped";
+    result.state === "passed"
+      ? "passed"
+      : result.state === "failed"
+        ? meta.harnessError
+          ? "error"
+          : meta.blocked
+            ? "blocked"
+            : "failed"
+        : "skipped";
+  // the headline is the first line (the clause's words); a matcher's diff goes below it, with the evidence
   const message =
     result.state === "failed"
-      ? result.errors.map((e) => e.message + (e.diff ? `\n${e.diff}` : "")).join("\n")
+      ? result.errors.map((e) => inClauseWords(e, clauseIds) + (e.diff ? `\n${e.diff}` : "")).join("\n")
       : result.state === "skipped"
         ? (result.note ?? "skipped")
         : undefined;
@@ -39,6 +60,7 @@ function toCheck(test: TestCase, suite: string): CheckResult {
     durationMs: Math.round(test.diagnostic()?.duration ?? 0),
     ...(message ? { message } : {}),
     ...(meta.evidence?.length ? { evidence: meta.evidence } : {}),
+    ...(meta.clauseAtFault && result.state === "failed" ? { clauseAtFault: meta.clauseAtFault } : {}),
   };
 }
 
@@ -66,15 +88,25 @@ export interface SuiteRunOptions {
   bail?: boolean;
   /** smoke: only the checks tagged smoke */
   profile?: Profile;
-  onCheck?: (check: CheckResult) => void;
+  onCheck?: (check: CheckResult, at: { done: number; total: number }) => void;
   /** set when the run should stop early (Ctrl-C) */
   signal?: AbortSignal;
 }
 
-/** Run the suites in vitest against the target and return one CheckResult per test. */
-export async function runSuites(options: SuiteRunOptions): Promise<CheckResult[]> {
+export interface SuitesRun {
+  checks: CheckResult[];
+  /** one defect, one finding: made from every test's observations once the run is over */
+  findings: Finding[];
+  /** the checks the run meant to run */
+  total: number;
+}
+
+/** Run the suites in vitest against the target: one CheckResult per test, and the findings. */
+export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   const { createVitest } = await import("vitest/node");
   const checks: CheckResult[] = [];
+  const collected: CollectedCheck[] = [];
+  let total = 0;
   const suiteOf = (file: string) =>
     (Object.keys(SUITE_GLOBS) as SuiteName[]).find((s) => file.startsWith(`suites/${s}/`)) ?? "suites";
   const pattern = options.sections?.length ? sectionPattern(options.sections) : undefined;
@@ -85,12 +117,14 @@ export async function runSuites(options: SuiteRunOptions): Promise<CheckResult[]
       if (options.profile === "smoke" && !test.tags.includes("smoke")) return;
       const check = toCheck(test, suiteOf(test.module.relativeModuleId));
       checks.push(check);
-      options.onCheck?.(check);
+      collected.push({ check, observations: test.meta().observations ?? [] });
+      options.onCheck?.(check, { done: checks.length, total });
     },
     onTestModuleEnd(module: TestModule) {
       for (const check of moduleErrors(module, suiteOf(module.relativeModuleId))) {
         checks.push(check);
-        options.onCheck?.(check);
+        collected.push({ check, observations: [] });
+        options.onCheck?.(check, { done: checks.length, total });
       }
     },
   };
@@ -128,12 +162,18 @@ export async function runSuites(options: SuiteRunOptions): Promise<CheckResult[]
   const cancel = () => void vitest.cancelCurrentRun("keyboard-input");
   options.signal?.addEventListener("abort", cancel, { once: true });
   try {
+    if (!options.signal?.aborted) {
+      // the N of "N/M": collecting imports the files without running a check
+      const { testModules } = await vitest.collect();
+      for (const module of testModules)
+        for (const test of module.children.allTests()) if (!pattern || pattern.test(test.fullName)) total += 1;
+    }
     if (!options.signal?.aborted) await vitest.start();
   } finally {
     options.signal?.removeEventListener("abort", cancel);
     await vitest.close();
   }
-  return checks;
+  return { checks, findings: collectFindings(collected), total };
 }
 
 /** Check titles start with the sections they cite (`§5 §7 …`): match any of `sections` there. */

@@ -1,11 +1,20 @@
 import { randomInt } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { performance } from "node:perf_hooks";
 import { z } from "zod";
 import { ServiceClient, TransportError } from "../client/index.js";
 import { MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
 import { formatRatio, PlannedRun } from "../plan/session.js";
-import { type CheckResult, formatProgress, formatSummary, newRunId, type RunResult, writeReports } from "../report/index.js";
+import {
+  type CheckResult,
+  exitCodeOf,
+  formatProgress,
+  formatSummary,
+  newRunId,
+  type RunResult,
+  writeReports,
+} from "../report/index.js";
 import {
   EMBEDDED_DEFAULTS,
   type HarnessTarget,
@@ -16,7 +25,8 @@ import {
 } from "../target/harness-target.js";
 import { sweepLedger } from "./cleanup.js";
 import { DEFAULT_SUITES, optionsHelp, parseVerifyConfig, UsageError, VERIFY_OPTIONS, type VerifyConfig } from "./config.js";
-import { runSuites } from "./run-suites.js";
+import { writeReplays } from "./replay.js";
+import { runSuites, type SuitesRun } from "./run-suites.js";
 
 export const VERIFY_USAGE = `usage: agent-harness verify [options]
 
@@ -127,7 +137,6 @@ export async function verify(argv: string[]): Promise<number> {
   const runId = newRunId();
   const reportDir = resolve(config.reportDir);
   const runDir = join(reportDir, runId);
-  mkdirSync(runDir, { recursive: true });
   const replay = config.replay ? readReplayFile(config.replay, config.seed) : undefined;
   const seed = replay?.seed ?? config.seed ?? randomInt(2 ** 31);
   const run = { runPrefix: runPrefixFor(runId), ledgerFile: join(runDir, "ledger.jsonl"), seed };
@@ -146,6 +155,14 @@ export async function verify(argv: string[]): Promise<number> {
   const { target, stop } = resolved;
   if (replay || config.maxRequests)
     target.property = { ...(replay ? { replay } : {}), ...(config.maxRequests ? { maxRequests: config.maxRequests } : {}) };
+  // an unreachable target: exit 2 with one line, no cleanup to report and no empty report folder
+  try {
+    await assertReachable(target);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  mkdirSync(runDir, { recursive: true });
   // every key of every key set (a pool of main keys, one set per worker) is redacted everywhere
   const secrets = [...new Set([target.keys, ...(target.keyPool ?? [])].flatMap(keysOf))];
   const abort = new AbortController();
@@ -155,45 +172,53 @@ export async function verify(argv: string[]): Promise<number> {
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
-  const checks: CheckResult[] = [];
-  const suites = config.suites ?? [...DEFAULT_SUITES];
+  const byId = new Map<string, CheckResult>();
+  let suites: SuitesRun = { checks: [], findings: [], total: 0 };
   const suiteOptions = {
-    suites,
+    suites: config.suites ?? [...DEFAULT_SUITES],
     ...(config.sections ? { sections: config.sections } : {}),
     profile: config.profile,
   };
   let planned: PlannedRun | undefined;
+  let started = performance.now();
   try {
     // issue §2: an external target's limits are real; plan the run before sending anything
     if (target.kind === "external") {
       out.write("plan: counting the requests of these suites against an embedded reference…\n");
-      planned = await PlannedRun.calibrate(target, (t) => runSuites({ target: t, ...suiteOptions }));
+      planned = await PlannedRun.calibrate(target, async (t) => (await runSuites({ target: t, ...suiteOptions })).checks);
       out.write(`${planned.describe()}\n`);
     }
     planned?.start();
-    await assertReachable(target);
+    started = performance.now();
     out.write(
       `target: ${target.kind} ${target.baseUrl} (W = ${target.windowSeconds} s, budget ${target.messageTimeoutSeconds} s)\n`,
     );
-    checks.push(
-      ...(await runSuites({
-        target,
-        ...suiteOptions,
-        bail: config.bail,
-        signal: abort.signal,
-        onCheck: (c) => out.write(`${formatProgress(c, { secrets })}${planned ? `  [${planned.progress(c)}]` : ""}\n`),
-      })),
-    );
+    suites = await runSuites({
+      target,
+      ...suiteOptions,
+      bail: config.bail,
+      signal: abort.signal,
+      onCheck: (c, at) => {
+        // a check vitest reports again (cancelled while running) is one row, its last state
+        if (byId.has(c.id)) return;
+        byId.set(c.id, c);
+        const position = { ...at, elapsedMs: performance.now() - started };
+        out.write(`${formatProgress(c, { secrets, at: position })}${planned ? `  [${planned.progress(c)}]` : ""}\n`);
+      },
+    });
     out.write(propertySummary(runDir));
   } finally {
     process.removeListener("SIGINT", onSignal);
     process.removeListener("SIGTERM", onSignal);
     // issue §5: whatever happened, delete what this run made and prove nothing is left
     const sweep = await sweepLedger(target, run.ledgerFile);
-    checks.push(sweep);
+    byId.set(sweep.id, sweep);
     out.write(`${formatProgress(sweep, { secrets })}\n`);
     await stop();
   }
+  // one row per check: vitest may report a cancelled check twice
+  const checks = [...new Map(suites.checks.map((c) => [c.id, c])).values()];
+  checks.push(byId.get("run.cleanup")!);
   const result: RunResult = {
     runId,
     startedAt: startedAt.toISOString(),
@@ -213,14 +238,16 @@ export async function verify(argv: string[]): Promise<number> {
       mainKeys: target.keys.mainKeys?.length ?? 1,
     },
     checks,
+    findings: suites.findings,
+    ...(abort.signal.aborted
+      ? { interrupted: { done: checks.filter((c) => c.suite !== "run" && c.status !== "skipped").length, total: suites.total } }
+      : {}),
     ...(planned ? { plan: planned.finish() } : {}),
   };
+  writeReplays(result, runDir, target);
   const written = await writeReports(result, reportDir, { secrets });
   out.write(`\n${formatSummary(result, { secrets })}\n`);
   if (result.plan) out.write(`${formatRatio(result.plan)}\n`);
   out.write(`reports: ${written.dir}\n`);
-  if (abort.signal.aborted) return 130;
-  const red = checks.some((c) => c.status === "failed" || c.status === "error");
-  const ran = checks.some((c) => c.status !== "skipped");
-  return red || !ran ? 1 : 0;
+  return exitCodeOf(result);
 }

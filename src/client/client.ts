@@ -62,6 +62,8 @@ export interface ServiceClientOptions {
   onExchange?: (exchange: Exchange) => void;
   /** more strings never to record (other keys of the run) */
   secrets?: readonly string[];
+  /** the shell variable a curl line reads this client's key from (default AGENT_API_KEY) */
+  keyVariable?: string;
   /** retry jitter source (default Math.random) */
   random?: () => number;
   /** connections per origin (default 16) */
@@ -188,7 +190,7 @@ export class ServiceClient {
     this.dispatch = compose(
       retrying(options.retry ?? false, clock, options.random),
       recording(options.onExchange),
-      redaction(new Redactor(options.apiKey, options.secrets)),
+      redaction(new Redactor(options.apiKey, options.secrets, options.keyVariable)),
       ...(options.pacing ? [pacing(options.pacing, identity)] : []),
     )(undiciTransport(this.dispatcher, clock));
   }

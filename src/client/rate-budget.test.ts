@@ -192,13 +192,32 @@ describe("RateBudget", () => {
       expect(result.waitedMs).toBe(20_250);
     });
 
-    test("does not guess when nothing was announced", async () => {
-      const { budget, clock } = setup();
+    test("falls back to the window W when nothing was announced (PROFILE §7), never a guess", async () => {
+      const { budget, clock } = setup({ windowSeconds: 5 });
+      // W + 1 s slack + the 250 ms margin: what PROFILE guarantees a bucket needs to refill
       expect(await budget.afterExhaustion({ receivedAt: clock.now(), rate: undefined })).toEqual({
         announced: false,
-        waitedMs: 0,
+        waitedMs: 6_250,
       });
-      expect(clock.sleeps).toEqual([]);
+      expect(clock.sleeps).toEqual([6_250]);
+    });
+
+    test("a 429 the headers did not announce empties the bucket until the refill, not a cascade", async () => {
+      const { budget, clock } = setup({ windowSeconds: 5 });
+      const request = { key: "k", bucket: { name: "keyEndpoint:createAgent", size: 10 } };
+      const reset = Math.ceil(clock.now() / 1000) + 3;
+      // the headers claim 4 left (a wrong Remaining) while the answer is a 429 with Retry-After 3
+      const ticket = await budget.acquire(request);
+      budget.settle(ticket, {
+        status: 429,
+        code: "RATE_LIMIT_EXCEEDED",
+        rate: { limit: 10, remaining: 4, reset, retryAfter: 3, malformed: [] },
+        receivedAt: clock.now(),
+      });
+      const started = clock.now();
+      await budget.acquire(request);
+      expect(clock.now() - started).toBeGreaterThanOrEqual(3_000);
+      expect(clock.now() - started).toBeLessThanOrEqual(6_250);
     });
   });
 });

@@ -87,6 +87,8 @@ interface BucketState {
   inFlight: number;
   /** answers for this bucket carry no rate headers: stop waiting to learn from them */
   headerless: boolean;
+  /** how much X-RateLimit-Remaining has been seen to overstate what is left (a 429 said it) */
+  overstated: number;
 }
 
 export interface PaceTicket {
@@ -156,6 +158,8 @@ export class RateBudget {
       } else if (counted) {
         for (const b of ticket.buckets) b.headerless = true;
       }
+      if (answer.status === 429 && answer.code === "RATE_LIMIT_EXCEEDED" && answer.rate?.retryAfter !== 1)
+        this.distrust(ticket, answer);
     } finally {
       const waiting = this.settled;
       this.settled = [];
@@ -164,8 +168,25 @@ export class RateBudget {
   }
 
   /**
+   * A 429 the pacing did not expect means the headers misled it (or were missing): the bucket is
+   * empty whatever they said, until the announced refill or, with none, the window W that PROFILE §7
+   * guarantees — so a target with wrong headers costs a wait, not a cascade of 429s.
+   */
+  private distrust(ticket: PaceTicket, answer: PaceAnswer): void {
+    const endpoint = ticket.buckets.find((b) => !b.isTier) ?? ticket.buckets[0];
+    if (endpoint === undefined || (endpoint.remaining !== undefined && endpoint.remaining <= 0 && endpoint.resetAt !== undefined))
+      return;
+    const announced = answer.rate?.retryAfter !== undefined ? answer.receivedAt + answer.rate.retryAfter * 1000 : undefined;
+    // Remaining on a 429 from an empty bucket is 0: anything more is what the header overstates, from now on
+    endpoint.overstated = Math.max(endpoint.overstated, answer.rate?.remaining ?? 0);
+    endpoint.remaining = 0;
+    endpoint.resetAt = Math.min(announced ?? Infinity, answer.receivedAt + this.maxWaitMs - this.marginMs);
+  }
+
+  /**
    * A check that exhausted a bucket on purpose waits here for the refill its 429 announced:
-   * the later of `Retry-After` and `X-RateLimit-Reset`, plus the margin.
+   * the later of `Retry-After` and `X-RateLimit-Reset`, plus the margin. A 429 that announced
+   * neither waits the whole window W (PROFILE §7: a bucket refills within W + 1 s).
    */
   async afterExhaustion(exchange: { receivedAt: number; rate?: RateHeaders | undefined }): Promise<{
     announced: boolean;
@@ -175,7 +196,11 @@ export class RateBudget {
     const candidates: number[] = [];
     if (rate?.retryAfter !== undefined) candidates.push(exchange.receivedAt + rate.retryAfter * 1000);
     if (rate?.reset !== undefined) candidates.push(rate.reset * 1000);
-    if (candidates.length === 0) return { announced: false, waitedMs: 0 };
+    if (candidates.length === 0) {
+      this.onWait?.({ bucket: "unannounced 429", waitMs: this.maxWaitMs, reason: "after exhaustion" });
+      await this.clock.sleep(this.maxWaitMs);
+      return { announced: false, waitedMs: this.maxWaitMs };
+    }
     const waitMs = Math.min(Math.max(...candidates) + this.marginMs - this.clock.now(), this.maxWaitMs);
     if (waitMs > 0) {
       this.onWait?.({ bucket: "announced by 429", waitMs, reason: "after exhaustion" });
@@ -211,7 +236,17 @@ export class RateBudget {
     const id = `${scope}\u0000${name}`;
     let b = this.buckets.get(id);
     if (b === undefined) {
-      b = { scope, name, isTier, size, remaining: undefined, resetAt: undefined, inFlight: 0, headerless: false };
+      b = {
+        scope,
+        name,
+        isTier,
+        size,
+        remaining: undefined,
+        resetAt: undefined,
+        inFlight: 0,
+        headerless: false,
+        overstated: 0,
+      };
       this.buckets.set(id, b);
     }
     return b;
@@ -241,7 +276,7 @@ export class RateBudget {
     resetAt = Math.min(resetAt, answer.receivedAt + this.maxWaitMs - this.marginMs);
     const exact = (b: BucketState) => {
       b.size = rate.limit;
-      b.remaining = rate.remaining - b.inFlight;
+      b.remaining = rate.remaining - b.overstated - b.inFlight;
       b.resetAt = resetAt;
     };
     const lowerBound = (b: BucketState, create: boolean) => {

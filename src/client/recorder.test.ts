@@ -43,6 +43,17 @@ describe("Redactor", () => {
 });
 
 describe("curlCommand", () => {
+  test("reads another role's key from that role's variable, so a replay sends the same key", () => {
+    const readOnly = new Redactor(OTHER, [KEY], "AGENT_API_READ_ONLY_KEY");
+    const curl = curlCommand(
+      { method: "GET", url: "http://127.0.0.1:8080/v1/agents", headers: { authorization: `Bearer ${OTHER}` } },
+      readOnly,
+    );
+    expect(curl).toContain('authorization: Bearer \'"$AGENT_API_READ_ONLY_KEY"');
+    expect(curl).not.toContain("$AGENT_API_KEY");
+    expect(curl).not.toContain(OTHER);
+  });
+
   test("reads the key from $AGENT_API_KEY and never holds it", () => {
     const curl = curlCommand(
       {

@@ -22,10 +22,15 @@ export const CURL_BODY_BYTES = 16_384;
 export class Redactor {
   private readonly secrets: readonly string[];
 
-  /** `apiKey` is the client's own key (a curl line reads it from $AGENT_API_KEY); `others` are redacted to ***. */
+  /**
+   * `apiKey` is the client's own key: a curl line reads it from `$<keyVariable>` (the variable
+   * of the key's role, so a replay of a read-only or other-account request sends that key);
+   * `others` are redacted to ***.
+   */
   constructor(
     readonly apiKey: string,
     others: readonly string[] = [],
+    readonly keyVariable: string = CURL_KEY_VARIABLE,
   ) {
     // Longest first, so a key that contains another is replaced whole.
     this.secrets = [...new Set([apiKey, ...others])]
@@ -111,8 +116,8 @@ function literalWord(text: string): string {
   return isPlain(text) ? singleQuoted(text) : ansiQuoted(Buffer.from(text, "utf8"));
 }
 
-/** One shell word: literal parts quoted, the key read from $AGENT_API_KEY. */
-function shellWord(parts: readonly CurlPart[]): string {
+/** One shell word: literal parts quoted, the key read from its variable ($AGENT_API_KEY by default). */
+function shellWord(parts: readonly CurlPart[], keyVariable = CURL_KEY_VARIABLE): string {
   const merged: CurlPart[] = [];
   for (const part of parts) {
     const last = merged.at(-1);
@@ -121,7 +126,7 @@ function shellWord(parts: readonly CurlPart[]): string {
     else merged.push(part);
   }
   if (merged.length === 0) return "''";
-  return merged.map((p) => ("key" in p ? `"$${CURL_KEY_VARIABLE}"` : literalWord(p.literal))).join("");
+  return merged.map((p) => ("key" in p ? `"$${keyVariable}"` : literalWord(p.literal))).join("");
 }
 
 function isValidUtf8(bytes: Uint8Array): boolean {
@@ -147,7 +152,8 @@ export interface CurlRequest {
  */
 export function curlCommand(request: CurlRequest, redactor: Redactor): string {
   const method = /^[A-Za-z]+$/.test(request.method) ? request.method : literalWord(request.method);
-  const url = shellWord(redactor.splitOnKey(request.url));
+  const word = (parts: readonly CurlPart[]) => shellWord(parts, redactor.keyVariable);
+  const url = word(redactor.splitOnKey(request.url));
   const words = ["curl", "-sS", "-i", "--path-as-is", "--globoff", "-X", method, url];
   const names = Object.keys(request.headers).map((n) => n.toLowerCase());
   // A stream is shown as it arrives.
@@ -159,7 +165,7 @@ export function curlCommand(request: CurlRequest, redactor: Redactor): string {
       name.toLowerCase() === "authorization"
         ? [{ literal: `${name}: ` }, ...redactor.authorizationParts(value)]
         : redactor.splitOnKey(`${name}: ${value}`);
-    words.push("-H", shellWord(parts));
+    words.push("-H", word(parts));
   }
   let note = "";
   if (request.body !== undefined) {
@@ -170,10 +176,10 @@ export function curlCommand(request: CurlRequest, redactor: Redactor): string {
       note = `  # body cut: ${bytes.byteLength} bytes sent, first ${CURL_BODY_BYTES} shown`;
       bytes = bytes.subarray(0, CURL_BODY_BYTES);
     }
-    const word = isValidUtf8(bytes)
-      ? shellWord(redactor.splitOnKey(Buffer.from(bytes).toString("utf8")))
+    const data = isValidUtf8(bytes)
+      ? word(redactor.splitOnKey(Buffer.from(bytes).toString("utf8")))
       : ansiQuoted(Buffer.from(redactor.text(Buffer.from(bytes).toString("latin1")), "latin1"));
-    words.push("--data-binary", word);
+    words.push("--data-binary", data);
   }
   return words.join(" ") + note;
 }

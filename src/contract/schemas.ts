@@ -37,7 +37,9 @@ const list = (limit: { min: number; max: number; maxItems: number }) => z.array(
 const pluginsSchema = z
   .array(z.string().regex(F.plugin.pattern))
   .max(F.plugin.maxItems)
-  .refine((ids) => new Set(ids).size === ids.length, "plugin ids must be unique");
+  .refine((ids) => new Set(ids).size === ids.length, "plugin ids must be unique")
+  // the refinement says it to zod; this says it to JSON Schema (and so to the OpenAPI document)
+  .meta({ uniqueItems: true });
 
 const temperatureSchema = z.number().min(F.temperature.min).max(F.temperature.max);
 const maxTokensSchema = z.number().int().min(F.maxTokens.min).max(F.maxTokens.max);

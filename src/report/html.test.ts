@@ -10,7 +10,7 @@ describe("renderHtml", () => {
     expect(html).toContain("2025-01-31T09-05-07-123Z-3f9a1c");
     expect(html).toContain("<dd>424242</dd>");
     expect(html).toContain("<dd>12.3 s</dd>");
-    expect(html).toContain("3 passed, 3 failed, 1 skipped");
+    expect(html).toContain("3 passed, 2 failed, 1 error, 1 skipped");
   });
 
   test("failures first (conformance failures, then harness errors), then coverage, then every check", () => {
@@ -83,5 +83,64 @@ describe("renderHtml", () => {
     const page = renderHtml(sampleRun({ options: { apiKey: tricky } }), { secrets: [tricky] });
     expect(page).not.toContain(escapeHtml(tricky));
     expect(page).not.toContain(escapeHtml(JSON.stringify(tricky)));
+  });
+
+  test("findings first; coverage bars count passed checks only; skipped grouped by the flag; a filter", () => {
+    const checks = [
+      sampleCheck({
+        id: "a",
+        title: "§2 a page",
+        status: "failed",
+        findingIds: ["F1"],
+        clauseIds: ["envelope.list"],
+        sections: ["§2"],
+      }),
+      sampleCheck({
+        id: "b",
+        title: "§6 read-only 1",
+        status: "skipped",
+        message: "needs --read-only-key",
+        clauseIds: ["auth.permissions"],
+        sections: ["§6"],
+      }),
+      sampleCheck({
+        id: "c",
+        title: "§6 read-only 2",
+        status: "skipped",
+        message: "needs --read-only-key",
+        clauseIds: ["auth.permissions"],
+        sections: ["§6"],
+      }),
+    ];
+    const html = renderHtml(
+      sampleRun({
+        checks,
+        findings: [
+          {
+            id: "F1",
+            kind: "response",
+            check: "success-schema",
+            clauseIds: ["envelope.list"],
+            sections: ["§2"],
+            endpoints: ["GET /agents"],
+            message: "PROFILE §2 envelope.list: expected hasMore = page < totalPages; received true",
+            occurrences: 3,
+            seenIn: ["a"],
+            blocked: [],
+            evidence: [],
+            replay: "replay-F1.sh",
+          },
+        ],
+      }),
+    );
+    expect(html.indexOf('id="findings"')).toBeLessThan(html.indexOf('id="coverage"'));
+    expect(html).toContain('<a href="replay-F1.sh">');
+    expect(html).toContain("pass <code>--read-only-key</code> to run 2 more checks");
+    // §6 has only skipped checks: its bar is empty, not full
+    expect(html).toMatch(
+      /<th scope="row">§6<\/th><td class="num">\d+<\/td><td class="num"><span class="bar"[^>]*><span style="width:0%">/,
+    );
+    expect(html).toContain('id="show-failed"');
+    expect(html).toMatch(/<p class="line">1 finding; 0 passed, 1 failed, 2 skipped<\/p>/);
   });
 });

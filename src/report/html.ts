@@ -1,8 +1,8 @@
 import { CLAUSE_BY_ID } from "../contract/clauses.js";
+import type { Finding } from "./findings.js";
 import {
   type CheckResult,
   type CheckStatus,
-  checksBySuite,
   type Evidence,
   formatDuration,
   type RunResult,
@@ -15,8 +15,10 @@ import { type ReportOptions, reportableRun } from "./redact.js";
 
 /**
  * report.html: one self-contained page for a person — inline CSS, no scripts, no external
- * assets, so it opens from a CI artifact or an email attachment. Failures come first with the
- * evidence to reproduce them; then coverage by PROFILE section; then every check by suite.
+ * assets, so it opens from a CI artifact or an email attachment. Findings come first (one per
+ * defect, with the evidence and the replay script), then checks no finding explains, then
+ * coverage by PROFILE section (bars count passed checks only), then skipped checks by the flag
+ * that enables them, then every check by section — a section with nothing red folded away.
  */
 
 /** Bodies longer than this are cut in the page; results.json keeps them whole. */
@@ -42,7 +44,13 @@ export function escapeHtml(text: string): string {
     .replaceAll("'", "&#39;");
 }
 
-const STATUS_LABEL: Record<CheckStatus, string> = { passed: "passed", failed: "failed", error: "error", skipped: "skipped" };
+const STATUS_LABEL: Record<CheckStatus, string> = {
+  passed: "passed",
+  failed: "failed",
+  error: "error",
+  blocked: "blocked",
+  skipped: "skipped",
+};
 const badge = (status: CheckStatus) => `<span class="badge ${status}">${STATUS_LABEL[status]}</span>`;
 
 function clauseCode(id: string): string {
@@ -98,7 +106,11 @@ function failureArticle(run: RunResult, check: CheckResult): string {
     .join("");
   const where = [check.suite, check.file, formatDuration(check.durationMs)].filter((s): s is string => s !== undefined);
   const kind =
-    check.status === "failed" ? "ConformanceFailure — the target broke the clause" : "HarnessError — the harness could not judge";
+    check.status === "failed"
+      ? "ConformanceFailure — the target broke the clause"
+      : check.status === "blocked"
+        ? `blocked by ${check.blockedBy ?? "an earlier defect"}`
+        : "HarnessError — the harness could not judge";
   return `<article class="check ${check.status}" id="${anchor(run, check)}">
 <h3>${badge(check.status)} ${escapeHtml(check.title)}</h3>
 <p class="where">${where.map(escapeHtml).join(" · ")} · <span class="kind">${kind}</span></p>
@@ -111,45 +123,123 @@ ${check.evidence && check.evidence.length > 0 ? evidenceList(check.evidence) : '
 function coverageTable(summary: RunSummary): string {
   const rows = Object.values(summary.coverage).map((s) => {
     const covered = s.checked.length;
-    const pct = s.clauses === 0 ? 0 : Math.round((covered / s.clauses) * 100);
+    // the bar is what this run showed conformant: clauses whose checks passed, never skipped ones
+    const pct = s.clauses === 0 ? 0 : Math.round((s.passed / s.clauses) * 100);
     const uncovered = s.uncovered.length === 0 ? '<span class="none">—</span>' : s.uncovered.map(clauseCode).join(" ");
     const n = (value: number, cls: string) => `<td class="num${value > 0 ? ` ${cls}` : ""}">${value}</td>`;
-    return `<tr><th scope="row">${escapeHtml(s.section)}</th><td class="num">${s.clauses}</td><td class="num"><span class="bar"><span style="width:${pct}%"></span></span>${covered}</td>${n(s.passed, "passed")}${n(s.failed, "failed")}${n(s.error, "error")}${n(s.skipped, "skipped")}<td>${uncovered}</td></tr>`;
+    return `<tr><th scope="row">${escapeHtml(s.section)}</th><td class="num">${s.clauses}</td><td class="num"><span class="bar" title="${s.passed} of ${s.clauses} clauses passed"><span style="width:${pct}%"></span></span>${covered}</td>${n(s.passed, "passed")}${n(s.failed, "failed")}${n(s.error, "error")}${n(s.blocked, "blocked")}${n(s.skipped, "skipped")}<td>${uncovered}</td></tr>`;
   });
   const all = Object.values(summary.coverage);
   const sum = (pick: (s: (typeof all)[number]) => number) => all.reduce((total, s) => total + pick(s), 0);
-  const totalRow = `<tr class="total"><th scope="row">all</th><td class="num">${sum((s) => s.clauses)}</td><td class="num">${sum((s) => s.checked.length)}</td><td class="num">${sum((s) => s.passed)}</td><td class="num">${sum((s) => s.failed)}</td><td class="num">${sum((s) => s.error)}</td><td class="num">${sum((s) => s.skipped)}</td><td>${summary.uncovered.length} uncovered MUST</td></tr>`;
+  const totalRow = `<tr class="total"><th scope="row">all</th><td class="num">${sum((s) => s.clauses)}</td><td class="num">${sum((s) => s.checked.length)}</td><td class="num">${sum((s) => s.passed)}</td><td class="num">${sum((s) => s.failed)}</td><td class="num">${sum((s) => s.error)}</td><td class="num">${sum((s) => s.blocked)}</td><td class="num">${sum((s) => s.skipped)}</td><td>${summary.uncovered.length} uncovered MUST</td></tr>`;
   return `<table class="coverage">
-<thead><tr><th>Section</th><th class="num">Clauses</th><th class="num">Covered</th><th class="num">Passed</th><th class="num">Failed</th><th class="num">Errors</th><th class="num">Skipped</th><th>Uncovered MUST clauses</th></tr></thead>
+<thead><tr><th>Section</th><th class="num">Clauses</th><th class="num">Covered</th><th class="num">Passed</th><th class="num">Failed</th><th class="num">Errors</th><th class="num">Blocked</th><th class="num">Skipped</th><th>Uncovered MUST clauses</th></tr></thead>
 <tbody>
 ${rows.join("\n")}
 ${totalRow}
 </tbody>
 </table>
-<p class="note">Counted in clauses: a clause takes the worst status of the checks citing it (failed, error, passed, then skipped). Hover a clause id for its text.</p>`;
+<p class="note">Counted in clauses: a clause takes the worst status of the checks citing it (failed, error, blocked, passed, then skipped). The bar shows the clauses whose checks passed. Hover a clause id for its text.</p>`;
 }
 
-function suiteTable(run: RunResult, suite: string, checks: readonly CheckResult[]): string {
-  const counts = (["passed", "failed", "error", "skipped"] as const)
+const RED: ReadonlySet<CheckStatus> = new Set(["failed", "error", "blocked"]);
+
+function checkRow(run: RunResult, check: CheckResult): string {
+  // a red check links to what explains it: its finding, or its own article when no finding does
+  const target = check.blockedBy ?? check.findingIds?.[0];
+  const title = target
+    ? `<a href="#finding-${escapeHtml(target)}">${escapeHtml(check.title)}</a>`
+    : RED.has(check.status)
+      ? `<a href="#${anchor(run, check)}">${escapeHtml(check.title)}</a>`
+      : escapeHtml(check.title);
+  const findings = (check.findingIds ?? []).map((id) => `<a href="#finding-${id}">${id}</a>`).join(" ");
+  const note =
+    check.status === "passed"
+      ? ""
+      : escapeHtml(
+          check.status === "blocked" && check.blockedBy
+            ? `blocked by ${check.blockedBy}`
+            : ((check.message ?? "").split("\n", 1)[0] ?? ""),
+        );
+  return `<tr class="${check.status}"><td>${badge(check.status)}</td><td>${check.clauseIds.map(clauseCode).join(" ")}</td><td>${title}${note === "" ? "" : `<div class="note">${note}</div>`}${findings === "" ? "" : `<div class="note">findings: ${findings}</div>`}</td><td class="num">${escapeHtml(formatDuration(check.durationMs))}</td></tr>`;
+}
+
+/** One PROFILE section's checks; folded away when nothing in it is red. */
+function sectionGroup(run: RunResult, section: string, checks: readonly CheckResult[]): string {
+  const counts = (["passed", "failed", "error", "blocked", "skipped"] as const)
     .map((status) => [status, checks.filter((c) => c.status === status).length] as const)
     .filter(([, count]) => count > 0)
     .map(([status, count]) => `${count} ${status}`)
     .join(", ");
-  const rows = checks.map((check) => {
-    const title =
-      check.status === "failed" || check.status === "error"
-        ? `<a href="#${anchor(run, check)}">${escapeHtml(check.title)}</a>`
-        : escapeHtml(check.title);
-    const note = check.status === "passed" ? "" : escapeHtml((check.message ?? "").split("\n", 1)[0] ?? "");
-    return `<tr class="${check.status}"><td>${badge(check.status)}</td><td>${check.clauseIds.map(clauseCode).join(" ")}</td><td>${title}${note === "" ? "" : `<div class="note">${note}</div>`}</td><td class="num">${escapeHtml(formatDuration(check.durationMs))}</td></tr>`;
-  });
-  return `<h3>${escapeHtml(suite)} <span class="counts">${escapeHtml(counts)}</span></h3>
+  const red = checks.some((c) => RED.has(c.status));
+  return `<details class="group ${red ? "red" : "green"}"${red ? " open" : ""}>
+<summary><b>${escapeHtml(section)}</b> <span class="counts">${escapeHtml(counts)}</span></summary>
 <table class="checks">
 <thead><tr><th>Status</th><th>Clauses</th><th>Check</th><th class="num">Time</th></tr></thead>
 <tbody>
-${rows.join("\n")}
+${checks.map((check) => checkRow(run, check)).join("\n")}
 </tbody>
-</table>`;
+</table>
+</details>`;
+}
+
+/** Checks by the first PROFILE section they cite, in registry order; the run's own (cleanup) last. */
+function checksBySection(run: RunResult): Map<string, CheckResult[]> {
+  const order = (section: string) => (/^§(\d+)$/.exec(section) ? Number(section.slice(1)) : 99);
+  const groups = new Map<string, CheckResult[]>();
+  for (const check of run.checks) {
+    const section = check.sections[0] ?? check.suite;
+    groups.set(section, [...(groups.get(section) ?? []), check]);
+  }
+  return new Map([...groups].sort(([a], [b]) => order(a) - order(b)));
+}
+
+/** Skipped checks by the reason (the flag that enables them): "pass --read-only-key to run 10 more checks". */
+function skippedByFlag(run: RunResult): string {
+  const byReason = new Map<string, CheckResult[]>();
+  for (const check of run.checks.filter((c) => c.status === "skipped")) {
+    const reason = (check.message ?? "skipped").split("\n", 1)[0] ?? "skipped";
+    byReason.set(reason, [...(byReason.get(reason) ?? []), check]);
+  }
+  if (byReason.size === 0) return '<p class="none">No check was skipped.</p>';
+  return [...byReason]
+    .map(([reason, checks]) => {
+      const flag = /^needs (--[a-z-]+)/.exec(reason)?.[1];
+      const head = flag
+        ? `pass <code>${escapeHtml(flag)}</code> to run ${checks.length} more check${checks.length === 1 ? "" : "s"}`
+        : `${escapeHtml(reason)} (${checks.length})`;
+      return `<details class="skipped-group"><summary>${head}</summary><ul>${checks.map((c) => `<li>${escapeHtml(c.title)}</li>`).join("")}</ul></details>`;
+    })
+    .join("\n");
+}
+
+function findingArticle(finding: Finding): string {
+  const clauses = finding.clauseIds
+    .map((id) => {
+      const clause = CLAUSE_BY_ID.get(id);
+      return `<li>${clauseCode(id)} ${clause ? `${clause.section} · ${escapeHtml(clause.text)}` : ""}</li>`;
+    })
+    .join("");
+  const facts = [
+    finding.endpoints.length ? `on ${finding.endpoints.join(", ")}` : "",
+    finding.kind === "response"
+      ? `seen ${finding.occurrences}× in ${finding.seenIn.length} check${finding.seenIn.length === 1 ? "" : "s"}`
+      : `${finding.occurrences} failed check${finding.occurrences === 1 ? "" : "s"}`,
+    finding.blocked.length ? `blocked ${finding.blocked.length} check${finding.blocked.length === 1 ? "" : "s"}` : "",
+    finding.firstRequestId ? `first request ${finding.firstRequestId}` : "",
+  ].filter((f) => f !== "");
+  const replay = finding.replay
+    ? `<p class="replay">Replay: <a href="${escapeHtml(finding.replay)}"><code>${escapeHtml(finding.replay)}</code></a> — exits 1 while the defect is there, 0 once it is gone</p>`
+    : "";
+  const evidence = [...(finding.setup ? [finding.setup.evidence] : []), ...finding.evidence.slice(0, 1)];
+  return `<article class="finding" id="finding-${escapeHtml(finding.id)}">
+<h3><span class="fid">${escapeHtml(finding.id)}</span> ${escapeHtml(finding.message.split("\n", 1)[0] ?? "")}</h3>
+<p class="where">${facts.map(escapeHtml).join(" · ")}</p>
+<ul class="clauses">${clauses}</ul>
+${replay}
+${evidence.length ? `<details><summary>evidence (${evidence.length} request${evidence.length === 1 ? "" : "s"})</summary>${evidenceList(evidence)}</details>` : ""}
+${finding.seenIn.length ? `<details><summary>checks</summary><ul>${finding.seenIn.map((id) => `<li>${escapeHtml(id)}</li>`).join("")}</ul></details>` : ""}
+</article>`;
 }
 
 const STYLE = `
@@ -181,15 +271,36 @@ code.clause{background:var(--soft);padding:0 4px;border-radius:4px;white-space:n
 .warning{padding:8px 12px;border:1px solid #eedc9a;background:#fffbea;border-radius:6px}
 tr.failed td:first-child,tr.error td:first-child{box-shadow:inset 3px 0 var(--failed)}
 footer{margin-top:32px;color:var(--muted);font-size:.85em}
+.verdict.interrupted{background:var(--error)}.card.blocked{border-top-color:var(--error)}.card.findings{border-top-color:var(--failed)}
+.badge.blocked{background:var(--error)}.check.blocked{border-left-color:var(--error)}
+.finding{border:1px solid var(--line);border-left:5px solid var(--failed);border-radius:6px;padding:12px 14px;margin:0 0 16px;background:#fffdfd}
+.fid{display:inline-block;padding:0 8px;margin-right:6px;border-radius:10px;background:var(--failed);color:#fff;font-size:.85em}
+.replay{margin:4px 0}.group{border:1px solid var(--line);border-radius:6px;padding:4px 10px;margin:0 0 8px}.group.red{border-left:5px solid var(--failed)}
+.group summary{color:var(--fg)}.filter{margin:0 0 10px}.filter label{margin-right:14px;cursor:pointer}
+body:has(#show-failed:checked) #checks tr.passed,body:has(#show-failed:checked) #checks tr.skipped,body:has(#show-failed:checked) #checks .group.green{display:none}
+body:has(#show-skipped:checked) #checks tr:not(.skipped),body:has(#show-skipped:checked) #checks .group:not(:has(tr.skipped)){display:none}
 `;
 
 export function renderHtml(runInput: RunResult, options: ReportOptions = {}): string {
   const run = reportableRun(runInput, options);
   const summary = summarize(run);
   const { totals } = summary;
-  const verdict: CheckStatus = totals.failed > 0 ? "failed" : totals.error > 0 ? "error" : "passed";
-  const verdictText = { passed: "PASSED", failed: "FAILED", error: "HARNESS ERROR", skipped: "" }[verdict];
-  const red = redChecks(run);
+  const findings = run.findings ?? [];
+  const verdict = run.interrupted
+    ? "interrupted"
+    : totals.error > 0
+      ? "error"
+      : findings.length > 0 || totals.failed > 0 || totals.blocked > 0
+        ? "failed"
+        : "passed";
+  const verdictText = {
+    passed: "PASSED",
+    failed: "FAILED",
+    error: "HARNESS ERROR",
+    interrupted: `INTERRUPTED after ${run.interrupted?.done} of ${run.interrupted?.total} checks`,
+  }[verdict];
+  // what no finding explains: harness errors, and failures of a run recorded without findings
+  const red = redChecks(run).filter((c) => !c.findingIds?.length);
 
   const meta: [string, string][] = [
     ["Target", `${run.target.kind} · ${run.target.baseUrl}`],
@@ -203,21 +314,27 @@ export function renderHtml(runInput: RunResult, options: ReportOptions = {}): st
     meta.push(["Options", optionEntries.map(([name, value]) => `${name}=${JSON.stringify(value)}`).join("  ")]);
   }
 
-  const cards = (["passed", "failed", "error", "skipped"] as const)
-    .map((status) => `<div class="card ${status}"><b>${totals[status]}</b>${status === "error" ? "errors" : status}</div>`)
-    .join("");
+  // the same counts, in the same words, as the summary line under them
+  const cards = [
+    ...(findings.length ? [`<div class="card findings"><b>${findings.length}</b>findings</div>`] : []),
+    ...(["passed", "failed", "error", "blocked", "skipped"] as const)
+      .filter((status) => status !== "blocked" || totals.blocked > 0)
+      .map((status) => `<div class="card ${status}"><b>${totals[status]}</b>${status === "error" ? "errors" : status}</div>`),
+  ].join("");
 
+  const findingList =
+    findings.length === 0 ? '<p class="none">No findings.</p>' : findings.map((f) => findingArticle(f)).join("\n");
   const failures =
     red.length === 0
-      ? '<p class="none">No failures and no harness errors.</p>'
-      : red.map((check) => failureArticle(run, check)).join("\n");
+      ? ""
+      : `<section id="failures">\n<h2>Not explained by a finding (${red.length})</h2>\n${red.map((check) => failureArticle(run, check)).join("\n")}\n</section>`;
 
   const unknown =
     summary.unknownClauseIds.length === 0
       ? ""
       : `<p class="warning">Checks cite clause ids that are not in the registry: ${summary.unknownClauseIds.map(clauseCode).join(" ")}</p>`;
 
-  const suites = [...checksBySuite(run)].map(([suite, checks]) => suiteTable(run, suite, checks)).join("\n");
+  const groups = [...checksBySection(run)].map(([section, checks]) => sectionGroup(run, section, checks)).join("\n");
 
   return `<!doctype html>
 <html lang="en">
@@ -237,18 +354,24 @@ ${meta.map(([name, value]) => `<dt>${escapeHtml(name)}</dt><dd>${escapeHtml(valu
 <p class="line">${escapeHtml(summaryLine(totals))}</p>
 </header>
 <main>
-<section id="failures">
-<h2>Failures (${red.length})</h2>
-${failures}
+<section id="findings">
+<h2>Findings (${findings.length})</h2>
+${findingList}
 </section>
+${failures}
 <section id="coverage">
 <h2>Coverage by PROFILE section</h2>
 ${coverageTable(summary)}
 ${unknown}
 </section>
+<section id="skipped">
+<h2>Skipped (${totals.skipped})</h2>
+${skippedByFlag(run)}
+</section>
 <section id="checks">
-<h2>All checks by suite</h2>
-${suites === "" ? '<p class="none">No checks ran.</p>' : suites}
+<h2>All checks by PROFILE section</h2>
+<div class="filter">Show: <label><input type="radio" name="show" id="show-all" checked> all</label><label><input type="radio" name="show" id="show-failed"> failed</label><label><input type="radio" name="show" id="show-skipped"> skipped</label></div>
+${groups === "" ? '<p class="none">No checks ran.</p>' : groups}
 </section>
 </main>
 <footer>Written by agent-harness from run ${escapeHtml(run.runId)}, finished ${escapeHtml(run.finishedAt)}. The whole record, with untruncated bodies, is in results.json beside this file.</footer>

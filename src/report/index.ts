@@ -1,3 +1,4 @@
+export * from "./findings.js";
 export * from "./html.js";
 export * from "./json.js";
 export * from "./junit.js";

@@ -1,4 +1,7 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
+import { validateXML } from "xmllint-wasm";
+import { collectFindings } from "./findings.js";
 import { escapeXmlAttr, escapeXmlText, renderJunit, stripIllegalXmlChars } from "./junit.js";
 import { SAMPLE_SECRETS, sampleCheck, sampleRun } from "./sample.js";
 
@@ -158,23 +161,27 @@ describe("the XML checker used below", () => {
 });
 
 describe("renderJunit", () => {
-  test("is well-formed: testsuites > testsuite per suite > testcase per check", () => {
+  test("is well-formed: testsuites > testsuite per PROFILE section > testcase per check", () => {
     const run = sampleRun();
     const root = parseXml(renderJunit(run));
     expect(root.name).toBe("testsuites");
     const suites = root.children.filter((c) => c.name === "testsuite");
-    expect(suites.map((s) => s.attrs.name)).toEqual([...new Set(run.checks.map((c) => c.suite))]);
+    const expected = [...new Set(run.checks.map((c) => (c.sections[0] ? `PROFILE ${c.sections[0]}` : c.suite)))];
+    expect(suites.map((s) => s.attrs.name).sort()).toEqual(expected.sort());
+    // sections in PROFILE order
+    const numbers = suites.map((s) => Number(/§(\d+)/.exec(s.attrs.name ?? "")?.[1] ?? 99));
+    expect(numbers).toEqual([...numbers].sort((a, b) => a - b));
+    for (const suite of suites)
+      for (const tc of suite.children.filter((c) => c.name === "testcase")) expect(tc.attrs.classname).toBe(suite.attrs.name);
     expect(all(root, "testcase")).toHaveLength(run.checks.length);
     expect(root.attrs).toMatchObject({ tests: "7", failures: "2", errors: "1", skipped: "1" });
-    const limits = suites.find((s) => s.attrs.name === "functional/limits");
-    expect(limits?.attrs).toMatchObject({ tests: "2", failures: "1", errors: "1", skipped: "0" });
   });
 
-  test("a testcase is classname = suite, name = [clause ids] title, time in seconds", () => {
+  test("a testcase is classname = its PROFILE section, name = the title without the section list", () => {
     const tc = testcaseNamed(parseXml(renderJunit(sampleRun())), "a name of 101 code points is rejected naming the field");
     expect(tc.attrs).toMatchObject({
-      classname: "functional/limits",
-      name: "[record.lengths] a name of 101 code points is rejected naming the field",
+      classname: "PROFILE §4",
+      name: "a name of 101 code points is rejected naming the field",
       time: "0.048",
       file: "suites/functional/limits.test.ts",
     });
@@ -207,7 +214,7 @@ describe("renderJunit", () => {
     const message = `expected <x attr="1"> & 'y'\nreceived ]]>`;
     const xml = renderJunit(sampleRun({ checks: [sampleCheck({ title, status: "failed", message })] }));
     const tc = testcaseNamed(parseXml(xml), title);
-    expect(tc.attrs.name).toBe(`[transport.request-id] ${title}`);
+    expect(tc.attrs.name).toBe(title);
     const failure = tc.children[0];
     expect(failure?.attrs.message).toBe(`expected <x attr="1"> & 'y'`);
     expect(failure?.text).toBe(message);
@@ -219,8 +226,75 @@ describe("renderJunit", () => {
       sampleRun({ checks: [sampleCheck({ title, status: "skipped", message: "first line\nsecond line\r\n" })] }),
     );
     const tc = testcaseNamed(parseXml(xml), "end");
-    expect(tc.attrs.name).toBe("[transport.request-id] bell nul esc ffff lone emoji\u{1f600} tab\tend");
+    expect(tc.attrs.name).toBe("bell nul esc ffff lone emoji\u{1f600} tab\tend");
     expect(tc.children[0]?.attrs.message).toBe("first line\nsecond line\r\n");
+  });
+
+  test("findings lead, one failed testcase each; a blocked check is skipped naming its finding", () => {
+    const checks = [
+      sampleCheck({
+        id: "a",
+        title: "§2 lists a page",
+        status: "failed",
+        findingIds: ["F1"],
+        clauseIds: ["envelope.list"],
+        sections: ["§2"],
+      }),
+      sampleCheck({
+        id: "b",
+        title: "§6 reads an agent",
+        status: "blocked",
+        blockedBy: "F1",
+        clauseIds: ["auth.required"],
+        sections: ["§6"],
+      }),
+    ];
+    const findings = collectFindings([
+      {
+        check: sampleCheck({ id: "c" }),
+        observations: [
+          {
+            check: "success-schema",
+            clause: "envelope.list",
+            expected: "pagination.hasMore: must be page < totalPages",
+            received: "true",
+            endpoint: "GET /agents",
+            count: 2,
+            evidence: { request: { method: "GET", url: "http://h/v1/agents", headers: {} }, curl: "curl 'http://h/v1/agents'" },
+          },
+        ],
+      },
+    ]);
+    const root = parseXml(renderJunit(sampleRun({ checks, findings })));
+    const [first] = root.children.filter((c) => c.name === "testsuite");
+    expect(first?.attrs).toMatchObject({ name: "findings", tests: "1", failures: "1" });
+    const finding = first!.children.find((c) => c.name === "testcase")!;
+    expect(finding.attrs).toMatchObject({ classname: "findings", name: "F1 envelope.list" });
+    expect(finding.children[0]?.attrs.message).toBe(
+      "PROFILE §2 envelope.list: expected pagination.hasMore: must be page < totalPages; received true",
+    );
+    expect(testcaseNamed(root, "reads an agent").children[0]).toMatchObject({ name: "skipped" });
+    expect(testcaseNamed(root, "reads an agent").children[0]?.attrs.message).toMatch(/^blocked by F1/);
+    expect(root.attrs).toMatchObject({ tests: "3", failures: "2", skipped: "1" });
+  });
+
+  test("validates against a JUnit XSD (the Ant/Jenkins schema CI servers read)", async () => {
+    const run = sampleRun({ checks: [...sampleRun().checks, sampleCheck({ id: "x", status: "blocked", blockedBy: "F1" })] });
+    const xml = renderJunit({ ...run, findings: collectFindings(run.checks.map((check) => ({ check, observations: [] }))) });
+    const schema = readFileSync(new URL("../../fixtures/junit.xsd", import.meta.url), "utf8");
+    const result = await validateXML({
+      xml: [{ fileName: "junit.xml", contents: xml }],
+      schema: [{ fileName: "junit.xsd", contents: schema }],
+    });
+    expect(result.errors.map((e) => e.message)).toEqual([]);
+    expect(result.valid).toBe(true);
+    // and the schema is not a yes-man: a testcase without a name is refused
+    const broken = xml.replace(/<testcase classname="[^"]*" name="[^"]*"/, "<testcase");
+    const refused = await validateXML({
+      xml: [{ fileName: "junit.xml", contents: broken }],
+      schema: [{ fileName: "junit.xsd", contents: schema }],
+    });
+    expect(refused.valid).toBe(false);
   });
 
   test("an empty run is still a well-formed document", () => {

@@ -1,10 +1,13 @@
-import { type CheckResult, checksBySuite, type Evidence, type RunResult, summarize } from "./model.js";
+import type { Finding } from "./findings.js";
+import { type CheckResult, type Evidence, type RunResult, summarize } from "./model.js";
 import { type ReportOptions, reportableRun } from "./redact.js";
 
 /**
- * JUnit XML, the dialect CI servers read (Jenkins, GitLab, GitHub annotators): a <testsuite>
- * per suite, a <testcase> per check. A ConformanceFailure is a <failure>, a HarnessError an
- * <error> (STYLE §7), so CI shows "the target is wrong" apart from "the harness is broken".
+ * JUnit XML, the dialect CI servers read (Jenkins, GitLab, GitHub annotators): first a
+ * <testsuite name="findings"> with one failed <testcase> per finding (so CI annotations lead with
+ * the defects, one each), then a <testsuite> per PROFILE section with a <testcase> per check,
+ * classname the section, name the check's title. A ConformanceFailure is a <failure>, a
+ * HarnessError an <error> (STYLE §7); a blocked check is <skipped> naming the finding.
  */
 
 /** Characters XML 1.0 forbids anywhere, even escaped: C0 controls but tab/LF/CR, lone surrogates, U+FFFE/U+FFFF. */
@@ -36,9 +39,14 @@ const attrs = (pairs: Record<string, string | number | undefined>): string =>
 
 const seconds = (ms: number): string => (Math.max(0, ms) / 1000).toFixed(3);
 
-/** `[transport.request-id, envelope.error] title` */
+/** The check's title without the section list it starts with (`§5 §7 a title` → `a title`). */
 export function testcaseName(check: CheckResult): string {
-  return check.clauseIds.length > 0 ? `[${check.clauseIds.join(", ")}] ${check.title}` : check.title;
+  return check.title.replace(/^(?:§\d+\s+)+/, "") || check.title;
+}
+
+/** The PROFILE section a check belongs to (its first), or its suite for the run's own checks. */
+export function testcaseClass(check: CheckResult): string {
+  return check.sections[0] ? `PROFILE ${check.sections[0]}` : check.suite;
 }
 
 /** The first line of a message, short enough for an attribute CI shows in a list. */
@@ -60,7 +68,7 @@ function evidenceText(evidence: readonly Evidence[]): string {
 }
 
 function testcase(check: CheckResult): string {
-  const open = `    <testcase${attrs({ classname: check.suite, name: testcaseName(check), time: seconds(check.durationMs), file: check.file })}`;
+  const open = `    <testcase${attrs({ classname: testcaseClass(check), name: testcaseName(check), time: seconds(check.durationMs), file: check.file })}`;
   const children: string[] = [];
   const message = check.message ?? "";
   if (check.status === "failed") {
@@ -71,6 +79,10 @@ function testcase(check: CheckResult): string {
     children.push(
       `      <error${attrs({ message: headline(message, "harness error"), type: "HarnessError" })}>${escapeXmlText(message)}</error>`,
     );
+  } else if (check.status === "blocked") {
+    children.push(
+      `      <skipped${attrs({ message: `blocked by ${check.blockedBy ?? "an earlier defect"}: ${headline(message, "")}` })}/>`,
+    );
   } else if (check.status === "skipped") {
     children.push(`      <skipped${attrs({ message: message === "" ? undefined : message })}/>`);
   }
@@ -78,6 +90,32 @@ function testcase(check: CheckResult): string {
     children.push(`      <system-out>${escapeXmlText(evidenceText(check.evidence))}</system-out>`);
   }
   return children.length === 0 ? `${open}/>` : `${open}>\n${children.join("\n")}\n    </testcase>`;
+}
+
+function findingCase(finding: Finding): string {
+  const details = [
+    finding.message,
+    `clauses: ${finding.clauseIds.join(", ")}`,
+    `endpoints: ${finding.endpoints.join(", ") || "—"}`,
+    finding.kind === "response" ? `seen ${finding.occurrences}× in: ${finding.seenIn.join("; ")}` : `check: ${finding.check}`,
+    ...(finding.blocked.length ? [`blocked: ${finding.blocked.join("; ")}`] : []),
+    ...(finding.replay ? [`replay: sh ${finding.replay}`] : []),
+  ].join("\n");
+  const name = `${finding.id} ${finding.clauseIds.join(", ")}`;
+  return [
+    `    <testcase${attrs({ classname: "findings", name, time: "0.000" })}>`,
+    `      <failure${attrs({ message: headline(finding.message, "finding"), type: "Finding" })}>${escapeXmlText(details)}</failure>`,
+    ...(finding.evidence.length ? [`      <system-out>${escapeXmlText(evidenceText(finding.evidence))}</system-out>`] : []),
+    "    </testcase>",
+  ].join("\n");
+}
+
+/** Checks by their first PROFILE section, sections in order; the run's own checks last. */
+function checksBySection(run: RunResult): Map<string, CheckResult[]> {
+  const order = (name: string) => (/^PROFILE §(\d+)$/.exec(name) ? Number(name.slice(9)) : 99);
+  const groups = new Map<string, CheckResult[]>();
+  for (const check of run.checks) groups.set(testcaseClass(check), [...(groups.get(testcaseClass(check)) ?? []), check]);
+  return new Map([...groups].sort(([a], [b]) => order(a) - order(b)));
 }
 
 export function renderJunit(runInput: RunResult, options: ReportOptions = {}): string {
@@ -90,14 +128,24 @@ export function renderJunit(runInput: RunResult, options: ReportOptions = {}): s
     ...(run.seed === undefined ? [] : [`      <property${attrs({ name: "seed", value: run.seed })}/>`]),
   ].join("\n");
 
-  const suites = [...checksBySuite(run)].map(([suite, checks]) => {
+  const findings = run.findings ?? [];
+  const findingSuite = findings.length
+    ? [
+        [
+          `  <testsuite${attrs({ name: "findings", tests: findings.length, failures: findings.length, errors: 0, skipped: 0, time: "0.000", timestamp: run.startedAt })}>`,
+          ...findings.map(findingCase),
+          "  </testsuite>",
+        ].join("\n"),
+      ]
+    : [];
+  const suites = [...checksBySection(run)].map(([suite, checks]) => {
     const count = (status: CheckResult["status"]) => checks.filter((c) => c.status === status).length;
     const head = `  <testsuite${attrs({
       name: suite,
       tests: checks.length,
       failures: count("failed"),
       errors: count("error"),
-      skipped: count("skipped"),
+      skipped: count("skipped") + count("blocked"),
       time: seconds(checks.reduce((sum, c) => sum + c.durationMs, 0)),
       timestamp: run.startedAt,
     })}>`;
@@ -106,13 +154,14 @@ export function renderJunit(runInput: RunResult, options: ReportOptions = {}): s
 
   const root = `<testsuites${attrs({
     name: `agent-harness verify ${run.runId}`,
-    tests: totals.total,
-    failures: totals.failed,
+    tests: totals.total + findings.length,
+    failures: totals.failed + findings.length,
     errors: totals.error,
-    skipped: totals.skipped,
+    skipped: totals.skipped + totals.blocked,
     time: seconds(totals.durationMs),
     timestamp: run.startedAt,
   })}`;
-  const body = suites.length === 0 ? `${root}/>` : `${root}>\n${suites.join("\n")}\n</testsuites>`;
+  const all = [...findingSuite, ...suites];
+  const body = all.length === 0 ? `${root}/>` : `${root}>\n${all.join("\n")}\n</testsuites>`;
   return `<?xml version="1.0" encoding="UTF-8"?>\n${body}\n`;
 }

@@ -15,7 +15,16 @@ const REGISTRY: Clause[] = [
 
 describe("totals", () => {
   test("count checks by status; duration is the wall clock of the run", () => {
-    expect(totalsOf(sampleRun())).toEqual({ passed: 3, failed: 2, error: 1, skipped: 1, total: 7, durationMs: 12_333 });
+    expect(totalsOf(sampleRun())).toEqual({
+      passed: 3,
+      failed: 2,
+      error: 1,
+      blocked: 0,
+      skipped: 1,
+      total: 7,
+      findings: 0,
+      durationMs: 12_333,
+    });
   });
 
   test("without parseable timestamps the duration is the sum of the checks", () => {
@@ -51,6 +60,7 @@ describe("coverage", () => {
       passed: 1,
       failed: 1,
       error: 0,
+      blocked: 0,
       skipped: 0,
       uncovered: ["a.two"],
     });
@@ -90,7 +100,8 @@ describe("summaryLine", () => {
   test.for([
     [{ passed: 12, failed: 0, error: 0, skipped: 0 }, "12 passed, 0 failed"],
     [{ passed: 3, failed: 2, error: 0, skipped: 4 }, "3 passed, 2 failed, 4 skipped"],
-    [{ passed: 3, failed: 2, error: 1, skipped: 0 }, "3 passed, 3 failed"],
+    [{ passed: 3, failed: 2, error: 1, skipped: 0 }, "3 passed, 2 failed, 1 error"],
+    [{ passed: 3, failed: 1, error: 0, blocked: 2, skipped: 0, findings: 2 }, "2 findings; 3 passed, 1 failed, 2 blocked"],
     [{ passed: 0, failed: 0, error: 0, skipped: 0 }, "0 passed, 0 failed"],
   ] as const)("%o → %s", ([totals, line]) => {
     expect(summaryLine(totals)).toBe(line);

@@ -1,5 +1,6 @@
 import { CLAUSES, type Clause } from "../contract/clauses.js";
 import type { RunPlan } from "../plan/plan.js";
+import type { Finding } from "./findings.js";
 
 /**
  * The results model of one `agent-harness verify` run. Every report (JUnit, JSON, HTML,
@@ -7,9 +8,10 @@ import type { RunPlan } from "../plan/plan.js";
  *
  * Two kinds of red (STYLE §7): "failed" means the target broke a clause (a ConformanceFailure,
  * JUnit <failure>); "error" means the harness could not judge (bad config, unreachable target:
- * a HarnessError, JUnit <error>).
+ * a HarnessError, JUnit <error>); "blocked" means an earlier defect (a finding) kept the check
+ * from running: its setup could not be done.
  */
-export type CheckStatus = "passed" | "failed" | "error" | "skipped";
+export type CheckStatus = "passed" | "failed" | "error" | "blocked" | "skipped";
 
 export interface Evidence {
   request: { method: string; url: string; headers: Record<string, string>; body?: string };
@@ -30,6 +32,12 @@ export interface CheckResult {
   /** failure: expected vs received; skip: the reason and the flag that enables it */
   message?: string;
   evidence?: Evidence[];
+  /** the findings seen in this check (response-level) or made by it (its own failure) */
+  findingIds?: string[];
+  /** status blocked: the finding that kept it from running */
+  blockedBy?: string;
+  /** a failure that broke a clause other than the check's own (its finding is made under that clause) */
+  clauseAtFault?: string;
 }
 
 export interface RunResult {
@@ -42,14 +50,20 @@ export interface RunResult {
   checks: CheckResult[];
   /** an external run's request plan and the time it took against the plan's bound (src/plan) */
   plan?: RunPlan;
+  /** most important first (see findings.ts) */
+  findings?: Finding[];
+  /** set when the run was stopped (Ctrl-C) before every check ran */
+  interrupted?: { done: number; total: number };
 }
 
 export interface Totals {
   passed: number;
   failed: number;
   error: number;
+  blocked: number;
   skipped: number;
   total: number;
+  findings: number;
   /** wall clock from startedAt to finishedAt; the sum of check durations if those do not parse */
   durationMs: number;
 }
@@ -68,6 +82,7 @@ export interface SectionCoverage {
   passed: number;
   failed: number;
   error: number;
+  blocked: number;
   skipped: number;
   /** MUST clauses of the section that no check cites */
   uncovered: string[];
@@ -83,9 +98,9 @@ export interface RunSummary {
   unknownClauseIds: string[];
 }
 
-const STATUS_RANK: Record<CheckStatus, number> = { failed: 3, error: 2, passed: 1, skipped: 0 };
+const STATUS_RANK: Record<CheckStatus, number> = { failed: 4, error: 3, blocked: 2, passed: 1, skipped: 0 };
 
-/** The worst status among `statuses` (failed > error > passed > skipped); undefined if empty. */
+/** The worst status among `statuses` (failed > error > blocked > passed > skipped); undefined if empty. */
 export function worstStatus(statuses: Iterable<CheckStatus>): CheckStatus | undefined {
   let worst: CheckStatus | undefined;
   for (const status of statuses) if (worst === undefined || STATUS_RANK[status] > STATUS_RANK[worst]) worst = status;
@@ -93,7 +108,16 @@ export function worstStatus(statuses: Iterable<CheckStatus>): CheckStatus | unde
 }
 
 export function totalsOf(run: RunResult): Totals {
-  const totals: Totals = { passed: 0, failed: 0, error: 0, skipped: 0, total: run.checks.length, durationMs: 0 };
+  const totals: Totals = {
+    passed: 0,
+    failed: 0,
+    error: 0,
+    blocked: 0,
+    skipped: 0,
+    total: run.checks.length,
+    findings: run.findings?.length ?? 0,
+    durationMs: 0,
+  };
   for (const check of run.checks) totals[check.status] += 1;
   const wallClock = Date.parse(run.finishedAt) - Date.parse(run.startedAt);
   totals.durationMs =
@@ -116,7 +140,17 @@ export function summarize(run: RunResult, clauses: readonly Clause[] = CLAUSES):
   for (const cl of clauses) {
     let section = coverage[cl.section];
     if (!section) {
-      section = { section: cl.section, clauses: 0, checked: [], passed: 0, failed: 0, error: 0, skipped: 0, uncovered: [] };
+      section = {
+        section: cl.section,
+        clauses: 0,
+        checked: [],
+        passed: 0,
+        failed: 0,
+        error: 0,
+        blocked: 0,
+        skipped: 0,
+        uncovered: [],
+      };
       coverage[cl.section] = section;
     }
     section.clauses += 1;
@@ -138,17 +172,33 @@ export function summarize(run: RunResult, clauses: readonly Clause[] = CLAUSES):
 }
 
 /**
- * The CLI's last line (STYLE: "N passed, N failed" and ", N skipped" when any were skipped).
- * Harness errors count as failed here: either way the run did not show conformance.
+ * The CLI's last line (STYLE: "N passed, N failed" and ", N skipped" when any were skipped),
+ * with the findings first and the blocked and errored checks named apart, so every count on
+ * the cards of report.html reads the same here.
  */
-export function summaryLine(totals: Pick<Totals, "passed" | "failed" | "error" | "skipped">): string {
-  const line = `${totals.passed} passed, ${totals.failed + totals.error} failed`;
-  return totals.skipped > 0 ? `${line}, ${totals.skipped} skipped` : line;
+export function summaryLine(
+  totals: Pick<Totals, "passed" | "failed" | "error" | "skipped"> & Partial<Pick<Totals, "blocked" | "findings">>,
+): string {
+  const parts = [`${totals.passed} passed`, `${totals.failed} failed`];
+  if (totals.error > 0) parts.push(`${totals.error} error${totals.error === 1 ? "" : "s"}`);
+  if (totals.blocked) parts.push(`${totals.blocked} blocked`);
+  if (totals.skipped > 0) parts.push(`${totals.skipped} skipped`);
+  const line = parts.join(", ");
+  return totals.findings ? `${totals.findings} finding${totals.findings === 1 ? "" : "s"}; ${line}` : line;
 }
 
 /** Failures first: failed (the target broke a clause), then errors (the harness could not judge), in run order. */
 export function redChecks(run: RunResult): CheckResult[] {
   return [...run.checks.filter((c) => c.status === "failed"), ...run.checks.filter((c) => c.status === "error")];
+}
+
+/** Exit code of a run (issue 7): 130 interrupted; 2 a harness error or nothing ran; 1 a finding or failed check; 0. */
+export function exitCodeOf(run: RunResult): number {
+  if (run.interrupted) return 130;
+  const ran = run.checks.some((c) => c.status !== "skipped" && c.suite !== "run");
+  if (run.checks.some((c) => c.status === "error") || !ran) return 2;
+  if ((run.findings?.length ?? 0) > 0 || run.checks.some((c) => c.status === "failed" || c.status === "blocked")) return 1;
+  return 0;
 }
 
 /** Checks grouped by suite, suites in order of first appearance, checks in run order. */

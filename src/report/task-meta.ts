@@ -1,3 +1,4 @@
+import type { Observation } from "./findings.js";
 import type { Evidence } from "./model.js";
 
 /**
@@ -12,5 +13,11 @@ declare module "@vitest/runner" {
     evidence?: Evidence[];
     /** the failure is the harness's (bad config, unreachable target), not the target's */
     harnessError?: boolean;
+    /** response-level violations seen in the test: findings are made of them across workers (issue 7) */
+    observations?: Observation[];
+    /** an earlier defect kept the test from running (its setup failed) */
+    blocked?: boolean;
+    /** the clause the failure broke, when narrower than the check's own */
+    clauseAtFault?: string;
   }
 }

@@ -56,9 +56,9 @@ describe("colorEnabled", () => {
 });
 
 describe("formatSummary", () => {
-  test("ends with the plain line N passed, N failed, N skipped (errors count as failed)", () => {
+  test("ends with the plain line N passed, N failed, N error, N skipped (the same counts as the cards)", () => {
     const text = formatSummary(sampleRun(), { color: true });
-    expect(text.split("\n").at(-1)).toBe("3 passed, 3 failed, 1 skipped");
+    expect(text.split("\n").at(-1)).toBe("3 passed, 2 failed, 1 error, 1 skipped");
   });
 
   test("no skipped part when nothing was skipped", () => {
@@ -69,8 +69,8 @@ describe("formatSummary", () => {
   test("a table by section, the failures again, the uncovered MUST clauses", () => {
     const text = formatSummary(sampleRun(), { color: false });
     const lines = text.split("\n");
-    expect(lines).toContain("Section  Clauses  Covered  Passed  Failed  Errors  Skipped  Uncovered MUST");
-    expect(lines).toContain("§1             4        2       2       0       0        0               1");
+    expect(lines).toContain("Section  Clauses  Covered  Passed  Failed  Errors  Blocked  Skipped  Uncovered MUST");
+    expect(lines).toContain("§1             4        2       2       0       0        0        0               1");
     expect(text).toContain("Failures (3):");
     // counted against the registry, so the figure follows it as clauses are added
     const uncovered = summarize(sampleRun()).uncovered.length;

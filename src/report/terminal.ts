@@ -1,4 +1,5 @@
 import { CLAUSE_BY_ID } from "../contract/clauses.js";
+import type { Finding } from "./findings.js";
 import {
   type CheckResult,
   type CheckStatus,
@@ -18,6 +19,23 @@ import { type ReportOptions, redactSecrets, reportableRun, stripAnsi } from "./r
 export interface TerminalOptions extends ReportOptions {
   /** default: colorEnabled(process.stdout, process.env) */
   color?: boolean;
+}
+
+/** Where a progress line stands in the run: `12/378 0:34`. */
+export interface ProgressPosition {
+  done: number;
+  total?: number | undefined;
+  elapsedMs: number;
+}
+
+function clock(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+/** `[12/378 0:34]` */
+export function formatPosition(at: ProgressPosition): string {
+  return `[${at.done}${at.total !== undefined ? `/${at.total}` : ""} ${clock(at.elapsedMs)}]`;
 }
 
 /** https://no-color.org: NO_COLOR (non-empty) wins; FORCE_COLOR forces; otherwise only on a TTY that is not "dumb". */
@@ -44,8 +62,14 @@ const painter =
   (text, ...codes) =>
     on && codes.length > 0 ? `${codes.map((code) => SGR[code]).join("")}${text}${SGR.reset}` : text;
 
-const SYMBOL: Record<CheckStatus, string> = { passed: "✓", failed: "✗", error: "!", skipped: "○" };
-const SYMBOL_COLOR: Record<CheckStatus, keyof typeof SGR> = { passed: "green", failed: "red", error: "yellow", skipped: "dim" };
+const SYMBOL: Record<CheckStatus, string> = { passed: "✓", failed: "✗", error: "!", blocked: "⊘", skipped: "○" };
+const SYMBOL_COLOR: Record<CheckStatus, keyof typeof SGR> = {
+  passed: "green",
+  failed: "red",
+  error: "yellow",
+  blocked: "yellow",
+  skipped: "dim",
+};
 
 /** Uncovered clauses named in the summary; report.html names them all. */
 const UNCOVERED_LISTED = 12;
@@ -56,7 +80,7 @@ const MESSAGE_CHARS = 160;
  * `✗ limits.429  An empty bucket answers 429  38 ms  — expected 429, received 200`: one line
  * per finished check; failed, errored and skipped ones add the first line of their message.
  */
-export function formatProgress(result: CheckResult, options: TerminalOptions = {}): string {
+export function formatProgress(result: CheckResult, options: TerminalOptions & { at?: ProgressPosition } = {}): string {
   const paint = painter(options.color ?? colorEnabled());
   const secrets = options.secrets ?? [];
   // Text from a response must neither leak a key nor drive the terminal (an ESC would).
@@ -66,12 +90,14 @@ export function formatProgress(result: CheckResult, options: TerminalOptions = {
       .replace(/[^\u0020-\u007E\u00A0-\u{10FFFF}]/gu, "\uFFFD");
   const clauses = result.clauseIds.length > 0 ? result.clauseIds.join(",") : result.suite;
   let line = [
+    ...(options.at ? [paint(formatPosition(options.at), "dim")] : []),
     paint(SYMBOL[result.status], SYMBOL_COLOR[result.status], "bold"),
     paint(clean(clauses), "dim"),
     clean(result.title),
     paint(formatDuration(result.durationMs), "dim"),
   ].join("  ");
-  const message = clean((result.message ?? "").split("\n", 1)[0]?.trim() ?? "");
+  const headline = result.status === "blocked" && result.blockedBy ? `blocked by ${result.blockedBy}` : "";
+  const message = headline || clean((result.message ?? "").split("\n", 1)[0]?.trim() ?? "");
   if (result.status !== "passed" && message !== "") {
     const short = message.length > MESSAGE_CHARS ? `${message.slice(0, MESSAGE_CHARS - 1)}…` : message;
     line += `  — ${paint(short, SYMBOL_COLOR[result.status])}`;
@@ -104,19 +130,28 @@ export function formatSummary(runInput: RunResult, options: TerminalOptions = {}
   const summary = summarize(run);
   const lines: string[] = [];
 
-  const red = redChecks(run);
+  const findings = run.findings ?? [];
+  if (findings.length > 0) {
+    lines.push(paint(`Findings (${findings.length}):`, "bold"));
+    for (const finding of findings) lines.push(...formatFinding(finding, { ...options, color }).map((l) => `  ${l}`));
+    lines.push("");
+  }
+  // failed checks no finding names (a run recorded without findings), then harness errors
+  const red = redChecks(run).filter((c) => !c.findingIds?.length);
   if (red.length > 0) {
     lines.push(paint(`Failures (${red.length}):`, "bold"));
     for (const check of red) lines.push(`  ${formatProgress(check, { ...options, color })}`);
     lines.push("");
   }
+  if (run.interrupted)
+    lines.push(paint(`interrupted after ${run.interrupted.done} of ${run.interrupted.total} checks`, "yellow", "bold"), "");
 
   const sections = Object.values(summary.coverage);
   const sum = (pick: (s: (typeof sections)[number]) => number) => String(sections.reduce((total, s) => total + pick(s), 0));
   const rows = [
-    ["Section", "Clauses", "Covered", "Passed", "Failed", "Errors", "Skipped", "Uncovered MUST"],
+    ["Section", "Clauses", "Covered", "Passed", "Failed", "Errors", "Blocked", "Skipped", "Uncovered MUST"],
     ...sections.map((s) =>
-      [s.section, s.clauses, s.checked.length, s.passed, s.failed, s.error, s.skipped, s.uncovered.length].map(String),
+      [s.section, s.clauses, s.checked.length, s.passed, s.failed, s.error, s.blocked, s.skipped, s.uncovered.length].map(String),
     ),
     [
       "all",
@@ -125,11 +160,12 @@ export function formatSummary(runInput: RunResult, options: TerminalOptions = {}
       sum((s) => s.passed),
       sum((s) => s.failed),
       sum((s) => s.error),
+      sum((s) => s.blocked),
       sum((s) => s.skipped),
       sum((s) => s.uncovered.length),
     ],
   ];
-  const [head, ...body] = table(rows, new Set([1, 2, 3, 4, 5, 6, 7]));
+  const [head, ...body] = table(rows, new Set([1, 2, 3, 4, 5, 6, 7, 8]));
   lines.push(paint(head ?? "", "bold"), ...body.slice(0, -1), paint(body.at(-1) ?? "", "bold"));
 
   if (summary.uncovered.length > 0) {
@@ -144,4 +180,28 @@ export function formatSummary(runInput: RunResult, options: TerminalOptions = {}
   lines.push("", `${summary.totals.total} checks in ${formatDuration(summary.totals.durationMs)} (run ${run.runId})`);
   lines.push(summaryLine(summary.totals));
   return lines.join("\n");
+}
+
+/**
+ * A finding as the terminal shows it:
+ * `F1 ✗ PROFILE §2 envelope.list: expected …; received …`, then where it was seen, how often,
+ * what it blocked, the first request id and the replay.
+ */
+export function formatFinding(finding: Finding, options: TerminalOptions = {}): string[] {
+  const paint = painter(options.color ?? colorEnabled());
+  const clean = (text: string) => redactSecrets(stripAnsi(text), options.secrets ?? []).replace(/[\t\r\n]+/g, " ");
+  const seen =
+    finding.kind === "response"
+      ? `seen ${finding.occurrences}× in ${finding.seenIn.length} check${finding.seenIn.length === 1 ? "" : "s"}`
+      : `check: ${finding.check}`;
+  const lines = [
+    `${paint(finding.id, "bold")} ${paint("✗", "red", "bold")} ${clean(finding.message)}`,
+    `   ${paint(`${finding.endpoints.join(", ") || "—"} · ${seen}${finding.blocked.length ? ` · blocked ${finding.blocked.length}` : ""}`, "dim")}`,
+  ];
+  const tail = [
+    ...(finding.firstRequestId ? [`first request ${finding.firstRequestId}`] : []),
+    ...(finding.replay ? [`replay: sh ${finding.replay}`] : []),
+  ];
+  if (tail.length) lines.push(`   ${paint(clean(tail.join(" · ")), "dim")}`);
+  return lines;
 }

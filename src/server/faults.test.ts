@@ -478,6 +478,7 @@ const PROBES: Record<string, Probe> = {
     expected: true,
     probe: async (s) => (await s.call("PUT", "/v1/agents", { body: {} })).headers.allow !== undefined,
   },
+  "unknown-method-400": { expected: 405, probe: async (s) => (await s.call("QUERY", "/v1/agents")).status },
   "empty-id-500": { expected: 404, probe: async (s) => (await s.call("GET", "/v1/agents/")).status },
   "trailing-slash-bypass": {
     expected: 404,

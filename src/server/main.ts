@@ -89,7 +89,8 @@ export function parseServeArgs(argv: string[]): ServeConfig {
   const port = positive("port", values.port, 8080, { integer: true, allowZero: true });
   if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
   const faults = values.fault ?? [];
-  for (const f of faults) if (!FAULTS[f]) throw new UsageError(`unknown --fault "${f}"; known: ${FAULT_NAMES.join(", ")}`);
+  for (const f of faults)
+    if (!FAULTS[f]) throw new UsageError(`unknown --fault "${f}" (agent-harness serve --help lists the faults)`);
   const keysPath = values.keys;
   return {
     port,
@@ -116,8 +117,8 @@ function readKeysFile(path: string): KeysFile {
   let json: unknown;
   try {
     json = JSON.parse(text);
-  } catch {
-    throw new UsageError(`--keys ${path} is not valid JSON`);
+  } catch (err) {
+    throw new UsageError(`--keys ${path} is not valid JSON: ${jsonErrorAt(text, (err as Error).message)}`);
   }
   const parsed = keysFileSchema.safeParse(json);
   if (!parsed.success)
@@ -127,6 +128,26 @@ function readKeysFile(path: string): KeysFile {
   return parsed.data;
 }
 
+/** `line 3, column 14: Unexpected token '}'` from JSON.parse's message and the text. */
+export function jsonErrorAt(text: string, message: string): string {
+  let position = text.length;
+  const at = /position (\d+)/.exec(message);
+  // Node 20 names no position for an unexpected token, only a snippet around it: find the snippet
+  const near = /^Unexpected token '([\s\S])', (?:\.\.\.)?"([\s\S]*)"(?:\.\.\.)? is not valid JSON$/.exec(message);
+  if (at) position = Number(at[1]);
+  else if (near) {
+    const [, token = "", snippet = ""] = near;
+    const start = text.indexOf(snippet);
+    if (start !== -1) position = start + snippet.indexOf(token);
+  }
+  const reason = message
+    .replace(/ in JSON at position \d+.*$/s, "")
+    .replace(/, (?:\.\.\.)?"[\s\S]*"(?:\.\.\.)? is not valid JSON$/, "")
+    .replace(/\s*\(line \d+ column \d+\)$/, "");
+  const before = text.slice(0, position).split("\n");
+  return `line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}: ${reason}`;
+}
+
 /** `agent-harness serve`: listen until SIGINT/SIGTERM. Returns the exit code. */
 export async function runServer(argv: string[], out = process.stdout, err = process.stderr): Promise<number> {
   let config: ServeConfig;
@@ -134,8 +155,12 @@ export async function runServer(argv: string[], out = process.stdout, err = proc
     config = parseServeArgs(argv);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    if (e.message) err.write(`agent-harness serve: ${e.message}\n`);
-    err.write(`${SERVE_USAGE}\n`);
+    if (e.message === "") {
+      out.write(`${SERVE_USAGE}\n`);
+      return 0;
+    }
+    // one line, not the whole usage (which lists every fault)
+    err.write(`agent-harness serve: ${e.message}\n`);
     return 2;
   }
   const { app } = buildServer(config);

@@ -24,9 +24,18 @@ const LACKING: [string, string, string[]][] = [
   ["GET", "/v1/agents/agt_x/messages", ["POST"]],
   ["DELETE", "/v1/agents/agt_x/messages", ["POST"]],
   ["OPTIONS", "/v1/agents", ["GET", "POST"]],
+  // a method the server knows no route for (found by an outside fuzzer: it answered 400)
+  ["QUERY", "/v1/agents", ["GET", "POST"]],
+  ["QUERY", "/v1/agents/agt_x", ["DELETE", "GET", "PATCH"]],
+  ["PROPFIND", "/v1/agents/agt_x/messages", ["POST"]],
 ];
 
 describe("§9 routing", () => {
+  test("§9 an unknown method on an unknown path → 404 NOT_FOUND, not 400", async () => {
+    const s = makeServer();
+    expectError(await s.call("QUERY", "/v1/nope"), 404, "NOT_FOUND");
+  });
+
   test.for(UNKNOWN)("§9 unknown path %s → 401 without a key, 404 NOT_FOUND with one", async (path) => {
     const s = makeServer();
     expectError(await s.call("GET", path, { key: null }), 401, "UNAUTHORIZED");
@@ -42,7 +51,7 @@ describe("§9 routing", () => {
     allow,
   ]) => {
     const s = makeServer();
-    const body = ["GET", "DELETE", "OPTIONS"].includes(method) ? undefined : {};
+    const body = ["GET", "DELETE", "OPTIONS", "QUERY", "PROPFIND"].includes(method) ? undefined : {};
     expectError(await s.call(method, path, { key: null, body }), 401, "UNAUTHORIZED");
     const res = await s.call(method, path, { body });
     if (res.status === 405) {

@@ -142,6 +142,9 @@ const LACKING_METHODS: Array<{ method: string; path: string }> = [
   { method: "PUT", path: "/agents/{id}" },
   { method: "GET", path: "/agents/{id}/messages" },
   { method: "DELETE", path: "/agents/{id}/messages" },
+  // a method no route has at all (an outside fuzzer found the reference answering 400)
+  { method: "QUERY", path: "/agents" },
+  { method: "QUERY", path: "/agents/{id}" },
 ];
 
 /** `/agents/` with an empty id, on each method of the agent paths. */
@@ -178,6 +181,10 @@ describe("routing (§9)", () => {
         expect(allow, "Allow leaves out the method refused").not.toContain(method);
       }
     });
+
+  check("routing.unknown", "QUERY /nope (a method no route has, on an unknown path) → 404 NOT_FOUND", async ({ api }) => {
+    expectError(resultOf(await api.send({ method: "QUERY", path: "/nope" })), "NOT_FOUND");
+  });
 
   for (const { method, path, body } of EMPTY_IDS)
     check("routing.empty-id", `${method} ${path} → 404`, async ({ api }) => {

@@ -1,4 +1,7 @@
 import { execFile, spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 
 /** The CLI's contract with CI: exit 0 pass, 1 a check failed, 2 bad usage or unreachable target. */
@@ -23,25 +26,58 @@ describe("meta: the agent-harness CLI", { concurrent: true }, () => {
     [["serve", "--keys", "/nonexistent/keys.json"], /cannot read --keys/],
     [["cleanup"], /needs --base-url/],
     [["openapi", "extra"], /takes no arguments/],
+    [["serve", "--fault", "nope"], /unknown --fault "nope"/],
   ] as const)("%j exits 2 with a readable message", async ([args, message]) => {
     const { code, stderr } = await run([...args]);
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
     expect(stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
+    expect(stderr.trim().split("\n")).toHaveLength(1); // one line, no fault list
   });
 
-  test("an unreachable target exits 2, naming it", async () => {
-    const { code, stderr } = await run([
+  test.for([
+    [
+      "AGENT_API_KEY",
+      /--api-key \(or \$AGENT_API_KEY\) is set but the base URL is missing: set --base-url or \$AGENT_API_BASE_URL/,
+    ],
+    ["AGENT_API_READ_ONLY_KEY", /--read-only-key .* base URL is missing/],
+  ] as const)("%s without a base URL is a usage error, not a green run of the embedded server", async ([variable, message]) => {
+    const { code, stderr } = await run(["verify"], { [variable]: "ak_test_some_key_123456", AGENT_API_BASE_URL: "" });
+    expect(code).toBe(2);
+    expect(stderr.trim().split("\n")).toHaveLength(1);
+    expect(stderr).toMatch(message);
+  });
+
+  test("a malformed keys file names the line and column, in one line", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "ah-keys-")), "keys.json");
+    writeFileSync(file, '{\n  "accounts": [],\n  "keys": [}\n');
+    const { code, stderr } = await run(["serve", "--keys", file]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/is not valid JSON: line 3, column 12: /);
+    expect(stderr.trim().split("\n")).toHaveLength(1);
+  });
+
+  test.for([["serve"], ["openapi"], ["verify"]])("%s --help prints its usage and exits 0", async ([command]) => {
+    const { code, stdout } = await run([command!, "--help"]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/usage: agent-harness/);
+  });
+
+  test("an unreachable target exits 2, naming it, with no cleanup line and no report folder", async () => {
+    const reportDir = mkdtempSync(join(tmpdir(), "ah-cli-unreachable-"));
+    const { code, stderr, stdout } = await run([
       "verify",
       "--base-url",
       "http://127.0.0.1:9/v1",
       "--api-key",
       "k",
       "--report-dir",
-      "/tmp/ah-cli-test",
+      reportDir,
     ]);
     expect(code).toBe(2);
     expect(stderr).toMatch(/unreachable at http:\/\/127\.0\.0\.1:9\/v1/);
+    expect(stdout).not.toMatch(/cleanup/);
+    expect(readdirSync(reportDir)).toEqual([]);
   });
 
   test("openapi prints an OpenAPI 3.1 document with every endpoint", async () => {

@@ -8,6 +8,24 @@ import { failedIn, type VerifyRun, verify } from "./verify-run.js";
  * The harness checks itself (STYLE §6): `verify` passes against the clean reference server and
  * fails against each injected fault, naming a failed check of the fault's PROFILE section.
  */
+
+/** One fault or more of each section §1–§10, each run on its own section without --bail. */
+const ONE_DEFECT_ONE_FINDING = new Set([
+  "drop-request-id",
+  "has-more-always-true",
+  "validation-422",
+  "account-id-exposed",
+  "timestamps-without-ms",
+  "delete-without-deleted-flag",
+  "reply-id-without-prefix",
+  "other-account-403",
+  "no-www-authenticate",
+  "no-retry-after",
+  "deactivate-wipes-config",
+  "no-allow-header",
+  "reply-not-deterministic",
+]);
+
 /** The clean run, shared by the tests that read it. */
 let cleanRun: Promise<VerifyRun> | undefined;
 const clean = () => {
@@ -19,6 +37,7 @@ describe("meta: the clean reference server", { concurrent: true }, () => {
   test("passes every check", { timeout: 600_000 }, async () => {
     const run = await clean();
     expect(failedIn(run).map((c) => `${c.id}: ${c.message}`)).toEqual([]);
+    expect((run.results.findings ?? []).map((f) => f.message)).toEqual([]);
     expect(run.results.checks.filter((c) => c.status === "error").map((c) => `${c.id}: ${c.message}`)).toEqual([]);
     expect(run.code).toBe(0);
   });
@@ -48,13 +67,19 @@ describe("meta: every injected fault is caught", { concurrent: true }, () => {
     expect(section, `fault ${name} cites an unknown clause`).toBeDefined();
     // six fault runs at a time (maxConcurrency) on two cores: one worker each, or the timing checks
     // of §7 starve (each run is short anyway: --sections keeps only the fault's section)
-    const run = await verify(["--fault", name, "--sections", section!, "--bail", "--workers", "1"]);
-    const caught = failedIn(run).filter((c) => c.sections.includes(section!));
+    const focused = ONE_DEFECT_ONE_FINDING.has(name);
+    const run = await verify(["--fault", name, "--sections", section!, ...(focused ? [] : ["--bail"]), "--workers", "1"]);
+    const findings = run.results.findings ?? [];
+    const caught = findings.filter((f) => f.sections.includes(section!));
     expect(
-      caught.map((c) => c.id),
-      `no ${section} check failed with --fault ${name}`,
+      caught.map((f) => f.message),
+      `no ${section} finding with --fault ${name}`,
     ).not.toEqual([]);
     expect(run.code).toBe(1);
+    if (!focused) return;
+    const summary = findings.map((f) => `${f.id} [${f.clauseIds.join(",")}] ${f.message}`);
+    expect(findings.length, `one defect, at most 3 findings:\n${summary.join("\n")}`).toBeLessThanOrEqual(3);
+    expect(findings[0]?.clauseIds, `the first finding cites ${clauseId}:\n${summary.join("\n")}`).toContain(clauseId);
   });
 });
 

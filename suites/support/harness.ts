@@ -1,7 +1,6 @@
 import { appendFileSync } from "node:fs";
 import { test as base, expect, inject, type TestContext } from "vitest";
-import type { Violation } from "../../src/checks/define.js";
-import { formatViolation, runChecks } from "../../src/checks/run.js";
+import { runChecks } from "../../src/checks/run.js";
 import { type ApiResult, type Exchange, RateBudget, ServiceClient, type ServiceClientOptions } from "../../src/client/index.js";
 import {
   type Agent,
@@ -13,7 +12,7 @@ import {
   STATUS_OF_CODE,
 } from "../../src/contract/index.js";
 import { appendFootprint, isCounted, keyIndexFor } from "../../src/plan/footprint.js";
-import type { Evidence } from "../../src/report/index.js";
+import { type Evidence, endpointLabel, findingKey, type Observation } from "../../src/report/index.js";
 import { type HarnessTarget, keysOf, workerTarget } from "../../src/target/harness-target.js";
 
 declare module "vitest" {
@@ -31,12 +30,28 @@ const ALL_KEYS = [...new Set((target.keyPool ?? [target.keys]).flatMap(keysOf))]
 /** Platform tokens the run sent: none may ever come back (PROFILE §4). */
 const sentTokens = new Set<string>();
 
+/** The record of one exchange a report shows. */
+function toEvidence(ex: Exchange): Evidence {
+  return {
+    request: {
+      method: ex.request.method,
+      url: ex.request.url,
+      headers: ex.request.headers,
+      ...(ex.request.body ? { body: ex.request.body } : {}),
+    },
+    response: { status: ex.response.status, headers: ex.response.headers, body: ex.response.bodyText.slice(0, 4000) },
+    ...(ex.requestId ? { requestId: ex.requestId } : {}),
+    curl: ex.curl,
+  };
+}
+
 /** Everything one test exchanged, and what the response-level checks found in it. */
 class ExchangeLog {
   readonly exchanges: Exchange[] = [];
-  readonly violations: Violation[] = [];
-  /** exchanges a response-level check found at fault: the evidence a report needs first */
-  private readonly faulty: Exchange[] = [];
+  /** one per (check, what is wrong): a finding is made of these across the run (issue 7) */
+  readonly observations = new Map<string, Observation>();
+  /** the create that made each agent of the test: a replay runs it before the failing call */
+  private readonly creates = new Map<string, Evidence>();
 
   record(ex: Exchange, authenticated: boolean): void {
     this.exchanges.push(ex);
@@ -48,31 +63,43 @@ class ExchangeLog {
       tokens: [...sentTokens],
       windowSeconds: target.windowSeconds,
       receivedAt: ex.receivedAt,
+      sentAt: ex.sentAt,
       clockSkewSeconds: CLOCK_SKEW_SECONDS,
+      idField: target.idField,
     });
-    this.violations.push(...found);
-    if (found.length) this.faulty.push(ex);
     // the raw body names the identifier as the target does (PROFILE §11)
     const data = (ex.response.json as { data?: Record<string, unknown> } | undefined)?.data;
     const id = data?.[target.idField] ?? data?.id;
-    if (typeof id === "string" && ex.response.status === 201 && endpoint?.id === "createAgent") ledger({ created: id });
+    if (typeof id === "string" && ex.response.status === 201 && endpoint?.id === "createAgent") {
+      ledger({ created: id });
+      this.creates.set(id, toEvidence(ex));
+    }
     if (typeof id === "string" && ex.response.status === 200 && endpoint?.id === "deleteAgent") ledger({ deleted: id });
+    for (const v of found) {
+      const key = findingKey(v);
+      const seen = this.observations.get(key);
+      if (seen) {
+        seen.count += 1;
+        continue;
+      }
+      // the create that made the agent this request addressed (not the create itself)
+      const made =
+        endpoint?.id === "createAgent"
+          ? undefined
+          : [...this.creates.entries()].find(([agentId]) => ex.request.url.includes(`/${agentId}`));
+      this.observations.set(key, {
+        ...v,
+        endpoint: endpointLabel(ex.request.method, ex.request.url),
+        count: 1,
+        evidence: toEvidence(ex),
+        ...(made ? { setup: { evidence: made[1], agentId: made[0] } } : {}),
+      });
+    }
   }
 
   evidence(): Evidence[] {
-    // the exchanges a check found at fault, then the last ones the test made
-    const chosen = new Set([...this.faulty.slice(0, 3), ...this.exchanges.slice(-3)]);
-    return [...chosen].map((ex) => ({
-      request: {
-        method: ex.request.method,
-        url: ex.request.url,
-        headers: ex.request.headers,
-        ...(ex.request.body ? { body: ex.request.body } : {}),
-      },
-      response: { status: ex.response.status, headers: ex.response.headers, body: ex.response.bodyText.slice(0, 4000) },
-      ...(ex.requestId ? { requestId: ex.requestId } : {}),
-      curl: ex.curl,
-    }));
+    // the last exchanges the test made: what its own assertions judged
+    return this.exchanges.slice(-3).map(toEvidence);
   }
 }
 
@@ -87,11 +114,11 @@ export const budget = new RateBudget({ windowSeconds: target.windowSeconds });
 
 /**
  * A check that exhausted a bucket on purpose waits for the refill its 429 announced
- * (Retry-After / X-RateLimit-Reset), never a guessed time.
+ * (Retry-After / X-RateLimit-Reset), never a guessed time. A 429 that announced nothing is the
+ * retry-after check's finding; the wait then falls back to what PROFILE §7 guarantees (the window W).
  */
 export async function waitForRefill(exchange: Exchange): Promise<void> {
-  const { announced } = await budget.afterExhaustion(exchange);
-  if (!announced) throw new ConformanceFailure("the 429 announced no refill: neither Retry-After nor X-RateLimit-Reset");
+  await budget.afterExhaustion(exchange);
 }
 
 const clients = new Map<string, ServiceClient>();
@@ -102,6 +129,15 @@ export function observeExchanges(observer: (exchange: Exchange, key: string) => 
   observers.add(observer);
   return () => observers.delete(observer);
 }
+/** The variable a replay reads each key from, by the key's role (issue 7: a replay sends the same key). */
+const KEY_VARIABLE = {
+  main: "AGENT_API_KEY",
+  readOnly: "AGENT_API_READ_ONLY_KEY",
+  otherAccount: "AGENT_API_OTHER_ACCOUNT_KEY",
+  quota: "AGENT_API_QUOTA_KEY",
+} as const;
+const keyVariableOf = (key: string): keyof typeof KEY_VARIABLE | undefined =>
+  (["readOnly", "otherAccount", "quota"] as const).find((role) => target.keys[role] === key);
 
 /** A client for one of the run's keys; every response it sees goes through every check. */
 export function clientFor(key: string, account: string, options: Partial<ServiceClientOptions> = {}): ServiceClient {
@@ -116,6 +152,7 @@ export function clientFor(key: string, account: string, options: Partial<Service
       account,
       ...(account === "main" && target.tierLimit ? { tierLimit: target.tierLimit } : {}),
       secrets: ALL_KEYS,
+      keyVariable: KEY_VARIABLE[keyVariableOf(key) ?? "main"],
       timeoutMs: (target.messageTimeoutSeconds + 15) * 1000,
       onExchange: (ex) => {
         const auth = ex.request.headers.authorization ?? "";
@@ -147,10 +184,22 @@ export class AgentFactory {
   /** Create an agent that must succeed; the test fails with the target's answer otherwise. */
   async create(body: Partial<CreateAgentBody> = {}): Promise<Agent> {
     for (const p of Object.values(body.platforms ?? {})) if (p?.token) sentTokens.add(p.token);
-    const res = await this.api.createAgent({ name: this.name(), ...body } as CreateAgentBody);
-    const agent = expectOk(res, 201);
-    this.made.push(agent.id);
-    return agent;
+    const send = () => this.api.createAgent({ name: this.name(), ...body } as CreateAgentBody);
+    let res = await send();
+    // a 429 the pacing did not expect: wait for the refill PROFILE §7 guarantees and try once more,
+    // rather than let a wrong header cascade into every later check (the 429 itself is a finding)
+    if (res.status === 429 && res.error?.code === "RATE_LIMIT_EXCEEDED") {
+      await budget.afterExhaustion(res.exchange);
+      res = await send();
+    }
+    try {
+      const agent = expectOk(res, 201);
+      this.made.push(agent.id);
+      return agent;
+    } catch (err) {
+      // the check's setup, not its subject: a defect here blocks the check (issue 7)
+      throw new Blocked(`setup: could not create an agent: ${(err as Error).message.split("\n", 1)[0]}`);
+    }
   }
 
   track(id: string): void {
@@ -241,12 +290,12 @@ export const test = base.extend<Fixtures>({
       currentCheck = `${task.file.name}::(setup)`;
       const errors = task.result?.errors ?? [];
       if (errors.some((e) => e.name === "TransportError" || e.name === "HarnessError")) task.meta.harnessError = true;
-      if (log.violations.length || task.result?.state === "fail" || errors.length) task.meta.evidence = log.evidence();
-      if (log.violations.length) {
-        const unique = [...new Map(log.violations.map((v) => [formatViolation(v), v])).keys()];
-        task.meta.clauseIds = [...new Set([...(task.meta.clauseIds ?? []), ...log.violations.map((v) => v.clause)])];
-        throw new ConformanceFailure(`response-level checks failed:\n${unique.join("\n")}`);
-      }
+      if (errors.some((e) => e.name === "Blocked")) task.meta.blocked = true;
+      const narrower = errors.map((e) => (e as { clause?: string }).clause).find((c) => c !== undefined);
+      if (narrower) task.meta.clauseAtFault = narrower;
+      if (task.result?.state === "fail" || errors.length) task.meta.evidence = log.evidence();
+      // issue 7: a response-level violation is a finding of its own check, not this test's failure
+      if (log.observations.size) task.meta.observations = [...log.observations.values()];
     },
     { auto: true },
   ],
@@ -261,9 +310,20 @@ export const test = base.extend<Fixtures>({
   },
 });
 
-/** The target broke a clause. */
+/** The target broke a clause: the check's own, or the narrower one named (a finding is made under it). */
 export class ConformanceFailure extends Error {
   override name = "ConformanceFailure";
+  constructor(
+    message: string,
+    readonly clause?: ClauseId,
+  ) {
+    super(message);
+  }
+}
+
+/** An earlier defect kept the check from running (its setup failed): reported `blocked`, not failed. */
+export class Blocked extends Error {
+  override name = "Blocked";
 }
 
 /** The harness cannot judge (missing capability, bad configuration). */
@@ -289,12 +349,29 @@ export function smoke(clauses: ClauseId | ClauseId[], title: string, fn: (ctx: F
   return check(clauses, title, fn, ["smoke"]);
 }
 
-/** Assert a success status and a body that parses with the endpoint's schema; return the data. */
+const requestLabel = (ex: Exchange) => endpointLabel(ex.request.method, ex.request.url);
+const answerOf = (res: { status: number; error?: { code: string; details?: { field: string }[] } | undefined }) =>
+  `${res.status}${res.error ? ` ${res.error.code}` : ""}${res.error?.details?.length ? ` (details: ${res.error.details.map((d) => d.field).join(", ")})` : ""}`;
+
+/** Fail in words, not matcher text (issue 7): `GET /agents/{agentId}: expected 200; received 404 AGENT_NOT_FOUND`. */
+function assertThat(ok: boolean, message: () => string): void {
+  if (!ok) throw new ConformanceFailure(message());
+  expect(ok).toBe(true);
+}
+
+/**
+ * Assert a success status and a body that parses with the endpoint's schema; return the data.
+ * A body that breaks the schema is the success-schema check's finding: the check is blocked by it.
+ */
 export function expectOk<T>(res: ApiResult<T>, status = 200): T {
-  expect(
-    { status: res.status, error: res.error?.code, parseIssues: res.parseIssues },
-    `${res.exchange.request.method} ${res.exchange.request.url}`,
-  ).toEqual({ status, error: undefined, parseIssues: [] });
+  assertThat(res.status === status, () => `${requestLabel(res.exchange)}: expected ${status}; received ${answerOf(res)}`);
+  if (res.parseIssues.length)
+    throw new Blocked(
+      `${requestLabel(res.exchange)}: the ${status} body breaks its schema (${res.parseIssues
+        .slice(0, 2)
+        .map((i) => `${i.path || "body"}: ${i.message}`)
+        .join("; ")})`,
+    );
   return res.data as T;
 }
 
@@ -305,23 +382,30 @@ export function expectError(
   field?: string,
 ): void {
   const codes = Array.isArray(code) ? code : [code];
-  const label = `${res.exchange.request.method} ${res.exchange.request.url}`;
-  expect(
-    codes.map((c) => STATUS_OF_CODE[c]),
-    `${label}: status`,
-  ).toContain(res.status);
-  expect(codes, `${label}: error.code`).toContain(res.error?.code);
-  if (field !== undefined) expect(res.error?.details?.map((d) => d.field) ?? [], `${label}: details[].field`).toContain(field);
+  const wanted = codes.map((c) => `${STATUS_OF_CODE[c]} ${c}`).join(" or ");
+  const label = requestLabel(res.exchange);
+  assertThat(
+    codes.some((c) => STATUS_OF_CODE[c] === res.status && res.error?.code === c),
+    () => `${label}: expected ${wanted}; received ${answerOf(res)}`,
+  );
+  if (field !== undefined) {
+    const named = res.error?.details?.map((d) => d.field) ?? [];
+    assertThat(
+      named.includes(field),
+      () => `${label}: expected details[].field to name ${field} (PROFILE §2); received ${JSON.stringify(named)}`,
+    );
+  }
 }
 
 /** A 400 INVALID_REQUEST whose details[].field names one of `fields` (a fault may be named at the item or its list). */
 export function expectInvalid(res: Parameters<typeof expectError>[0], fields: string[]): void {
   expectError(res, "INVALID_REQUEST");
   const named = res.error?.details?.map((d) => d.field) ?? [];
-  expect(
+  assertThat(
     named.some((f) => fields.includes(f)),
-    `details[].field ${JSON.stringify(named)} should name one of ${fields.join(", ")}`,
-  ).toBe(true);
+    () =>
+      `${requestLabel(res.exchange)}: expected details[].field to name one of ${fields.join(", ")} (PROFILE §2); received ${JSON.stringify(named)}`,
+  );
 }
 
 export { expect };

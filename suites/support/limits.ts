@@ -1,6 +1,6 @@
 import type { ApiResult, Exchange } from "../../src/client/index.js";
 import { RATE_LIMITS } from "../../src/contract/index.js";
-import { expect, expectError, HarnessError, target, waitForRefill } from "./harness.js";
+import { Blocked, ConformanceFailure, expect, expectError, HarnessError, target, waitForRefill } from "./harness.js";
 
 /**
  * PROFILE §7 helpers shared by the limits suites. Each check that empties a bucket does it on
@@ -39,7 +39,7 @@ export async function drainBucket(size: number, counted: Probe, final: Probe = c
     const rate = first.exchange.rate;
     const { limit, remaining, reset } = rate ?? {};
     if (limit === undefined || remaining === undefined || reset === undefined)
-      throw new HarnessError(`${label(first)} carried no usable X-RateLimit-* headers: cannot empty the bucket`);
+      throw new Blocked(`${label(first)} carried no usable X-RateLimit-* headers: cannot empty the bucket`);
     if (limit !== size) {
       // PROFILE §7: the headers describe the bucket with the fewest remaining; now it is the tier's
       expectTierLimit(first);
@@ -57,7 +57,12 @@ export async function drainBucket(size: number, counted: Probe, final: Probe = c
     const tierRanOut = burst.find(tierRanOutFirst);
     if (tierRanOut === undefined)
       for (const [i, res] of burst.entries())
-        expect(res.status, `${label(res)}: request ${i + 1} of the ${remaining} X-RateLimit-Remaining promised`).not.toBe(429);
+        if (res.status === 429)
+          // the headers' promise broke, not the bucket: a finding of PROFILE §7 limits.headers
+          throw new ConformanceFailure(
+            `${label(res)}: expected request ${i + 1} of the ${remaining} X-RateLimit-Remaining promised to be admitted; received 429`,
+            "limits.headers",
+          );
     if (tierRanOut !== undefined) {
       expectTierLimit(tierRanOut);
       await waitForRefill(tierRanOut.exchange);
@@ -79,22 +84,21 @@ export async function drainBucket(size: number, counted: Probe, final: Probe = c
   throw new HarnessError(`could not empty a bucket of ${size} within ${MAX_DRAIN_ATTEMPTS} windows`);
 }
 
-/** PROFILE §7: 429 RATE_LIMIT_EXCEEDED from an empty bucket, with headers that say when it refills. */
+/**
+ * PROFILE §7: 429 RATE_LIMIT_EXCEEDED from an empty bucket, describing that bucket. Remaining 0,
+ * Retry-After and a Reset within W + 1 s that agrees with it are the response-level checks'
+ * (rate-limit-headers, retry-after), judged on every 429 of the run: one finding each, not a
+ * failure of every check that emptied a bucket (issue 7).
+ */
 export function expectEmptyBucket429(res: Result, size: number): void {
   expectError(res, "RATE_LIMIT_EXCEEDED");
-  const rate = res.exchange.rate;
-  const now = res.exchange.receivedAt / 1000;
-  const where = label(res);
+  const limit = res.exchange.rate?.limit;
   // both buckets empty: the one that refills last is described — the tier, when it is
-  expect([size, target.tierLimit], `${where}: X-RateLimit-Limit is the bucket's size`).toContain(rate?.limit);
-  expect(rate?.remaining, `${where}: X-RateLimit-Remaining`).toBe(0);
-  expect(rate?.retryAfter, `${where}: Retry-After, integer seconds`).toBeGreaterThanOrEqual(1);
-  expect(rate?.reset, `${where}: X-RateLimit-Reset after now`).toBeGreaterThan(now - CLOCK_SKEW_SECONDS);
-  expect(rate?.reset, `${where}: X-RateLimit-Reset at most W + 1 s ahead`).toBeLessThanOrEqual(
-    now + W + RATE_LIMITS.resetSlackSeconds + CLOCK_SKEW_SECONDS,
-  );
-  const gap = Math.abs(now + (rate?.retryAfter ?? 0) - (rate?.reset ?? 0));
-  expect(gap, `${where}: Retry-After agrees with X-RateLimit-Reset`).toBeLessThanOrEqual(1 + CLOCK_SKEW_SECONDS);
+  const sizes = [size, target.tierLimit].filter((n) => n !== undefined);
+  expect(
+    sizes.includes(limit as number),
+    `${label(res)}: expected X-RateLimit-Limit to be the bucket's size (${sizes.join(" or ")}); received ${limit}`,
+  ).toBe(true);
 }
 
 /** `count` requests, `width` at a time; stops after the batch in which `stop` held for one. */

@@ -33,6 +33,18 @@ export const ROUTING_FAULTS: FaultRecord = {
       return payload;
     });
   }),
+  "unknown-method-400": fault(
+    "routing.unknown",
+    "a method no route has (QUERY) answers 400 INVALID_REQUEST, as fastify's error handler did",
+    (app) => {
+      rewriteJson(app, (body, req, reply) => {
+        if (!["GET", "HEAD", "POST", "PATCH", "DELETE"].includes(req.method) && [404, 405].includes(reply.statusCode)) {
+          reply.removeHeader("allow");
+          replaceError(reply, body, 400, "INVALID_REQUEST");
+        }
+      });
+    },
+  ),
   "empty-id-500": fault("routing.empty-id", "/agents/ with an empty id crashes (500)", (app) => {
     app.addHook("preHandler", async (req) => {
       if (endpointOf(req) && isObj(req.params) && "agentId" in req.params && agentIdParam(req) === "")

@@ -1,6 +1,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { API_PREFIX, BODY_LIMIT_BYTES, endpointsAtPath } from "../../contract/index.js";
+import { API_PREFIX, BODY_LIMIT_BYTES, ENDPOINT_LIST, endpointsAtPath } from "../../contract/index.js";
 import { sendError } from "../http.js";
+
+/** The methods some route answers (GET also answers HEAD). */
+const ROUTED_METHODS = new Set([...ENDPOINT_LIST.map((ep) => ep.method), "HEAD"]);
 
 /**
  * PROFILE §1, §3, §9: a path whose percent-encoding does not decode (`/v1/agents/%zz`) would be
@@ -30,7 +33,7 @@ export function installErrors(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "buffer" }, (_req: FastifyRequest, body: Buffer, done) => done(null, body));
 
-  app.setNotFoundHandler((req, reply) => {
+  const notFound = (req: FastifyRequest, reply: FastifyReply) => {
     const path = req.url.split("?")[0] ?? "";
     const known = path.startsWith(`${API_PREFIX}/`) ? endpointsAtPath(path.slice(API_PREFIX.length)) : [];
     if (known.length) {
@@ -38,9 +41,13 @@ export function installErrors(app: FastifyInstance): void {
       return sendError(reply, "METHOD_NOT_ALLOWED", `${req.method} is not allowed on this path`);
     }
     return sendError(reply, "NOT_FOUND", "No such route");
-  });
+  };
+  app.setNotFoundHandler(notFound);
 
-  app.setErrorHandler((err: FastifyError, _req, reply: FastifyReply) => {
+  app.setErrorHandler((err: FastifyError, req, reply: FastifyReply) => {
+    // PROFILE §9: a method no route has (QUERY, PROPFIND…) is 404/405 whatever the framework
+    // thought of its body first (fastify wants a Content-Type on QUERY before it routes)
+    if (!ROUTED_METHODS.has(req.method)) return notFound(req, reply);
     if (err.statusCode === 413)
       return sendError(reply, "PAYLOAD_TOO_LARGE", `The body is larger than ${BODY_LIMIT_BYTES.toLocaleString("en-US")} bytes`);
     if (err.statusCode === 415) return sendError(reply, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");

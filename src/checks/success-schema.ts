@@ -1,0 +1,85 @@
+import type { ClauseId, EndpointId } from "../contract/index.js";
+import { defineCheck, isStream } from "./define.js";
+
+/** The clause a broken success body breaks, by endpoint; a pagination problem is §2's whatever the endpoint. */
+const CLAUSE_OF_ENDPOINT: Record<EndpointId, ClauseId> = {
+  createAgent: "record.shape",
+  listAgents: "record.shape",
+  getAgent: "record.shape",
+  updateAgent: "record.shape",
+  deleteAgent: "delete.ok",
+  sendMessage: "message.reply",
+};
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** PROFILE §11: a deployment may name the identifier otherwise; the contract's schemas say `id`. */
+function renameId(json: unknown, idField: string): unknown {
+  if (idField === "id" || !isObject(json)) return json;
+  const rename = (r: unknown) => {
+    if (!isObject(r) || !(idField in r) || "id" in r) return r;
+    const { [idField]: id, ...rest } = r;
+    return { id, ...rest };
+  };
+  return { ...json, data: Array.isArray(json.data) ? json.data.map(rename) : rename(json.data) };
+}
+
+/**
+ * PROFILE §2, §4, §5: a success answer of an endpoint has the endpoint's shape (the agent record,
+ * the list page, the delete confirmation, the message reply). One finding per broken rule, so a
+ * record with an extra field is reported once, not by every test that read a record.
+ */
+export const successSchema = defineCheck({
+  id: "success-schema",
+  clause: "record.shape",
+  applies: (ex, ctx) =>
+    ctx.endpoint !== undefined &&
+    ex.response.status === ctx.endpoint.successStatus &&
+    ex.response.json !== undefined &&
+    !isStream(ex),
+  run: (ex, ctx) => {
+    const spec = ctx.endpoint!;
+    const json = spec.id === "sendMessage" ? ex.response.json : renameId(ex.response.json, ctx.idField ?? "id");
+    const parsed = spec.response.safeParse(json);
+    if (parsed.success) return [];
+    // a token member is the token checks' finding (PROFILE §4 token-write-only), not a second one here
+    const issues = parsed.error.issues.filter(
+      (i) => !(i.code === "unrecognized_keys" && i.keys.every((k) => k === "token") && i.path.includes("platforms")),
+    );
+    const problems = issues.map((issue) => {
+      // a record in a list page breaks the rule a single record breaks: one path for both
+      const path = issue.path
+        .map((p) => (typeof p === "number" ? "[]" : String(p)))
+        .join(".")
+        .replace(/\.\[\]/g, "[]")
+        .replace(/^data\[\]/, "data");
+      const timestamp = /(^|\.)(createdAt|updatedAt)$/.test(path);
+      const clause: ClauseId = path.startsWith("pagination")
+        ? "envelope.list"
+        : timestamp
+          ? "record.timestamps"
+          : CLAUSE_OF_ENDPOINT[spec.id];
+      const at = issue.path.reduce<unknown>(
+        (v, p) => (isObject(v) || Array.isArray(v) ? (v as never)[p as never] : undefined),
+        json,
+      );
+      return {
+        clause,
+        // one rule for both timestamps: a wrong format is one defect, whichever field shows it first
+        expected: timestamp ? "createdAt/updatedAt in RFC 3339 UTC with milliseconds" : `${path || "the body"}: ${issue.message}`,
+        received:
+          issue.code === "unrecognized_keys"
+            ? issue.keys
+                .map((k) => `${k}: ${JSON.stringify((at as Record<string, unknown> | undefined)?.[k])?.slice(0, 60)}`)
+                .join(", ")
+            : path.startsWith("pagination.")
+              ? `${JSON.stringify(at)} in ${JSON.stringify((json as { pagination?: unknown }).pagination)}`
+              : at === undefined
+                ? "absent"
+                : JSON.stringify(at).slice(0, 120),
+      };
+    });
+    // one problem per rule broken
+    return [...new Map(problems.map((p) => [`${p.clause}|${p.expected}`, p])).values()].slice(0, 3);
+  },
+});

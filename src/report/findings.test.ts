@@ -1,0 +1,96 @@
+import { describe, expect, test } from "vitest";
+import { collectFindings, endpointLabel, type Observation } from "./findings.js";
+import type { CheckResult } from "./model.js";
+import { sampleCheck } from "./sample.js";
+import { formatFinding } from "./terminal.js";
+
+const evidence = (url: string, requestId: string) => ({
+  request: { method: "GET", url, headers: {} },
+  response: { status: 200, headers: {}, body: "{}" },
+  requestId,
+  curl: `curl '${url}'`,
+});
+
+const hasMore = (url: string, requestId: string, received = "true"): Observation => ({
+  check: "success-schema",
+  clause: "envelope.list",
+  expected: "pagination.hasMore: must be page < totalPages",
+  received,
+  endpoint: endpointLabel("GET", url),
+  count: 1,
+  evidence: evidence(url, requestId),
+});
+
+const check = (id: string, over: Partial<CheckResult> = {}): CheckResult =>
+  sampleCheck({ id, title: id, clauseIds: ["auth.scheme-case"], sections: ["§6"], ...over });
+
+describe("collectFindings: one defect, one finding", () => {
+  test("the same violation seen by many checks is one finding with its occurrences and endpoints", () => {
+    const checks = [check("a"), check("b"), check("c")];
+    const findings = collectFindings([
+      { check: checks[0]!, observations: [hasMore("http://h/v1/agents?page=1", "req_1")] },
+      { check: checks[1]!, observations: [{ ...hasMore("http://h/v1/agents?page=2", "req_2", "true (page 2)"), count: 3 }] },
+      { check: checks[2]!, observations: [] },
+    ]);
+    expect(findings).toHaveLength(1);
+    expect(findings[0]).toMatchObject({
+      id: "F1",
+      kind: "response",
+      clauseIds: ["envelope.list"],
+      sections: ["§2"],
+      endpoints: ["GET /agents"],
+      occurrences: 4,
+      seenIn: ["a", "b"],
+      firstRequestId: "req_1",
+    });
+    // the checks that only saw it still passed: a test fails for its own assertions only
+    expect(checks.map((c) => c.status)).toEqual(["passed", "passed", "passed"]);
+    expect(checks[0]!.findingIds).toEqual(["F1"]);
+  });
+
+  test("a check whose setup a finding broke is blocked by it; a failed check is a finding of its own, after", () => {
+    const blocked = check("blocked", { status: "blocked", message: "setup: could not create an agent" });
+    const own = check("own", { status: "failed", message: "GET /agents/{agentId}: expected 404 AGENT_NOT_FOUND; received 403" });
+    const findings = collectFindings([
+      { check: check("saw"), observations: [hasMore("http://h/v1/agents", "req_1")] },
+      { check: blocked, observations: [] },
+      { check: own, observations: [] },
+    ]);
+    expect(findings.map((f) => [f.id, f.kind, f.check])).toEqual([
+      ["F1", "response", "success-schema"],
+      ["F2", "check", "own"],
+    ]);
+    expect(blocked).toMatchObject({ status: "blocked", blockedBy: "F1" });
+    expect(findings[0]!.blocked).toEqual(["blocked"]);
+    expect(findings[1]!.message).toBe("GET /agents/{agentId}: expected 404 AGENT_NOT_FOUND; received 403");
+  });
+
+  test("a blocked check whose subject is the finding's clause failed, explained by that finding", () => {
+    const subject = check("subject", { status: "blocked", clauseIds: ["envelope.list"], sections: ["§2"] });
+    const findings = collectFindings([{ check: subject, observations: [hasMore("http://h/v1/agents", "req_1")] }]);
+    expect(findings).toHaveLength(1);
+    expect(subject).toMatchObject({ status: "failed", findingIds: ["F1"] });
+  });
+
+  test("a blocked check with no finding to blame is failed: the defect is reported somewhere", () => {
+    const lone = check("lone", { status: "blocked", message: "setup: could not create an agent: POST /agents: expected 201" });
+    const findings = collectFindings([{ check: lone, observations: [] }]);
+    expect(lone.status).toBe("failed");
+    expect(findings.map((f) => f.check)).toEqual(["lone"]);
+  });
+
+  test("the terminal shows a finding in the clause's words, with where, how often and the replay", () => {
+    const [f] = collectFindings([{ check: check("a"), observations: [hasMore("http://h/v1/agents", "req_1")] }]);
+    f!.replay = "replay-F1.sh";
+    expect(formatFinding(f!, { color: false })).toEqual([
+      "F1 ✗ PROFILE §2 envelope.list: expected pagination.hasMore: must be page < totalPages; received true",
+      "   GET /agents · seen 1× in 1 check",
+      "   first request req_1 · replay: sh replay-F1.sh",
+    ]);
+  });
+});
+
+test("endpointLabel names the endpoint, not the agent", () => {
+  expect(endpointLabel("delete", "http://h:1/v1/agents/agt_9/messages?x=1")).toBe("DELETE /agents/{agentId}/messages");
+  expect(endpointLabel("GET", "http://h:1/v1/agents")).toBe("GET /agents");
+});
