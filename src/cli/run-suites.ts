@@ -143,7 +143,8 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
       ...(options.bail ? { bail: 1 } : {}),
       tags: CHECK_TAGS,
       ...(options.profile === "smoke" ? { tagsFilter: ["smoke"] } : {}),
-      provide: { target: options.target },
+      // the tests leave response-level violations to this reporter, which makes findings of them
+      provide: { target: options.target, findingsCollected: true },
       // a target the harness started has a key set (accounts, buckets) per worker: files run in
       // parallel; any other target's buckets are shared, so its checks take turns in one worker
       pool: "forks",

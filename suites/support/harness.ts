@@ -12,16 +12,19 @@ import {
   STATUS_OF_CODE,
 } from "../../src/contract/index.js";
 import { appendFootprint, isCounted, keyIndexFor } from "../../src/plan/footprint.js";
-import { type Evidence, endpointLabel, findingKey, type Observation } from "../../src/report/index.js";
+import { type Evidence, endpointLabel, findingKey, type Observation, observationMessage } from "../../src/report/index.js";
 import { type HarnessTarget, keysOf, workerTarget } from "../../src/target/harness-target.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
     target: HarnessTarget;
+    /** `verify` collects findings from the tests' observations; a plain vitest run has nothing that would */
+    findingsCollected?: boolean;
   }
 }
 
 export const target: HarnessTarget = workerTarget(inject("target"), Number(process.env.VITEST_POOL_ID ?? 1));
+const FINDINGS_COLLECTED = inject("findingsCollected") === true;
 
 /** Tolerated clock difference with the target; none for a server in this very machine. */
 const CLOCK_SKEW_SECONDS = target.kind === "external" ? 2 : 0;
@@ -296,6 +299,11 @@ export const test = base.extend<Fixtures>({
       if (task.result?.state === "fail" || errors.length) task.meta.evidence = log.evidence();
       // issue 7: a response-level violation is a finding of its own check, not this test's failure
       if (log.observations.size) task.meta.observations = [...log.observations.values()];
+      // without verify's reporter nothing would report it: fail the test rather than pass in silence
+      if (log.observations.size && !FINDINGS_COLLECTED)
+        throw new ConformanceFailure(
+          `response-level checks found:\n${[...log.observations.values()].map(observationMessage).join("\n")}`,
+        );
     },
     { auto: true },
   ],
