@@ -70,20 +70,41 @@ async function sweepAccount(target: HarnessTarget, mainKey: string, ledgerFile: 
       if (res.status !== 200 && res.status !== 404)
         throw new Error(`DELETE ${id} answered ${res.status} ${res.error?.code ?? ""}`);
     }
-    const remaining = (await listAll(client)).filter((a) => a.name.startsWith(target.runPrefix));
+    // an agent with the run's prefix the ledger does not know was made by a request the target should
+    // have refused (a finding of the run): delete it too, then prove nothing is left
+    const strays = (await listAll(client)).filter((a) => a.name.startsWith(target.runPrefix));
+    for (const agent of strays) await client.deleteAgent(agent.id);
+    const remaining = strays.length ? (await listAll(client)).filter((a) => a.name.startsWith(target.runPrefix)) : [];
     const durationMs = Math.round(performance.now() - started);
-    if (remaining.length)
+    if (remaining.length) {
+      // listed, yet unknown to Get: the target lists deleted agents (PROFILE §5 delete.gone), not a harness fault
+      const gone = [];
+      for (const agent of remaining) if ((await client.getAgent(agent.id)).status === 404) gone.push(agent.id);
+      if (gone.length === remaining.length)
+        return {
+          ...base,
+          clauseIds: ["delete.gone"],
+          sections: ["§5"],
+          status: "failed",
+          durationMs,
+          message: `GET /agents: expected no deleted agent in the list (PROFILE §5 delete.gone); received ${gone.length} that Get answers 404: ${gone.join(", ")}`,
+        };
       return {
         ...base,
         status: "error",
         durationMs,
         message: `agents of this run still exist: ${remaining.map((a) => a.id).join(", ")}`,
       };
+    }
     return {
       ...base,
       status: "passed",
       durationMs,
-      ...(leftovers.length ? { message: `deleted ${leftovers.length} leftover agent(s)` } : {}),
+      ...(leftovers.length || strays.length
+        ? {
+            message: `deleted ${leftovers.length} leftover agent(s)${strays.length ? ` and ${strays.length} the ledger did not know` : ""}`,
+          }
+        : {}),
     };
   } catch (err) {
     return {

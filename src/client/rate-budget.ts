@@ -93,6 +93,8 @@ interface BucketState {
 
 export interface PaceTicket {
   readonly buckets: readonly BucketState[];
+  /** the budget let it through as within the buckets (not a check emptying one on purpose) */
+  readonly paced?: boolean;
 }
 
 export class RateBudget {
@@ -138,7 +140,7 @@ export class RateBudget {
       b.inFlight++;
       if (b.remaining !== undefined) b.remaining--;
     }
-    return { buckets: states };
+    return { buckets: states, paced: wait };
   }
 
   /** Learn from the answer to a request `acquire` let through; `undefined` when it got none (transport error). */
@@ -158,7 +160,8 @@ export class RateBudget {
       } else if (counted) {
         for (const b of ticket.buckets) b.headerless = true;
       }
-      if (answer.status === 429 && answer.code === "RATE_LIMIT_EXCEEDED" && answer.rate?.retryAfter !== 1)
+      // only a 429 the budget did not expect: one a check asked for by emptying a bucket is no news
+      if (ticket.paced && answer.status === 429 && answer.code === "RATE_LIMIT_EXCEEDED" && answer.rate?.retryAfter !== 1)
         this.distrust(ticket, answer);
     } finally {
       const waiting = this.settled;
