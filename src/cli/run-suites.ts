@@ -32,6 +32,10 @@ function toCheck(test: TestCase, suite: string): CheckResult {
   const result = test.result();
   const clauseIds = meta.clauseIds ?? [];
   const sections = [...new Set(clauseIds.map((id) => CLAUSE_BY_ID.get(id)?.section ?? "?"))];
+  // a failure naming a narrower clause than the check's own (ConformanceFailure with a clause)
+  const named = result.state === "failed" ? /^PROFILE §\d+ ([\w.-]+):/.exec(result.errors[0]?.message ?? "")?.[1] : undefined;
+  const clauseAtFault =
+    meta.clauseAtFault ?? (named && CLAUSE_BY_ID.has(named) && !clauseIds.includes(named) ? named : undefined);
   const status =
     result.state === "passed"
       ? "passed"
@@ -60,7 +64,7 @@ function toCheck(test: TestCase, suite: string): CheckResult {
     durationMs: Math.round(test.diagnostic()?.duration ?? 0),
     ...(message ? { message } : {}),
     ...(meta.evidence?.length ? { evidence: meta.evidence } : {}),
-    ...(meta.clauseAtFault && result.state === "failed" ? { clauseAtFault: meta.clauseAtFault } : {}),
+    ...(clauseAtFault && result.state === "failed" ? { clauseAtFault } : {}),
   };
 }
 

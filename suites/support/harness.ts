@@ -325,7 +325,8 @@ export class ConformanceFailure extends Error {
     message: string,
     readonly clause?: ClauseId,
   ) {
-    super(message);
+    // the clause leads the headline too, so the report finds it even where the error's fields are lost
+    super(clause ? `PROFILE ${CLAUSE_BY_ID.get(clause)?.section ?? ""} ${clause}: ${message}` : message);
   }
 }
 
