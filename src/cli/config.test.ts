@@ -39,12 +39,22 @@ describe("verify options", () => {
   });
 
   test("a key pool: --api-key repeated and $AGENT_API_KEYS; the first is the main key, duplicates once", () => {
-    const config = parseVerifyConfig(["--api-key", "k1", "--api-key", "k2", "--api-keys", "k2, k3"], {});
+    const config = parseVerifyConfig(
+      ["--base-url", "http://x/v1", "--api-key", "k1", "--api-key", "k2", "--api-keys", "k2, k3"],
+      {},
+    );
     expect(config).toMatchObject({ apiKey: "k1", mainKeys: ["k1", "k2", "k3"] });
     expect(parseVerifyConfig(["--base-url", "http://x/v1"], { AGENT_API_KEYS: "a,b" })).toMatchObject({
       apiKey: "a",
       mainKeys: ["a", "b"],
     });
+  });
+
+  test("a key without a base URL is a usage error naming the missing variable (issue 7: no silent green)", () => {
+    expect(() => parseVerifyConfig(["--api-key", "k1"], {})).toThrow(
+      /base URL is missing: set --base-url or \$AGENT_API_BASE_URL/,
+    );
+    expect(() => parseVerifyConfig([], { AGENT_API_KEYS: "a,b" })).toThrow(/--api-keys/);
   });
 
   test("profile full by default, smoke on request", () => {

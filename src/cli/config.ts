@@ -254,6 +254,7 @@ const verifySchema = z
     if (!o.baseUrl)
       for (const [name, flag, env] of [
         ["apiKey", "--api-key", "AGENT_API_KEY"],
+        ["apiKeys", "--api-keys", "AGENT_API_KEYS"],
         ["readOnlyKey", "--read-only-key", "AGENT_API_READ_ONLY_KEY"],
         ["otherAccountKey", "--other-account-key", "AGENT_API_OTHER_ACCOUNT_KEY"],
         ["quotaKey", "--quota-key", "AGENT_API_QUOTA_KEY"],
