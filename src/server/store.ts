@@ -24,6 +24,8 @@ interface StoredAgent {
   createdAtMs: number;
   updatedAtMs: number;
   conversations: Map<string, Conversation>;
+  /** the response form, built once per change: reads outnumber writes (issue 9 §3) */
+  view?: Agent;
 }
 
 export interface Conversation {
@@ -70,7 +72,17 @@ function platformFaults(config: JsonObject): ErrorDetail[] {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The response form of a stored agent: tokens become `tokenSet` (PROFILE §4). */
-function agentView(a: StoredAgent): Agent {
+const agentView = (a: StoredAgent): Agent => (a.view ??= buildView(a));
+
+/** Agents as JSON text, serialised once per view; an agent a fault made up is serialised anew. */
+const serialised = new WeakMap<Agent, string>();
+export function agentJson(agent: Agent): string {
+  let json = serialised.get(agent);
+  if (json === undefined) serialised.set(agent, (json = JSON.stringify(agent)));
+  return json;
+}
+
+function buildView(a: StoredAgent): Agent {
   const platforms: Record<string, { enabled: boolean; tokenSet: boolean }> = {};
   const stored = isObject(a.config.platforms) ? a.config.platforms : {};
   for (const p of PLATFORMS) {
@@ -158,6 +170,7 @@ export class AgentStore {
   /** `updatedAt` moves forward on every effective change, even within one millisecond. */
   private commit(a: StoredAgent, config: JsonObject): void {
     a.config = config;
+    a.view = undefined;
     a.updatedAtMs = Math.max(this.clock.now(), a.updatedAtMs + 1);
   }
 

@@ -1,7 +1,8 @@
-import type { FastifyPluginAsync } from "fastify";
-import { API_PREFIX, detailsFromIssues, ENDPOINTS, type EndpointId, listQuerySchema } from "../../contract/index.js";
+import type { FastifyPluginAsync, FastifyReply } from "fastify";
+import { API_PREFIX, type Agent, detailsFromIssues, ENDPOINTS, type EndpointId, listQuerySchema } from "../../contract/index.js";
 import type { ServerContext } from "../context.js";
 import { agentIdParam, parseJsonBody, sendError } from "../http.js";
+import { agentJson } from "../store.js";
 
 const route = (id: EndpointId) => ({
   method: ENDPOINTS[id].method,
@@ -10,6 +11,10 @@ const route = (id: EndpointId) => ({
 });
 
 const notFound = "No agent with this id in your account";
+
+/** PROFILE §2 success envelope around one agent, whose JSON text the store keeps until it changes. */
+const sendAgent = (reply: FastifyReply, agent: Agent, status = 200) =>
+  reply.code(status).type("application/json; charset=utf-8").send(`{"success":true,"data":${agentJson(agent)}}`);
 
 /** PROFILE §5 Create, List, Get, Update, Delete: a fastify plugin, registered with the server's context. */
 export const agentRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (app, { ctx }) => {
@@ -22,7 +27,7 @@ export const agentRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (ap
       if (!body.ok) return reply;
       const created = store.create(req.principal.account.id, body.value);
       if (!created.ok) return sendError(reply, "INVALID_REQUEST", "The request has invalid fields", created.details);
-      return reply.code(ENDPOINTS.createAgent.successStatus).send({ success: true, data: created.agent });
+      return sendAgent(reply, created.agent, ENDPOINTS.createAgent.successStatus);
     },
   });
 
@@ -41,7 +46,7 @@ export const agentRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (ap
     handler: async (req, reply) => {
       const agent = store.get(req.principal.account.id, agentIdParam(req));
       if (!agent) return sendError(reply, "AGENT_NOT_FOUND", notFound);
-      return { success: true, data: agent };
+      return sendAgent(reply, agent);
     },
   });
 
@@ -56,7 +61,7 @@ export const agentRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (ap
       const updated = store.update(req.principal.account.id, id, patch.value);
       if (!updated) return sendError(reply, "AGENT_NOT_FOUND", notFound);
       if (!updated.ok) return sendError(reply, "INVALID_REQUEST", "The request has invalid fields", updated.details);
-      return { success: true, data: updated.agent };
+      return sendAgent(reply, updated.agent);
     },
   });
 
