@@ -18,16 +18,29 @@ export interface RateBucket {
 /**
  * PROFILE §7: the endpoint's own bucket first (it wins ties when reporting), then the agent's
  * message bucket, shared by all keys of its account (another account cannot drain it), then the tier.
+ * Without an agent's bucket the list depends on the key and endpoint alone: made once, so the
+ * bucket keys are the same strings every request (their hashes cached, no concatenation).
  */
-export function rateBucketsOf(principal: Principal, endpoint: EndpointSpec | undefined, agentId: string): RateBucket[] {
-  const buckets: RateBucket[] = [];
-  if (endpoint?.bucket.kind === "keyEndpoint")
-    buckets.push({ scope: "keyEndpoint", key: `k:${principal.keyHash}:${endpoint.id}`, size: endpoint.bucket.size });
+export function rateBucketsOf(principal: Principal, endpoint: EndpointSpec | undefined, agentId: string): readonly RateBucket[] {
+  let byEndpoint = bucketLists.get(principal);
+  if (!byEndpoint) {
+    byEndpoint = new Map();
+    bucketLists.set(principal, byEndpoint);
+  }
+  const id = endpoint?.id ?? "";
+  const known = byEndpoint.get(id);
+  if (known) return known;
+  const tier: RateBucket = { scope: "tier", key: `t:${principal.account.id}`, size: principal.account.tierLimit };
   if (endpoint?.bucket.kind === "agentMessages")
-    buckets.push({ scope: "agentMessages", key: agentSlotKey(principal, agentId), size: endpoint.bucket.size });
-  buckets.push({ scope: "tier", key: `t:${principal.account.id}`, size: principal.account.tierLimit });
+    return [{ scope: "agentMessages", key: agentSlotKey(principal, agentId), size: endpoint.bucket.size }, tier];
+  const buckets: RateBucket[] =
+    endpoint?.bucket.kind === "keyEndpoint"
+      ? [{ scope: "keyEndpoint", key: `k:${principal.keyHash}:${endpoint.id}`, size: endpoint.bucket.size }, tier]
+      : [tier];
+  byEndpoint.set(id, buckets);
   return buckets;
 }
+const bucketLists = new WeakMap<Principal, Map<string, readonly RateBucket[]>>();
 
 /** The agent's message bucket and concurrency slots are per (account, agent). */
 export const agentSlotKey = (principal: Principal, agentId: string) => `a:${principal.account.id}:${agentId}`;
@@ -76,18 +89,19 @@ export class RateLimiter {
   admit(buckets: readonly RateBucket[]): Admission {
     const now = this.clock.now();
     this.sweep(now);
-    const states = buckets.map((b) => this.state(b, now));
-    const empty = states.filter((s) => s.remaining === 0);
-    if (empty.length > 0) {
-      // the empty bucket that refills last, so Retry-After and X-RateLimit-Reset agree
-      const last = empty.reduce((a, b) => (b.resetAt > a.resetAt ? b : a));
-      return { admitted: false, headers: last, retryAfterSeconds: retryAfter(last.resetAt, now) };
-    }
-    for (const b of buckets) {
-      const w = this.current(b.key, now);
+    const windows = buckets.map((b) => this.current(b.key, now));
+    // the empty bucket that refills last, so Retry-After and X-RateLimit-Reset agree
+    let last: BucketState | undefined;
+    buckets.forEach((b, i) => {
+      const resetAt = windows[i]?.resetAt ?? now + this.windowMs;
+      if ((windows[i]?.count ?? 0) >= b.size && (!last || resetAt > last.resetAt)) last = { size: b.size, remaining: 0, resetAt };
+    });
+    if (last) return { admitted: false, headers: last, retryAfterSeconds: retryAfter(last.resetAt, now) };
+    buckets.forEach((b, i) => {
+      const w = windows[i];
       if (w) w.count++;
       else this.windows.set(b.key, { count: 1, resetAt: now + this.windowMs });
-    }
+    });
     return { admitted: true, headers: this.tightest(buckets, now) };
   }
 

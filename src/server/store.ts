@@ -72,13 +72,18 @@ function platformFaults(config: JsonObject): ErrorDetail[] {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The response form of a stored agent: tokens become `tokenSet` (PROFILE §4). */
-const agentView = (a: StoredAgent): Agent => (a.view ??= buildView(a));
+function agentView(a: StoredAgent): Agent {
+  a.view ??= buildView(a);
+  return a.view;
+}
 
 /** Agents as JSON text, serialised once per view; an agent a fault made up is serialised anew. */
 const serialised = new WeakMap<Agent, string>();
 export function agentJson(agent: Agent): string {
-  let json = serialised.get(agent);
-  if (json === undefined) serialised.set(agent, (json = JSON.stringify(agent)));
+  const known = serialised.get(agent);
+  if (known !== undefined) return known;
+  const json = JSON.stringify(agent);
+  serialised.set(agent, json);
   return json;
 }
 

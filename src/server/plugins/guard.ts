@@ -11,40 +11,52 @@ const BEARER = /^bearer[ ]+(\S+)\s*$/i;
  * (counted nowhere, §7), then the request is counted in every bucket it belongs to, then 403.
  */
 export function installGuard(app: FastifyInstance, ctx: ServerContext): void {
-  app.addHook("onRequest", async (req, reply) => {
-    const config = req.routeOptions.config;
-    if (config?.public) return;
-
-    const match = BEARER.exec(req.headers.authorization ?? "");
-    const principal = match?.[1] ? ctx.keyRing.lookup(match[1]) : undefined;
-    if (!principal) {
-      reply.header(HEADERS.wwwAuthenticate, 'Bearer realm="agents"');
-      return sendError(reply, "UNAUTHORIZED", "A valid API key is required (Authorization: Bearer <key>)");
-    }
-    req.principal = principal;
-
-    const endpoint = config?.endpoint ? ENDPOINTS[config.endpoint] : undefined;
-    const agentId = agentIdParam(req);
-    const buckets = ctx.seam.rateBuckets(rateBucketsOf(principal, endpoint, agentId), principal, req);
-    const agentKey = agentSlotKey(principal, agentId);
-
-    if (endpoint?.id === "sendMessage" && !ctx.gate.available(agentKey)) {
-      setRateHeaders(reply, ctx.limiter.tightest(buckets));
-      reply.header(HEADERS.retryAfter, String(RATE_LIMITS.concurrencyRetryAfterSeconds));
-      return sendError(reply, "RATE_LIMIT_EXCEEDED", "Too many messages in flight for this agent");
-    }
-    const admission = ctx.limiter.admit(buckets);
-    setRateHeaders(reply, admission.headers);
-    if (admission.admitted) req.rateBuckets = buckets;
-    if (!admission.admitted) {
-      reply.header(HEADERS.retryAfter, String(admission.retryAfterSeconds));
-      return sendError(reply, "RATE_LIMIT_EXCEEDED", "Rate limit exceeded; retry after the reset");
-    }
-    if (endpoint?.id === "sendMessage") holdSlot(ctx, agentKey, req, reply);
-
-    if (endpoint && !principal.permissions.has(endpoint.permission))
-      return sendError(reply, "FORBIDDEN", `This key lacks the ${endpoint.permission} permission`);
+  // callback hooks: no promise per request; a hook that answers does not call done (fastify's rule)
+  app.addHook("onRequest", (req, reply, done) => {
+    if (admit(ctx, req, reply)) done();
   });
+}
+
+/** true when the request may go on; otherwise the answer is already sent. */
+function admit(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply): boolean {
+  const config = req.routeOptions.config;
+  if (config?.public) return true;
+
+  const match = BEARER.exec(req.headers.authorization ?? "");
+  const principal = match?.[1] ? ctx.keyRing.lookup(match[1]) : undefined;
+  if (!principal) {
+    reply.header(HEADERS.wwwAuthenticate, 'Bearer realm="agents"');
+    sendError(reply, "UNAUTHORIZED", "A valid API key is required (Authorization: Bearer <key>)");
+    return false;
+  }
+  req.principal = principal;
+
+  const endpoint = config?.endpoint ? ENDPOINTS[config.endpoint] : undefined;
+  const agentId = agentIdParam(req);
+  const buckets = ctx.seam.rateBuckets(rateBucketsOf(principal, endpoint, agentId), principal, req);
+  const agentKey = agentSlotKey(principal, agentId);
+
+  if (endpoint?.id === "sendMessage" && !ctx.gate.available(agentKey)) {
+    setRateHeaders(reply, ctx.limiter.tightest(buckets));
+    reply.header(HEADERS.retryAfter, String(RATE_LIMITS.concurrencyRetryAfterSeconds));
+    sendError(reply, "RATE_LIMIT_EXCEEDED", "Too many messages in flight for this agent");
+    return false;
+  }
+  const admission = ctx.limiter.admit(buckets);
+  setRateHeaders(reply, admission.headers);
+  if (admission.admitted) req.rateBuckets = buckets;
+  if (!admission.admitted) {
+    reply.header(HEADERS.retryAfter, String(admission.retryAfterSeconds));
+    sendError(reply, "RATE_LIMIT_EXCEEDED", "Rate limit exceeded; retry after the reset");
+    return false;
+  }
+  if (endpoint?.id === "sendMessage") holdSlot(ctx, agentKey, req, reply);
+
+  if (endpoint && !principal.permissions.has(endpoint.permission)) {
+    sendError(reply, "FORBIDDEN", `This key lacks the ${endpoint.permission} permission`);
+    return false;
+  }
+  return true;
 }
 
 /**
@@ -53,9 +65,9 @@ export function installGuard(app: FastifyInstance, ctx: ServerContext): void {
  * then. (A stream's headers leave when it opens, at admission time.)
  */
 export function installRateHeaderRefresh(app: FastifyInstance, ctx: ServerContext): void {
-  app.addHook("onSend", async (req, reply, payload) => {
+  app.addHook("onSend", (req, reply, payload, done) => {
     if (req.rateBuckets) setRateHeaders(reply, ctx.limiter.tightest(req.rateBuckets));
-    return payload;
+    done(null, payload);
   });
 }
 

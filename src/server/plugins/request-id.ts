@@ -12,9 +12,10 @@ export function installRequestId(app: FastifyInstance, keyRing: KeyRing): void {
   // unique per process start plus a counter: as unique as random ids, without a syscall per request
   const prefix = `req_${randomBytes(6).toString("base64url")}`;
   let seq = 0;
-  app.addHook("onRequest", async (req, reply) => {
+  app.addHook("onRequest", (req, reply, done) => {
     const sent = req.headers[HEADERS.requestId];
     const echo = typeof sent === "string" && REQUEST_ID_PATTERN.test(sent) && !keyRing.lookup(sent);
     reply.header(HEADERS.requestId, echo ? sent : `${prefix}${(++seq).toString(36)}`);
+    done();
   });
 }

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply } from "fastify";
-import { API_PREFIX, type Agent, detailsFromIssues, ENDPOINTS, type EndpointId, listQuerySchema } from "../../contract/index.js";
+import { type Agent, API_PREFIX, detailsFromIssues, ENDPOINTS, type EndpointId, listQuerySchema } from "../../contract/index.js";
 import type { ServerContext } from "../context.js";
 import { agentIdParam, parseJsonBody, sendError } from "../http.js";
 import { agentJson } from "../store.js";
@@ -14,7 +14,10 @@ const notFound = "No agent with this id in your account";
 
 /** PROFILE §2 success envelope around one agent, whose JSON text the store keeps until it changes. */
 const sendAgent = (reply: FastifyReply, agent: Agent, status = 200) =>
-  reply.code(status).type("application/json; charset=utf-8").send(`{"success":true,"data":${agentJson(agent)}}`);
+  reply
+    .code(status)
+    .type("application/json; charset=utf-8")
+    .send(`{"success":true,"data":${agentJson(agent)}}`);
 
 /** PROFILE §5 Create, List, Get, Update, Delete: a fastify plugin, registered with the server's context. */
 export const agentRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (app, { ctx }) => {
