@@ -13,6 +13,7 @@ const ROUTED_METHODS = new Set([...ENDPOINT_LIST.map((ep) => ep.method), "HEAD"]
  * after auth and counted in the usual buckets.
  */
 export function literalIfUndecodable(url: string): string {
+  if (!url.includes("%")) return url;
   const end = url.search(/[?#]/);
   const path = end === -1 ? url : url.slice(0, end);
   if (!path.includes("%")) return url;

@@ -43,9 +43,10 @@ function admit(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply): bo
     return false;
   }
   const admission = ctx.limiter.admit(buckets);
-  setRateHeaders(reply, admission.headers);
+  // an admitted request's buckets are described when its answer leaves (describeRateBuckets)
   if (admission.admitted) req.rateBuckets = buckets;
-  if (!admission.admitted) {
+  else {
+    setRateHeaders(reply, admission.headers);
     reply.header(HEADERS.retryAfter, String(admission.retryAfterSeconds));
     sendError(reply, "RATE_LIMIT_EXCEEDED", "Rate limit exceeded; retry after the reset");
     return false;
@@ -61,14 +62,18 @@ function admit(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply): bo
 
 /**
  * PROFILE §7: Remaining is what is left *now* and Reset is after now — when the answer
- * leaves, which for a slow message is seconds after admission. Describe the buckets again
- * then. (A stream's headers leave when it opens, at admission time.)
+ * leaves, which for a slow message is seconds after admission: an admitted request's buckets
+ * are described then, once (a stream, which skips onSend, describes them when it opens).
  */
 export function installRateHeaderRefresh(app: FastifyInstance, ctx: ServerContext): void {
   app.addHook("onSend", (req, reply, payload, done) => {
-    if (req.rateBuckets) setRateHeaders(reply, ctx.limiter.tightest(req.rateBuckets));
+    describeRateBuckets(ctx, req, reply);
     done(null, payload);
   });
+}
+
+export function describeRateBuckets(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply): void {
+  if (req.rateBuckets) setRateHeaders(reply, ctx.limiter.tightest(req.rateBuckets));
 }
 
 function holdSlot(ctx: ServerContext, key: string, _req: FastifyRequest, reply: FastifyReply): void {

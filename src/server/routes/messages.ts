@@ -4,6 +4,7 @@ import type { TimerHandle } from "../clock.js";
 import type { ServerContext } from "../context.js";
 import { agentIdParam, parseJsonBody, sendError } from "../http.js";
 import { ModelError, mockReply } from "../mock-model.js";
+import { describeRateBuckets } from "../plugins/guard.js";
 import type { Conversation } from "../store.js";
 
 class BudgetSpent extends Error {}
@@ -138,6 +139,7 @@ async function takeTurn(conversation: Conversation, signal: AbortSignal): Promis
 /** An SSE response with a heartbeat comment whenever the model has been silent a while. */
 function openStream(reply: FastifyReply, ctx: ServerContext) {
   reply.hijack();
+  describeRateBuckets(ctx, reply.request, reply);
   const raw = reply.raw;
   // the headers the hooks set so far (request id, rate limits) go out with the stream's
   for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) raw.setHeader(name, value);
