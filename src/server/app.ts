@@ -4,7 +4,7 @@ import { type Clock, systemClock } from "./clock.js";
 import { ServerContext } from "./context.js";
 import { installFaults } from "./faults/index.js";
 import { installErrors, literalIfUndecodable } from "./plugins/errors.js";
-import { installGuard, installRateHeaderRefresh } from "./plugins/guard.js";
+import { installGuard } from "./plugins/guard.js";
 import { installRequestId } from "./plugins/request-id.js";
 import { agentRoutes } from "./routes/agents.js";
 import { messageRoutes } from "./routes/messages.js";
@@ -51,7 +51,6 @@ export function buildServer(options: BuildOptions): { app: FastifyInstance; ctx:
   installRequestId(app, ctx.keyRing);
   installErrors(app);
   installGuard(app, ctx);
-  installRateHeaderRefresh(app, ctx);
   app.get(HEALTH_PATH, { config: { public: true } }, async () => ({ status: "ok" }));
   // the routes are encapsulated plugins; the hooks above are the whole server's (a 404 is answered after auth too)
   app.register(agentRoutes, { ctx });

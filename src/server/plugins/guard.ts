@@ -9,11 +9,18 @@ const BEARER = /^bearer[ ]+(\S+)\s*$/i;
 /**
  * PROFILE §3 precedence, in order: 401 (counted nowhere, §6), then 429 RATE_LIMIT_EXCEEDED
  * (counted nowhere, §7), then the request is counted in every bucket it belongs to, then 403.
+ * §7: Remaining is what is left *now* and Reset is after now — when the answer leaves, which
+ * for a slow message is seconds after admission: an admitted request's buckets are described
+ * then, once (a stream, which skips onSend, describes them when it opens).
  */
 export function installGuard(app: FastifyInstance, ctx: ServerContext): void {
   // callback hooks: no promise per request; a hook that answers does not call done (fastify's rule)
   app.addHook("onRequest", (req, reply, done) => {
     if (admit(ctx, req, reply)) done();
+  });
+  app.addHook("onSend", (req, reply, payload, done) => {
+    describeRateBuckets(ctx, req, reply);
+    done(null, payload);
   });
 }
 
@@ -58,18 +65,6 @@ function admit(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply): bo
     return false;
   }
   return true;
-}
-
-/**
- * PROFILE §7: Remaining is what is left *now* and Reset is after now — when the answer
- * leaves, which for a slow message is seconds after admission: an admitted request's buckets
- * are described then, once (a stream, which skips onSend, describes them when it opens).
- */
-export function installRateHeaderRefresh(app: FastifyInstance, ctx: ServerContext): void {
-  app.addHook("onSend", (req, reply, payload, done) => {
-    describeRateBuckets(ctx, req, reply);
-    done(null, payload);
-  });
 }
 
 export function describeRateBuckets(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply): void {
