@@ -4,7 +4,7 @@ import { RateBudget, ServiceClient } from "../client/index.js";
 import { LIST_LIMITS, RATE_LIMITS } from "../contract/index.js";
 import type { CheckResult } from "../report/index.js";
 import { HARNESS_NAME_PREFIX, type HarnessTarget } from "../target/harness-target.js";
-import { optionsHelp, readOptions, UsageError } from "./config.js";
+import { optionsHelp, parseOrHelp, readOptions, UsageError } from "./config.js";
 
 /**
  * Every agent of the account, walking all pages (PROFILE §5 List). Read leniently: a page whose
@@ -138,18 +138,11 @@ const CLEANUP_OPTIONS = {
 
 /** `agent-harness cleanup`: sweep agents left by killed runs, by their run-prefixed names only. */
 export async function cleanup(argv: string[]): Promise<number> {
-  let raw: ReturnType<typeof readOptions<typeof CLEANUP_OPTIONS>>;
-  try {
-    raw = readOptions(argv, CLEANUP_OPTIONS, process.env);
-  } catch (err) {
-    if (err instanceof UsageError && err.message === "") {
-      process.stdout.write(
-        `usage: agent-harness cleanup --base-url URL --api-key KEY [--prefix P] [--dry-run]\n${optionsHelp(CLEANUP_OPTIONS)}\n`,
-      );
-      return 0;
-    }
-    throw err;
-  }
+  const raw = parseOrHelp(
+    () => readOptions(argv, CLEANUP_OPTIONS, process.env),
+    `usage: agent-harness cleanup --base-url URL --api-key KEY [--prefix P] [--dry-run]\n${optionsHelp(CLEANUP_OPTIONS)}`,
+  );
+  if (!raw) return 0;
   const baseUrl = String(raw.baseUrl ?? "").replace(/\/+$/, "");
   if (!/^https?:\/\/.+\/v1$/.test(baseUrl)) throw new UsageError("cleanup needs --base-url ending with /v1");
   if (!raw.apiKey) throw new UsageError("cleanup needs --api-key (or $AGENT_API_KEY)");

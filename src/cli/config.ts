@@ -145,6 +145,17 @@ export function optionsHelp(options: Record<string, OptionSpec>): string {
     .join("\n");
 }
 
+/** `parse()`, or `undefined` once `usage` is printed when the command was asked for --help. */
+export function parseOrHelp<T>(parse: () => T, usage: string): T | undefined {
+  try {
+    return parse();
+  } catch (err) {
+    if (!(err instanceof UsageError && err.message === "")) throw err;
+    process.stdout.write(`${usage}\n`);
+    return undefined;
+  }
+}
+
 /** Flags first, then env vars. Unknown flags are a UsageError. */
 export function readOptions<T extends Record<string, OptionSpec>>(
   argv: string[],
@@ -182,6 +193,19 @@ export function readOptions<T extends Record<string, OptionSpec>>(
   return out;
 }
 
+/** A comma-separated option: items trimmed, empty ones dropped, then `normalize`d; at least one left. */
+export const commaList = <T extends z.ZodType<unknown, string>>(item: T, normalize: (x: string) => string = (x) => x) =>
+  z
+    .string()
+    .transform((s) =>
+      s
+        .split(",")
+        .map((x) => x.trim())
+        .filter(Boolean)
+        .map(normalize),
+    )
+    .pipe(z.array(item).min(1));
+
 const number = (label: string, opts: { integer?: boolean; min?: number } = {}) =>
   z
     .string()
@@ -218,31 +242,15 @@ const verifySchema = z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "--id-field must be a field name")
       .default("id"),
-    suites: z
-      .string()
-      .transform((s) =>
-        s
-          .split(",")
-          .map((x) => x.trim())
-          .filter(Boolean),
-      )
-      .pipe(z.array(z.enum(SUITE_NAMES, { error: `--suites takes a list of: ${SUITE_NAMES.join(", ")}` })).min(1))
-      .optional(),
+    suites: commaList(z.enum(SUITE_NAMES, { error: `--suites takes a list of: ${SUITE_NAMES.join(", ")}` })).optional(),
     reportDir: z.string().min(1).default("reports"),
     seed: number("--seed", { integer: true }).optional(),
     workers: number("--workers", { integer: true, min: 1 }).optional(),
     profile: z.enum(PROFILES, { error: `--profile must be one of: ${PROFILES.join(", ")}` }).default("full"),
     bail: z.boolean().default(false),
-    sections: z
-      .string()
-      .transform((s) =>
-        s
-          .split(",")
-          .map((x) => x.trim().replace(/^§?/, "§"))
-          .filter((x) => x !== "§"),
-      )
-      .pipe(z.array(z.string().regex(/^§([1-9]|1[01])$/, "--sections takes PROFILE sections §1 … §11")).min(1))
-      .optional(),
+    sections: commaList(z.string().regex(/^§([1-9]|1[01])$/, "--sections takes PROFILE sections §1 … §11"), (x) =>
+      x.replace(/^§?/, "§"),
+    ).optional(),
     replay: z.string().min(1).optional(),
     maxRequests: number("--max-requests", { integer: true, min: 1 }).optional(),
     fault: z.array(z.string().min(1)).default([]),

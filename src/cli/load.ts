@@ -1,8 +1,7 @@
-import { randomInt } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { z } from "zod";
-import { CLAUSE_BY_ID } from "../contract/index.js";
+import { CLAUSE_BY_ID, MESSAGE_TIMING } from "../contract/index.js";
 import { renderLoadHtml } from "../load/charts.js";
 import {
   evaluateThreshold,
@@ -15,10 +14,9 @@ import {
   type Threshold,
   type ThresholdResult,
 } from "../load/index.js";
-import { type CheckResult, newRunId, type RunResult, writeReports } from "../report/index.js";
-import { runPrefixFor } from "../target/harness-target.js";
-import { parseVerifyConfig, readOptions, UsageError, VERIFY_OPTIONS } from "./config.js";
-import { assertReachable, resolveTarget } from "./verify.js";
+import { type CheckResult, type RunResult, writeReports } from "../report/index.js";
+import { commaList, optionsHelp, parseOrHelp, parseVerifyConfig, readOptions, UsageError, VERIFY_OPTIONS } from "./config.js";
+import { assertReachable, interruptible, newRun, startTarget, targetOptions } from "./verify.js";
 
 /** `load` takes verify's target options (minus suite selection) and its own. */
 export const LOAD_OPTIONS = {
@@ -47,18 +45,9 @@ export const LOAD_OPTIONS = {
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
 const loadSchema = z.object({
-  scenario: z
-    .string()
-    .transform((s) =>
-      s
-        .split(",")
-        .map((x) => x.trim())
-        .filter(Boolean),
-    )
-    .pipe(
-      z.array(z.enum(SCENARIO_IDS as [string, ...string[]], { error: `--scenario takes: ${SCENARIO_IDS.join(", ")}` })).min(1),
-    )
-    .optional(),
+  scenario: commaList(
+    z.enum(SCENARIO_IDS as [string, ...string[]], { error: `--scenario takes: ${SCENARIO_IDS.join(", ")}` }),
+  ).optional(),
   threshold: z.array(z.string()).default([]),
   allowRemoteLoad: z.boolean().default(false),
 });
@@ -68,9 +57,7 @@ export const LOAD_USAGE = `usage: agent-harness load [options]
 Drives the load scenarios (issue 9) against the embedded reference server (default), a
 container, or --base-url; writes reports/<run-id>/load.json and report.html with charts.
 Options (each also read from the env var shown):
-${Object.values(LOAD_OPTIONS)
-  .map((o) => `${`  --${o.flag}${o.type === "string" ? " VALUE" : ""}`.padEnd(30)}${o.help} [$${o.env}]`)
-  .join("\n")}
+${optionsHelp(LOAD_OPTIONS)}
 
 exit codes: 0 every scenario and threshold passed; 1 a finding or a threshold broke; 2 bad usage
 or target unreachable; 130 interrupted`;
@@ -162,40 +149,19 @@ function toCheck(r: ScenarioReport): CheckResult {
 }
 
 export async function load(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parseLoadArgs>;
-  try {
-    parsed = parseLoadArgs(argv);
-  } catch (err) {
-    if (err instanceof UsageError && err.message === "") {
-      process.stdout.write(`${LOAD_USAGE}\n`);
-      return 0;
-    }
-    throw err;
-  }
+  const parsed = parseOrHelp(() => parseLoadArgs(argv), LOAD_USAGE);
+  if (!parsed) return 0;
   const { config, thresholds } = parsed;
-  const runId = newRunId();
-  const reportDir = resolve(config.reportDir);
-  const runDir = join(reportDir, runId);
+  const { runId, reportDir, runDir, seed, run } = newRun(config);
   mkdirSync(runDir, { recursive: true });
-  const seed = config.seed ?? randomInt(2 ** 31);
-  const run = { runPrefix: runPrefixFor(runId), ledgerFile: join(runDir, "ledger.jsonl"), seed };
   const out = process.stdout;
   out.write(`agent-harness load — run ${runId}\n`);
   // a reference target the harness starts streams at the real budget (PROFILE §5) unless told otherwise
-  let resolved: Awaited<ReturnType<typeof resolveTarget>>;
-  try {
-    resolved = await resolveTarget({ ...config, messageTimeout: config.messageTimeout ?? 30 }, run);
-  } catch (err) {
-    throw new UsageError(`cannot start the ${config.target} reference target: ${(err as Error).message}`);
-  }
-  const { target, stop } = resolved;
-  const abort = new AbortController();
-  const onSignal = () => {
-    process.stderr.write("\ninterrupted: ending the scenario and deleting what it made…\n");
-    abort.abort();
-  };
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
+  const { target, stop } = await startTarget(
+    { ...config, messageTimeout: config.messageTimeout ?? MESSAGE_TIMING.defaultBudgetSeconds },
+    run,
+  );
+  const abort = interruptible(() => process.stderr.write("\ninterrupted: ending the scenario and deleting what it made…\n"));
   const startedAt = new Date();
   const reports: ScenarioReport[] = [];
   try {
@@ -224,8 +190,7 @@ export async function load(argv: string[]): Promise<number> {
       bar.stop();
     }
   } finally {
-    process.removeListener("SIGINT", onSignal);
-    process.removeListener("SIGTERM", onSignal);
+    abort.release();
     await stop();
   }
   const thresholdResults = thresholds.map((t) => evaluateThreshold(t, thresholdInput(reports)));
@@ -266,12 +231,7 @@ export async function load(argv: string[]): Promise<number> {
     seed,
     options: {
       suites: ["load"],
-      windowSeconds: target.windowSeconds,
-      messageTimeoutSeconds: target.messageTimeoutSeconds,
-      tierLimit: target.tierLimit ?? null,
-      referenceFaults: target.referenceFaults,
-      idField: target.idField,
-      faults: config.fault,
+      ...targetOptions(target, config),
       sections: null,
     },
     checks,

@@ -24,7 +24,15 @@ import {
   startReferenceTarget,
 } from "../target/harness-target.js";
 import { sweepLedger } from "./cleanup.js";
-import { DEFAULT_SUITES, optionsHelp, parseVerifyConfig, UsageError, VERIFY_OPTIONS, type VerifyConfig } from "./config.js";
+import {
+  DEFAULT_SUITES,
+  optionsHelp,
+  parseOrHelp,
+  parseVerifyConfig,
+  UsageError,
+  VERIFY_OPTIONS,
+  type VerifyConfig,
+} from "./config.js";
 import { writeReplays } from "./replay.js";
 import { runSuites, type SuitesRun } from "./run-suites.js";
 
@@ -68,6 +76,61 @@ export async function resolveTarget(config: VerifyConfig, run: { runPrefix: stri
     },
     run,
   );
+}
+
+/** What `verify` and `load` set up first: the run's id, its report folder, its seed and its ledger. */
+export function newRun(config: VerifyConfig, seed: number = config.seed ?? randomInt(2 ** 31)) {
+  const runId = newRunId();
+  const reportDir = resolve(config.reportDir);
+  const runDir = join(reportDir, runId);
+  return {
+    runId,
+    reportDir,
+    runDir,
+    seed,
+    run: { runPrefix: runPrefixFor(runId), ledgerFile: join(runDir, "ledger.jsonl"), seed },
+  };
+}
+
+/** resolveTarget, where a reference target that cannot start is a usage error (exit 2). */
+export async function startTarget(config: VerifyConfig, run: Parameters<typeof resolveTarget>[1]) {
+  try {
+    return await resolveTarget(config, run);
+  } catch (err) {
+    throw new UsageError(
+      `cannot start the ${config.target} reference target: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+}
+
+/** SIGINT/SIGTERM abort the run after `say` tells what happens next; `release` in a `finally`. */
+export function interruptible(say: () => void) {
+  const abort = new AbortController();
+  const onSignal = () => {
+    say();
+    abort.abort();
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  return {
+    signal: abort.signal,
+    release: () => {
+      process.removeListener("SIGINT", onSignal);
+      process.removeListener("SIGTERM", onSignal);
+    },
+  };
+}
+
+/** What a report records of the target a run verified (`verify` and `load` alike). */
+export function targetOptions(target: HarnessTarget, config: VerifyConfig) {
+  return {
+    windowSeconds: target.windowSeconds,
+    messageTimeoutSeconds: target.messageTimeoutSeconds,
+    tierLimit: target.tierLimit ?? null,
+    referenceFaults: target.referenceFaults,
+    idField: target.idField,
+    faults: config.fault,
+  };
 }
 
 /** Exit 2 unless the target answers an authenticated request. */
@@ -124,35 +187,14 @@ function propertySummary(runDir: string): string {
 }
 
 export async function verify(argv: string[]): Promise<number> {
-  let config: VerifyConfig;
-  try {
-    config = parseVerifyConfig(argv);
-  } catch (err) {
-    if (err instanceof UsageError && err.message === "") {
-      process.stdout.write(`${VERIFY_USAGE}\n`);
-      return 0;
-    }
-    throw err;
-  }
-  const runId = newRunId();
-  const reportDir = resolve(config.reportDir);
-  const runDir = join(reportDir, runId);
+  const config = parseOrHelp(() => parseVerifyConfig(argv), VERIFY_USAGE);
+  if (!config) return 0;
   const replay = config.replay ? readReplayFile(config.replay, config.seed) : undefined;
-  const seed = replay?.seed ?? config.seed ?? randomInt(2 ** 31);
-  const run = { runPrefix: runPrefixFor(runId), ledgerFile: join(runDir, "ledger.jsonl"), seed };
+  const { runId, reportDir, runDir, seed, run } = newRun(config, replay?.seed);
   const startedAt = new Date();
   const out = process.stdout;
   out.write(`agent-harness verify — run ${runId}, seed ${seed}\n`);
-
-  let resolved: Awaited<ReturnType<typeof resolveTarget>>;
-  try {
-    resolved = await resolveTarget(config, run);
-  } catch (err) {
-    throw new UsageError(
-      `cannot start the ${config.target} reference target: ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
-  const { target, stop } = resolved;
+  const { target, stop } = await startTarget(config, run);
   if (replay || config.maxRequests)
     target.property = { ...(replay ? { replay } : {}), ...(config.maxRequests ? { maxRequests: config.maxRequests } : {}) };
   // an unreachable target: exit 2 with one line, no cleanup to report and no empty report folder
@@ -165,13 +207,9 @@ export async function verify(argv: string[]): Promise<number> {
   mkdirSync(runDir, { recursive: true });
   // every key of every key set (a pool of main keys, one set per worker) is redacted everywhere
   const secrets = [...new Set([target.keys, ...(target.keyPool ?? [])].flatMap(keysOf))];
-  const abort = new AbortController();
-  const onSignal = () => {
-    out.write("\ninterrupted: stopping the checks, then deleting the agents this run created…\n");
-    abort.abort();
-  };
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
+  const abort = interruptible(() =>
+    out.write("\ninterrupted: stopping the checks, then deleting the agents this run created…\n"),
+  );
   const byId = new Map<string, CheckResult>();
   let suites: SuitesRun = { checks: [], findings: [], total: 0 };
   const suiteOptions = {
@@ -208,8 +246,7 @@ export async function verify(argv: string[]): Promise<number> {
     });
     out.write(propertySummary(runDir));
   } finally {
-    process.removeListener("SIGINT", onSignal);
-    process.removeListener("SIGTERM", onSignal);
+    abort.release();
     // issue §5: whatever happened, delete what this run made and prove nothing is left
     const sweep = await sweepLedger(target, run.ledgerFile);
     byId.set(sweep.id, sweep);
@@ -227,12 +264,7 @@ export async function verify(argv: string[]): Promise<number> {
     seed,
     options: {
       suites,
-      windowSeconds: target.windowSeconds,
-      messageTimeoutSeconds: target.messageTimeoutSeconds,
-      tierLimit: target.tierLimit ?? null,
-      referenceFaults: target.referenceFaults,
-      idField: target.idField,
-      faults: config.fault,
+      ...targetOptions(target, config),
       sections: config.sections ?? null,
       profile: config.profile,
       mainKeys: target.keys.mainKeys?.length ?? 1,
