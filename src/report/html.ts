@@ -35,13 +35,10 @@ function visibleControls(text: string): string {
     .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
 }
 
+const HTML_ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
 export function escapeHtml(text: string): string {
-  return visibleControls(text)
-    .replaceAll("&", "&amp;")
-    .replaceAll("<", "&lt;")
-    .replaceAll(">", "&gt;")
-    .replaceAll('"', "&quot;")
-    .replaceAll("'", "&#39;");
+  return visibleControls(text).replace(/[&<>"']/g, (ch) => HTML_ENTITIES[ch] ?? ch);
 }
 
 const STATUS_LABEL: Record<CheckStatus, string> = {

@@ -17,18 +17,24 @@ export function stripIllegalXmlChars(text: string): string {
   return text.replace(ILLEGAL_XML_CHARS, "");
 }
 
+const XML_ENTITIES: Record<string, string> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&apos;",
+  "\t": "&#9;",
+  "\n": "&#10;",
+  "\r": "&#13;",
+};
+
 export function escapeXmlText(text: string): string {
-  return stripIllegalXmlChars(text).replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+  return stripIllegalXmlChars(text).replace(/[&<>]/g, (ch) => XML_ENTITIES[ch] ?? ch);
 }
 
 /** Also tab/LF/CR as references: a parser would otherwise normalize them to spaces inside an attribute. */
 export function escapeXmlAttr(text: string): string {
-  return escapeXmlText(text)
-    .replaceAll('"', "&quot;")
-    .replaceAll("'", "&apos;")
-    .replaceAll("\t", "&#9;")
-    .replaceAll("\n", "&#10;")
-    .replaceAll("\r", "&#13;");
+  return stripIllegalXmlChars(text).replace(/[&<>"'\t\n\r]/g, (ch) => XML_ENTITIES[ch] ?? ch);
 }
 
 const attrs = (pairs: Record<string, string | number | undefined>): string =>
