@@ -1,8 +1,8 @@
 import { describe, expect, test } from "vitest";
 import { collectFindings, endpointLabel, type Observation } from "./findings.js";
 import type { CheckResult } from "./model.js";
-import { sampleCheck } from "./sample.js";
 import { formatFinding } from "./terminal.js";
+import { sampleCheck } from "./test-support.js";
 
 const evidence = (url: string, requestId: string) => ({
   request: { method: "GET", url, headers: {} },

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { escapeHtml, renderHtml } from "./html.js";
-import { SAMPLE_SECRETS, sampleCheck, sampleRun } from "./sample.js";
+import { SAMPLE_SECRETS, sampleCheck, sampleRun } from "./test-support.js";
 
 const html = renderHtml(sampleRun(), { secrets: [...SAMPLE_SECRETS] });
 

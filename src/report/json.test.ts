@@ -2,7 +2,7 @@ import { expect, test } from "vitest";
 import { renderJson } from "./json.js";
 import { summarize } from "./model.js";
 import { reportableRun } from "./redact.js";
-import { SAMPLE_SECRETS, sampleRun } from "./sample.js";
+import { SAMPLE_SECRETS, sampleRun } from "./test-support.js";
 
 test("results.json is the run plus its summary, pretty-printed", () => {
   const run = sampleRun();

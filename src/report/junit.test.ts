@@ -3,7 +3,7 @@ import { describe, expect, test } from "vitest";
 import { validateXML } from "xmllint-wasm";
 import { collectFindings } from "./findings.js";
 import { escapeXmlAttr, escapeXmlText, renderJunit, stripIllegalXmlChars } from "./junit.js";
-import { SAMPLE_SECRETS, sampleCheck, sampleRun } from "./sample.js";
+import { SAMPLE_SECRETS, sampleCheck, sampleRun } from "./test-support.js";
 
 /**
  * A strict little XML 1.0 reader, enough for what renderJunit writes: one root, elements,

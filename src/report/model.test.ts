@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { CLAUSES, type Clause } from "../contract/clauses.js";
 import { formatDuration, redChecks, summarize, summaryLine, totalsOf, worstStatus } from "./model.js";
-import { sampleCheck, sampleRun } from "./sample.js";
+import { sampleCheck, sampleRun } from "./test-support.js";
 
 const REGISTRY: Clause[] = [
   { id: "a.one", section: "§1", level: "MUST", text: "" },

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { redactAuthorizationValue, redactRun, redactSecrets, reportableRun } from "./redact.js";
-import { SAMPLE_SECRETS, sampleRun } from "./sample.js";
+import { SAMPLE_SECRETS, sampleRun } from "./test-support.js";
 
 describe("redactSecrets", () => {
   test("every occurrence of every secret, also percent-encoded, becomes ***", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { summarize } from "./model.js";
-import { SAMPLE_SECRETS, sampleCheck, sampleRun } from "./sample.js";
 import { colorEnabled, formatProgress, formatSummary } from "./terminal.js";
+import { SAMPLE_SECRETS, sampleCheck, sampleRun } from "./test-support.js";
 
 const ESC = "\u001b";
 

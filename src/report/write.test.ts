@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, test } from "vitest";
-import { SAMPLE_SECRETS, sampleRun } from "./sample.js";
+import { SAMPLE_SECRETS, sampleRun } from "./test-support.js";
 import { newRunId, writeReports } from "./write.js";
 
 let dir: string | undefined;

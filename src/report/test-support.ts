@@ -1,27 +1,26 @@
 import type { CheckResult, RunResult } from "./model.js";
 
 /**
- * A made-up run with every kind of result, for the report tests and for looking at a report
- * without a target. Its keys are fake.
+ * Test support for the report tests (not part of the harness): a made-up run with every kind of
+ * result. Its keys are fake.
  */
 export const SAMPLE_SECRETS = ["sk_test_4f9a2c7e1b", "sk_test_readonly_77d0"] as const;
 
 const [adminKey, readonlyKey] = SAMPLE_SECRETS;
 const BASE = "http://127.0.0.1:43117/v1";
 
-export function sampleCheck(overrides: Partial<CheckResult> = {}): CheckResult {
-  return {
-    id: "transport.request-id/every-response",
-    title: "every response carries X-Request-Id",
-    suite: "functional/transport",
-    file: "suites/functional/transport.test.ts",
-    clauseIds: ["transport.request-id"],
-    sections: ["§1"],
-    status: "passed",
-    durationMs: 12,
-    ...overrides,
-  };
-}
+const PASSED_CHECK: CheckResult = {
+  id: "transport.request-id/every-response",
+  title: "every response carries X-Request-Id",
+  suite: "functional/transport",
+  file: "suites/functional/transport.test.ts",
+  clauseIds: ["transport.request-id"],
+  sections: ["§1"],
+  status: "passed",
+  durationMs: 12,
+};
+
+export const sampleCheck = (overrides: Partial<CheckResult> = {}): CheckResult => ({ ...PASSED_CHECK, ...overrides });
 
 export function sampleRun(overrides: Partial<RunResult> = {}): RunResult {
   const checks: CheckResult[] = [
