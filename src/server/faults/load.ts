@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { BucketState, RateBucket } from "../ratelimit.js";
-import { type FaultRecord, fault } from "./tools.js";
+import { type FaultRecord, fault, wrap } from "./tools.js";
 
 /**
  * Defects only load reveals (issue 9 §4): each stays invisible to one request at a time and
@@ -57,9 +57,7 @@ export const LOAD_FAULTS: FaultRecord = {
     "limits.concurrency",
     "a message slot is checked, then taken after an await: a burst overfills",
     (_app, ctx) => {
-      const gate = ctx.gate;
-      const tryAcquire = gate.tryAcquire.bind(gate);
-      gate.tryAcquire = (key) => {
+      wrap(ctx.gate, "tryAcquire", (tryAcquire) => (key) => {
         let release: (() => void) | undefined;
         let released = false;
         setImmediate(() => {
@@ -69,7 +67,7 @@ export const LOAD_FAULTS: FaultRecord = {
           released = true;
           release?.();
         };
-      };
+      });
     },
   ),
   "deltas-stall-under-load": fault(

@@ -1,5 +1,5 @@
 import { type Agent, compareCodePoints, paginationFor } from "../../contract/index.js";
-import { ALL, type FaultRecord, fault, isObj, type Obj, wrap } from "./tools.js";
+import { ALL, type FaultRecord, fault, isObj, type Obj, onCreated, rewriteWrites, wrap } from "./tools.js";
 
 /**
  * Subtle faults the functional suites do not catch (issue 8 §6): each shows only for some
@@ -14,8 +14,7 @@ export const PROPERTY_FAULTS: FaultRecord = {
     (_app, ctx) => {
       const normalise = <T extends Obj>(body: T): T =>
         typeof body.name === "string" ? { ...body, name: body.name.normalize("NFC") } : body;
-      wrap(ctx.store, "create", (orig) => (accountId, body) => orig(accountId, normalise(body)));
-      wrap(ctx.store, "update", (orig) => (accountId, id, patch) => orig(accountId, id, normalise(patch)));
+      rewriteWrites(ctx.store, normalise);
     },
   ),
   "list-filter-after-page": fault(
@@ -54,8 +53,7 @@ export const PROPERTY_FAULTS: FaultRecord = {
         if (!isObj(settings) || typeof settings.temperature !== "number") return body;
         return { ...body, modelSettings: { ...settings, temperature: Math.round(settings.temperature * 100) / 100 } };
       };
-      wrap(ctx.store, "create", (orig) => (accountId, body) => orig(accountId, round(body)));
-      wrap(ctx.store, "update", (orig) => (accountId, id, patch) => orig(accountId, id, round(patch)));
+      rewriteWrites(ctx.store, round);
     },
   ),
 
@@ -78,11 +76,7 @@ export const PROPERTY_FAULTS: FaultRecord = {
     "sorting by name uses the name an agent was created with, not its current one",
     (_app, ctx) => {
       const firstName = new Map<string, string>();
-      wrap(ctx.store, "create", (orig) => (accountId, body) => {
-        const r = orig(accountId, body);
-        if (r.ok) firstName.set(r.agent.id, r.agent.name);
-        return r;
-      });
+      onCreated(ctx.store, (agent) => firstName.set(agent.id, agent.name));
       wrap(ctx.store, "list", (orig) => (accountId, q) => {
         if (q.sortBy !== "name") return orig(accountId, q);
         const all = orig(accountId, { ...q, page: 1, limit: ALL }).data;
@@ -101,11 +95,7 @@ export const PROPERTY_FAULTS: FaultRecord = {
     "after a delete, list totals still count the deleted agent until the account's next create",
     (_app, ctx) => {
       const stale = new Map<string, number>();
-      wrap(ctx.store, "create", (orig) => (accountId, body) => {
-        const r = orig(accountId, body);
-        if (r.ok) stale.delete(accountId);
-        return r;
-      });
+      onCreated(ctx.store, (_agent, accountId) => stale.delete(accountId));
       wrap(ctx.store, "delete", (orig) => (accountId, id) => {
         const gone = orig(accountId, id);
         if (gone) stale.set(accountId, (stale.get(accountId) ?? 0) + 1);

@@ -10,6 +10,7 @@ import {
   isObj,
   jsonBody,
   type Obj,
+  onCreated,
   rewriteBody,
   rewriteJson,
   wrap,
@@ -39,11 +40,7 @@ export const RECORD_FAULTS: FaultRecord = {
       for (const [p, v] of Object.entries(body.platforms)) if (isObj(v) && typeof v.token === "string") kept[p] = v.token;
       tokens.set(id, kept);
     };
-    wrap(ctx.store, "create", (orig) => (accountId, body) => {
-      const r = orig(accountId, body);
-      if (r.ok) remember(r.agent.id, body);
-      return r;
-    });
+    onCreated(ctx.store, (agent, _accountId, body) => remember(agent.id, body));
     wrap(ctx.store, "update", (orig) => (accountId, id, patch) => {
       const r = orig(accountId, id, patch);
       if (r?.ok) remember(id, patch);

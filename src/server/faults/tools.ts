@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import {
   AGENT_DEFAULTS,
+  type Agent,
   type ClauseId,
   createAgentBodySchema,
   type EndpointId,
@@ -119,6 +120,24 @@ export function wrap<T extends object, K extends keyof T>(target: T, key: K, mak
   // cast: every caller names a method of `target`; bound, so the original keeps its `this`
   const orig = (target[key] as (...args: unknown[]) => unknown).bind(target) as T[K];
   target[key] = make(orig);
+}
+
+/** Each create and update stores its body as `rewrite` changes it (answers read the stored record back). */
+export function rewriteWrites(store: Store, rewrite: <T extends Obj>(body: T) => T): void {
+  wrap(store, "create", (orig) => (accountId, body) => orig(accountId, rewrite(body)));
+  wrap(store, "update", (orig) => (accountId, id, patch) => orig(accountId, id, rewrite(patch)));
+}
+
+/** Tell `created` of each agent a create stores (and the body it was made from). */
+export function onCreated(
+  store: Store,
+  created: (agent: Agent, accountId: string, body: Parameters<Store["create"]>[1]) => void,
+): void {
+  wrap(store, "create", (orig) => (accountId, body) => {
+    const r = orig(accountId, body);
+    if (r.ok) created(r.agent, accountId, body);
+    return r;
+  });
 }
 
 /** The accounts that have created agents (for defects that reach across accounts). */
