@@ -207,6 +207,12 @@ export class ScenarioContext {
   fail(clause: ClauseId, check: string, expected: string, received: string, requestId?: string): void {
     this.recorder.fail(clause, check, expected, received, requestId);
   }
+
+  /** Expect `r` admitted (200); a finding shows what came instead, its status and error code. */
+  expectAdmitted(r: LoadResponse, clause: ClauseId, check: string, expected: string): boolean {
+    const received = () => `${r.status} ${errorCodeOf(r) ?? ""}`;
+    return this.recorder.expect(r.status === 200, clause, check, expected, received, requestIdOf(r));
+  }
 }
 
 /** A scenario could not set itself up (the target refused a plain create, no refill announced): not a verdict. */

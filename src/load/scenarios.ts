@@ -274,14 +274,7 @@ async function tierBurst(ctx: ScenarioContext): Promise<void> {
     const reset = Math.max(...answers.map((r) => rateOf(r)?.reset ?? 0));
     await ctx.waitForReset(reset);
     const after = await ctx.single(key, groups[1]!.request);
-    ctx.recorder.expect(
-      after.status === 200,
-      "limits.recovery",
-      "tier-burst",
-      "a request sent at the tier's announced Reset is admitted",
-      () => `${after.status} ${errorCodeOf(after) ?? ""}`,
-      requestIdOf(after),
-    );
+    ctx.expectAdmitted(after, "limits.recovery", "tier-burst", "a request sent at the tier's announced Reset is admitted");
     return;
   }
 }
@@ -344,24 +337,10 @@ async function concurrencyBursts(ctx: ScenarioContext): Promise<void> {
           requestIdOf(r),
         );
     }
-    ctx.recorder.expect(
-      otherAnswer.status === 200,
-      "limits.concurrency",
-      check,
-      "another agent answers 200 while one agent's slots are full",
-      () => `${otherAnswer.status} ${errorCodeOf(otherAnswer) ?? ""}`,
-      requestIdOf(otherAnswer),
-    );
+    ctx.expectAdmitted(otherAnswer, "limits.concurrency", check, "another agent answers 200 while one agent's slots are full");
     // every exchange has ended: the slots are free again, and the 429s were not counted
     const after = await ctx.single(key, message(slow.id, { text: "slots free" }));
-    ctx.recorder.expect(
-      after.status === 200,
-      "limits.concurrency",
-      check,
-      "after the held exchanges ended, a message is admitted",
-      () => `${after.status} ${errorCodeOf(after) ?? ""}`,
-      requestIdOf(after),
-    );
+    ctx.expectAdmitted(after, "limits.concurrency", check, "after the held exchanges ended, a message is admitted");
     const [last, now] = [rateOf(ok.at(-1) ?? answers[0]!), rateOf(after)];
     if (last && now && last.reset === now.reset && last.limit === agentBucket && now.limit === agentBucket)
       ctx.recorder.expect(
@@ -527,21 +506,27 @@ function recordMs(h: { recordValue(v: number): void }, ms: number): void {
   h.recordValue(Math.max(1, Math.round(ms * 1000)));
 }
 
+/**
+ * A stream that did not open (200 text/event-stream) is a finding under `clause`; one that did
+ * has its time to first byte and how it ended (an error event counts as an error) recorded.
+ */
+function streamOpened(ctx: ScenarioContext, s: StreamResult, clause: ClauseId, check: string, model: string): boolean {
+  if (s.status !== 200) {
+    const received = `${s.status} ${s.error?.code ?? ""}`;
+    ctx.fail(clause, check, `a ${model} stream opens (200 text/event-stream)`, received, s.exchange.requestId);
+    return false;
+  }
+  const streams = ctx.recorder.streams;
+  recordMs(streams.ttfb, s.exchange.receivedAt - s.exchange.sentAt);
+  streams.ended[s.error ? "error" : s.done ? "done" : "neither"]++;
+  return true;
+}
+
 function judgeSlowStream(ctx: ScenarioContext, s: StreamResult): void {
   const streams = ctx.recorder.streams;
   const check = "stream-under-load";
   const rid = s.exchange.requestId;
-  if (s.status !== 200) {
-    ctx.fail(
-      "message.stream",
-      check,
-      "a mock-slow stream opens (200 text/event-stream)",
-      `${s.status} ${s.error?.code ?? ""}`,
-      rid,
-    );
-    return;
-  }
-  recordMs(streams.ttfb, s.exchange.receivedAt - s.exchange.sentAt);
+  if (!streamOpened(ctx, s, "message.stream", check, "mock-slow")) return;
   const deltas = s.events.filter((e) => e.event === "delta");
   if (deltas[0]) recordMs(streams.firstDelta, deltas[0].atMs);
   let maxGap = 0;
@@ -552,9 +537,6 @@ function judgeSlowStream(ctx: ScenarioContext, s: StreamResult): void {
   }
   const end = s.events.at(-1);
   if (end) recordMs(streams.total, end.atMs);
-  if (s.done) streams.ended.done++;
-  else if (s.error) streams.ended.error++;
-  else streams.ended.neither++;
   ctx.recorder.expect(
     s.done !== undefined && s.done.text === s.text,
     "message.stream",
@@ -603,22 +585,8 @@ function judgeSlowStream(ctx: ScenarioContext, s: StreamResult): void {
 function judgeBudgetStream(ctx: ScenarioContext, s: StreamResult, budgetMs: number): void {
   const check = "budget-under-load";
   const rid = s.exchange.requestId;
-  const streams = ctx.recorder.streams;
-  if (s.status !== 200) {
-    ctx.fail(
-      "message.budget",
-      check,
-      "a mock-timeout stream opens (200 text/event-stream)",
-      `${s.status} ${s.error?.code ?? ""}`,
-      rid,
-    );
-    return;
-  }
-  recordMs(streams.ttfb, s.exchange.receivedAt - s.exchange.sentAt);
+  if (!streamOpened(ctx, s, "message.budget", check, "mock-timeout")) return;
   const errorEvent = s.events.find((e) => e.event === "error");
-  if (s.error) streams.ended.error++;
-  else if (s.done) streams.ended.done++;
-  else streams.ended.neither++;
   const at = errorEvent?.atMs;
   ctx.recorder.expect(
     s.error?.code === "AGENT_UNAVAILABLE",
