@@ -52,76 +52,70 @@ const keyBucket = (endpoint: RateLimitedEndpoint): RateBucketKind => ({
 const COMMON: readonly ErrorStatus[] = [401, 403, 429, 500, 503];
 const BODY: readonly ErrorStatus[] = [400, 413, 415];
 
+/** What a row says beyond its route: its schemas, errors, summary and example (and any other bucket or success status). */
+type RowDetails = Omit<EndpointSpec, "id" | "method" | "path" | "permission" | "bucket" | "successStatus"> &
+  Partial<Pick<EndpointSpec, "bucket" | "successStatus">>;
+
+/** A row of the table: its own key bucket and 200 unless `details` says otherwise. */
+const row = <const Id extends RateLimitedEndpoint, const M extends EndpointSpec["method"], const D extends RowDetails>(
+  id: Id,
+  method: M,
+  path: string,
+  permission: Permission,
+  details: D,
+): Omit<{ id: Id; method: M; path: string; permission: Permission; bucket: RateBucketKind; successStatus: 200 }, keyof D> &
+  D => ({
+  id,
+  method,
+  path,
+  permission,
+  bucket: keyBucket(id),
+  successStatus: 200,
+  ...details,
+});
+
 /** PROFILE §5 with §6 permissions and §7 buckets: the one endpoint table. */
 export const ENDPOINTS = {
-  createAgent: {
-    id: "createAgent",
-    method: "POST",
-    path: "/agents",
-    permission: "agents:write",
-    bucket: keyBucket("createAgent"),
+  createAgent: row("createAgent", "POST", "/agents", "agents:write", {
     successStatus: 201,
     body: createAgentBodySchema,
     response: agentEnvelopeSchema,
     errorStatuses: [...COMMON, ...BODY],
     summary: "Create an agent",
     example: { body: { name: "Example agent" } satisfies z.input<typeof createAgentBodySchema> },
-  },
-  listAgents: {
-    id: "listAgents",
-    method: "GET",
-    path: "/agents",
-    permission: "agents:read",
-    bucket: keyBucket("listAgents"),
-    successStatus: 200,
+  }),
+  listAgents: row("listAgents", "GET", "/agents", "agents:read", {
     query: listQuerySchema,
     response: listEnvelopeSchema,
     errorStatuses: [...COMMON, 400],
     summary: "List the account's agents",
     example: { query: { limit: String(LIST_LIMITS.limit.default) } satisfies z.input<typeof listQuerySchema> },
-  },
-  getAgent: {
-    id: "getAgent",
-    method: "GET",
-    path: "/agents/:agentId",
-    permission: "agents:read",
-    bucket: keyBucket("getAgent"),
-    successStatus: 200,
+  }),
+  getAgent: row("getAgent", "GET", "/agents/:agentId", "agents:read", {
     response: agentEnvelopeSchema,
     errorStatuses: [...COMMON, 404],
     summary: "Read one agent",
     example: {},
-  },
-  updateAgent: {
-    id: "updateAgent",
-    method: "PATCH",
-    path: "/agents/:agentId",
-    permission: "agents:write",
-    bucket: keyBucket("updateAgent"),
-    successStatus: 200,
+  }),
+  updateAgent: row("updateAgent", "PATCH", "/agents/:agentId", "agents:write", {
     body: updateAgentBodySchema,
     response: agentEnvelopeSchema,
     errorStatuses: [...COMMON, ...BODY, 404],
     summary: "Update an agent (JSON Merge Patch)",
     example: { body: { bio: "Updated by the example" } satisfies z.input<typeof updateAgentBodySchema> },
-  },
-  deleteAgent: {
-    id: "deleteAgent",
-    method: "DELETE",
-    path: "/agents/:agentId",
-    permission: "agents:delete",
-    bucket: keyBucket("deleteAgent"),
-    successStatus: 200,
+  }),
+  deleteAgent: row("deleteAgent", "DELETE", "/agents/:agentId", "agents:delete", {
     response: deleteEnvelopeSchema,
     errorStatuses: [...COMMON, 404],
     summary: "Delete an agent and its conversations",
     example: {},
-  },
+  }),
   sendMessage: {
     id: "sendMessage",
     method: "POST",
     path: "/agents/:agentId/messages",
     permission: "messages:send",
+    // PROFILE §7: Send Message counts per agent, across all keys of the account
     bucket: { kind: "agentMessages", size: RATE_LIMITS.perAgentMessages },
     successStatus: 200,
     body: messageBodySchema,
