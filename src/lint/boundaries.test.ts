@@ -39,6 +39,11 @@ const ROWS: Row[] = [
   { rule: "harness never imports the server", file: "suites/support/deep/x.ts", from: "../../../src/server/faults/index.js" },
   { rule: "the embedded target may", file: "src/target/embedded.ts", from: "../server/app.js", allowed: true },
   { rule: "the server may import the contract", file: "src/server/plugins/x.ts", from: "../../contract/index.js", allowed: true },
+  { rule: "server imports only contract", file: "src/server/x.ts", from: "../../fixtures/expand.js" },
+  { rule: "server tests import only contract", file: "src/server/x.test.ts", from: "../client/index.js" },
+  { rule: "server tests import only contract", file: "src/server/test-support.ts", from: "../../suites/support/harness.js" },
+  { rule: "server tests may read the fixtures", file: "src/server/x.test.ts", from: "../../fixtures/expand.js", allowed: true },
+  { rule: "server tests may read the fixtures", file: "src/server/test-support.ts", from: "../../fixtures/expand.js", allowed: true },
 ];
 
 const scratch = mkdtempSync(join(tmpdir(), "lint-boundaries-"));

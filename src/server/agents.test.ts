@@ -3,12 +3,12 @@ import { agentOf, expectError, fieldsOf, listOf, loadBoundaries, makeServer, rep
 
 type Body = Record<string, unknown>;
 const createRows = loadBoundaries<{ rows: { title: string; body: Body; status: 201 | 400; fields?: string[] }[] }>(
-  "agent-create",
+  "agent-create.json",
 ).rows;
 const update = loadBoundaries<{
   base: Body;
   rows: { title: string; patch: Body; status: 200 | 400; expect?: Body; fields?: string[] }[];
-}>("agent-update");
+}>("agent-update.json");
 
 const RECORD_KEYS = [
   "bio",

@@ -105,7 +105,7 @@ describe("§2 envelopes", () => {
 
   const pagination = loadBoundaries<{
     rows: { total: number; limit: number; page: number; items: number; totalPages: number; hasMore: boolean }[];
-  }>("pagination").rows;
+  }>("pagination.json").rows;
 
   test.for(
     pagination,

@@ -15,8 +15,8 @@ import {
 
 const queryRows = loadBoundaries<{
   rows: { query: string; status: 200 | 400; page?: number; limit?: number; field?: string }[];
-}>("list-query").rows;
-const codePointNames = loadBoundaries<{ ascending: string[] }>("code-point-order").ascending;
+}>("list-query.json").rows;
+const codePointNames = loadBoundaries<{ ascending: string[] }>("code-point-order.json").ascending;
 
 const SORTS = (["createdAt", "name", "status"] as const).flatMap((sortBy) =>
   (["asc", "desc"] as const).map((order) => ({ sortBy, order })),

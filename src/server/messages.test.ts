@@ -19,7 +19,7 @@ import {
 
 const bodyRows = loadBoundaries<{
   rows: { title: string; body: Record<string, unknown>; status: 200 | 400; fields?: string[] }[];
-}>("send-message").rows;
+}>("send-message.json").rows;
 
 const REPLY_KEYS = ["agentId", "conversationId", "createdAt", "id", "roomId", "text", "turn", "userId"];
 const BUDGET_MS = BUDGET_SECONDS * 1000;

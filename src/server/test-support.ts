@@ -3,7 +3,6 @@
  * ManualClock driven through `inject()`, a real listening server for sockets (streams,
  * concurrency, clients that go away), a small SSE reader and the boundary fixtures.
  */
-import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { createParser } from "eventsource-parser";
 import { request, Agent as UndiciAgent } from "undici";
@@ -389,22 +388,5 @@ export const commentsOf = (frames: SseFrame[]) => frames.filter((f): f is { comm
 
 /* ------------------------------------------------------------------ fixtures */
 
-/**
- * A boundary fixture from fixtures/boundaries. Long values are written as generators:
- * `{"$repeat": "😀", "times": 100}` is 100 emoji, `{"$strings": "t{i}", "times": 3}` is
- * ["t0", "t1", "t2"].
- */
-export function loadBoundaries<T>(name: string): T {
-  const url = new URL(`../../fixtures/boundaries/${name}.json`, import.meta.url);
-  return expand(JSON.parse(readFileSync(url, "utf8"))) as T;
-}
-
-function expand(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(expand);
-  if (typeof value !== "object" || value === null) return value;
-  const o = value as Record<string, unknown>;
-  if (typeof o.$repeat === "string" && typeof o.times === "number") return o.$repeat.repeat(o.times);
-  if (typeof o.$strings === "string" && typeof o.times === "number")
-    return Array.from({ length: o.times }, (_, i) => (o.$strings as string).replaceAll("{i}", String(i)));
-  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, expand(v)]));
-}
+/** The boundary fixtures of fixtures/boundaries, through the one expander the functional suites use. */
+export { loadBoundaries } from "../../fixtures/expand.js";

@@ -58,7 +58,7 @@ describe("§1 transport", () => {
     expect(() => JSON.parse(res.body)).not.toThrow();
   });
 
-  const ids = loadBoundaries<{ echoed: string[]; replaced: string[] }>("request-ids");
+  const ids = loadBoundaries<{ echoed: string[]; replaced: string[] }>("request-ids.json");
 
   test.for(ids.echoed)("§1 X-Request-Id %j matches the pattern and is echoed", async (id) => {
     const res = await makeServer().call("GET", "/v1/agents", { headers: { "x-request-id": id } });
