@@ -43,7 +43,12 @@ const ROWS: Row[] = [
   { rule: "server tests import only contract", file: "src/server/x.test.ts", from: "../client/index.js" },
   { rule: "server tests import only contract", file: "src/server/test-support.ts", from: "../../suites/support/harness.js" },
   { rule: "server tests may read the fixtures", file: "src/server/x.test.ts", from: "../../fixtures/expand.js", allowed: true },
-  { rule: "server tests may read the fixtures", file: "src/server/test-support.ts", from: "../../fixtures/expand.js", allowed: true },
+  {
+    rule: "server tests may read the fixtures",
+    file: "src/server/test-support.ts",
+    from: "../../fixtures/expand.js",
+    allowed: true,
+  },
 ];
 
 const scratch = mkdtempSync(join(tmpdir(), "lint-boundaries-"));
