@@ -1,5 +1,4 @@
-import { appendFileSync, mkdirSync, rmSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { appendFileSync } from "node:fs";
 import { test as base, expect, inject, type TestContext } from "vitest";
 import { runChecks } from "../../src/checks/run.js";
 import { type ApiResult, type Exchange, RateBudget, ServiceClient, type ServiceClientOptions } from "../../src/client/index.js";
@@ -24,38 +23,7 @@ declare module "vitest" {
   }
 }
 
-/**
- * The key set this worker process owns for the whole run: claimed with an exclusive mkdir beside
- * the run's ledger, released when the process exits. VITEST_POOL_ID cannot be trusted for this:
- * a project whose maxWorkers exceeds the pool's hands out id 0 to several workers at once, and
- * two workers on one key set share buckets and agents (issue 10 §3).
- */
-function claimKeySet(provided: HarnessTarget): number {
-  const count = provided.keyPool?.length ?? 0;
-  if (count < 2) return 1;
-  const locks = join(dirname(provided.ledgerFile), "key-sets");
-  // a module evaluated again in the same worker process keeps the set it claimed
-  const registry = globalThis as { __keySetClaims?: Map<string, number> };
-  registry.__keySetClaims ??= new Map();
-  const claimed = registry.__keySetClaims;
-  const mine = claimed.get(locks);
-  if (mine !== undefined) return mine;
-  mkdirSync(locks, { recursive: true });
-  for (let set = 1; set <= count; set++) {
-    const lock = join(locks, String(set));
-    try {
-      mkdirSync(lock);
-    } catch {
-      continue;
-    }
-    process.once("exit", () => rmSync(lock, { recursive: true, force: true }));
-    claimed.set(locks, set);
-    return set;
-  }
-  throw new Error(`more parallel workers than the ${count} key sets of the run: lower --workers`);
-}
-
-export const target: HarnessTarget = workerTarget(inject("target"), claimKeySet(inject("target")));
+export const target: HarnessTarget = workerTarget(inject("target"), Number(process.env.VITEST_POOL_ID ?? 1));
 const FINDINGS_COLLECTED = inject("findingsCollected") === true;
 
 /** Tolerated clock difference with the target; none for a server in this very machine. */
