@@ -21,11 +21,12 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
           include: ["suites/functional/**/*.test.ts"],
           globalSetup: ["suites/support/global-setup.ts"],
-          // files in parallel workers, each with its own accounts and keys on the embedded target
-          // (EMBEDDED_DEFAULTS.workers): parallel files never share a bucket or an agent
+          // One worker under `npm test`. A worker takes its key set by VITEST_POOL_ID, and with
+          // several projects in one run the pool handed two functional workers the same id
+          // (measured: ids 1, 2, 3, 4, 4 with unit + functional), so two files shared buckets and
+          // agents and saw 429s no check sent. `verify` runs one project and keeps its workers.
           pool: "forks",
-          fileParallelism: true,
-          maxWorkers: EMBEDDED_DEFAULTS.workers,
+          fileParallelism: false,
           isolate: false,
           testTimeout: 60_000,
           hookTimeout: 60_000,
