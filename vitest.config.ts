@@ -1,6 +1,5 @@
 import { defineConfig } from "vitest/config";
 import { CHECK_TAGS } from "./src/plan/profiles.js";
-import { EMBEDDED_DEFAULTS } from "./src/target/harness-target.js";
 
 export default defineConfig({
   test: {
