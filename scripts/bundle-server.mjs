@@ -2,7 +2,7 @@
 // Bundles the reference server into one self-contained ESM file, so the container image needs
 // nothing but the node binary and this file (no node_modules, no registry).
 //
-//   node scripts/bundle-server.mjs [--entry src/server/main.ts] [--outfile .build/server/server.mjs]
+//   node scripts/bundle-server.mjs [--entry src/cli/serve.ts] [--outfile .build/server/server.mjs]
 import { existsSync, statSync } from "node:fs";
 import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,7 +13,7 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 const { values } = parseArgs({
   options: {
-    entry: { type: "string", default: "src/server/main.ts" },
+    entry: { type: "string", default: "src/cli/serve.ts" },
     outfile: { type: "string", default: ".build/server/server.mjs" },
   },
 });

@@ -30,7 +30,7 @@ export async function main(argv: string[]): Promise<number> {
       case "load":
         return await (await import("./load.js")).load(rest);
       case "serve":
-        return await (await import("../target/embedded.js")).runServer(rest);
+        return await (await import("./serve.js")).serve(rest);
       case "judge":
         return await (await import("./replay.js")).judge(rest);
       case "cleanup":

@@ -15,7 +15,9 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
   await app.listen({ port: options.port ?? 0, host });
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : options.port;
-  return { baseUrl: `http://${host}:${port}/v1`, keys, close: () => app.close() };
+  // an IPv6 literal goes in brackets (RFC 3986)
+  const hostInUrl = host.includes(":") ? `[${host}]` : host;
+  return { baseUrl: `http://${hostInUrl}:${port}/v1`, keys, close: () => app.close() };
 }
 
 /** The injected defects the reference server knows (for the meta suite and --fault help). */
@@ -23,4 +25,3 @@ export { FAULTS } from "../server/faults/index.js";
 export { LOAD_FAULTS } from "../server/faults/load.js";
 /** The faults only the property suites catch (issue 8 §6): their own meta test. */
 export { PROPERTY_FAULTS } from "../server/faults/property.js";
-export { runServer } from "../server/main.js";

@@ -38,7 +38,7 @@ export interface ReferenceImage {
 }
 
 export interface EnsureImageOptions {
-  /** re-bundle src/server/main.ts first (default true; env AGENT_HARNESS_SKIP_BUNDLE=1 turns it off) */
+  /** re-bundle src/cli/serve.ts first (default true; env AGENT_HARNESS_SKIP_BUNDLE=1 turns it off) */
   bundle?: boolean;
   log?: (line: string) => void;
 }

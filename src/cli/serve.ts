@@ -2,8 +2,10 @@ import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { type KeysFile, keysFileSchema, MESSAGE_TIMING, RATE_LIMITS, singleKeyFile } from "../contract/index.js";
-import { buildServer } from "./app.js";
-import { FAULT_NAMES, FAULTS } from "./faults/index.js";
+import { FAULTS, startReferenceServer } from "../target/embedded.js";
+import { parseOrHelp, UsageError } from "./config.js";
+
+const FAULT_NAMES = Object.keys(FAULTS).sort();
 
 export const SERVE_USAGE = `usage: agent-harness serve [--port N] [--host H] [--keys FILE]
        [--window-seconds S] [--message-timeout-seconds S] [--fault NAME]...
@@ -31,21 +33,10 @@ function wrapNames(names: readonly string[], indent: string, width: number): str
   return lines.join("\n");
 }
 
-export class UsageError extends Error {}
-
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 /** An fs or net failure in one word when it has a code (ENOENT, EADDRINUSE), else its message. */
 const errnoOf = (err: unknown) =>
-  err instanceof Error ? ("code" in err && typeof err.code === "string" ? err.code : err.message) : String(err);
-
-interface ServeConfig {
-  port: number;
-  host: string;
-  keys: KeysFile;
-  generatedKey: boolean;
-  windowSeconds: number;
-  messageTimeoutSeconds: number;
-  faults: string[];
-}
+  err instanceof Error && "code" in err && typeof err.code === "string" ? err.code : messageOf(err);
 
 function positive(
   name: string,
@@ -64,8 +55,8 @@ function positive(
   return n;
 }
 
-/** Parse and validate `serve` arguments; a bad one is a UsageError with a readable message. */
-export function parseServeArgs(argv: string[]): ServeConfig {
+/** Parse and validate `serve` arguments; a bad one is a UsageError with a readable message ("" for --help). */
+export function parseServeArgs(argv: string[]) {
   const { values } = (() => {
     try {
       return parseArgs({
@@ -82,7 +73,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
         },
       });
     } catch (err) {
-      throw new UsageError(err instanceof Error ? err.message : String(err));
+      throw new UsageError(messageOf(err));
     }
   })();
   if (values.help) throw new UsageError("");
@@ -91,12 +82,11 @@ export function parseServeArgs(argv: string[]): ServeConfig {
   const faults = values.fault ?? [];
   for (const f of faults)
     if (!FAULTS[f]) throw new UsageError(`unknown --fault "${f}" (agent-harness serve --help lists the faults)`);
-  const keysPath = values.keys;
   return {
     port,
     host: values.host ?? "127.0.0.1",
-    keys: keysPath ? readKeysFile(keysPath) : singleKeyFile(RATE_LIMITS.tiers.standard),
-    generatedKey: !keysPath,
+    keys: values.keys ? readKeysFile(values.keys) : singleKeyFile(RATE_LIMITS.tiers.standard),
+    generatedKey: !values.keys,
     windowSeconds: positive("window-seconds", values["window-seconds"], RATE_LIMITS.defaultWindowSeconds),
     messageTimeoutSeconds: positive(
       "message-timeout-seconds",
@@ -118,7 +108,7 @@ function readKeysFile(path: string): KeysFile {
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new UsageError(`--keys ${path} is not valid JSON: ${jsonErrorAt(text, (err as Error).message)}`);
+    throw new UsageError(`--keys ${path} is not valid JSON: ${jsonErrorAt(text, messageOf(err))}`);
   }
   const parsed = keysFileSchema.safeParse(json);
   if (!parsed.success)
@@ -148,45 +138,37 @@ export function jsonErrorAt(text: string, message: string): string {
   return `line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}: ${reason}`;
 }
 
-/** `agent-harness serve`: listen until SIGINT/SIGTERM. Returns the exit code. */
-export async function runServer(argv: string[], out = process.stdout, err = process.stderr): Promise<number> {
-  let config: ServeConfig;
+/**
+ * `agent-harness serve`, and the container image's entry point (scripts/bundle-server.mjs bundles
+ * this file): the reference server listens until SIGINT/SIGTERM. Returns the exit code.
+ */
+export async function serve(argv: string[], out = process.stdout): Promise<number> {
+  const config = parseOrHelp(() => parseServeArgs(argv), SERVE_USAGE);
+  if (!config) return 0;
+  let server: Awaited<ReturnType<typeof startReferenceServer>>;
   try {
-    config = parseServeArgs(argv);
+    server = await startReferenceServer(config);
   } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
-    if (e.message === "") {
-      out.write(`${SERVE_USAGE}\n`);
-      return 0;
-    }
-    // one line, not the whole usage (which lists every fault)
-    err.write(`agent-harness serve: ${e.message}\n`);
-    return 2;
+    throw new UsageError(`cannot listen on ${config.host}:${config.port}: ${messageOf(e)}`);
   }
-  const { app } = buildServer(config);
-  try {
-    await app.listen({ port: config.port, host: config.host });
-  } catch (e) {
-    err.write(
-      `agent-harness serve: cannot listen on ${config.host}:${config.port}: ${e instanceof Error ? e.message : String(e)}\n`,
-    );
-    return 2;
-  }
-  const address = app.server.address();
-  const port = typeof address === "object" && address ? address.port : config.port;
-  const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   if (config.generatedKey) out.write(`api key: ${config.keys.keys[0]?.key} (shown once)\n`);
   if (config.faults.length) out.write(`injected faults: ${config.faults.join(", ")}\n`);
-  out.write(`listening on http://${host}:${port}/v1\n`);
+  out.write(`listening on ${server.baseUrl}\n`);
   await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
+    process.once("SIGINT", () => resolve());
+    process.once("SIGTERM", () => resolve());
   });
-  await app.close();
+  await server.close();
   return 0;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  runServer(process.argv.slice(2)).then((code) => process.exit(code));
+  serve(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err) => {
+      // one line, not the whole usage (which lists every fault)
+      process.stderr.write(`agent-harness serve: ${messageOf(err)}\n`);
+      process.exit(2);
+    },
+  );
 }
