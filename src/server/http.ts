@@ -1,13 +1,24 @@
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest, RouteHandlerMethod, RouteOptions } from "fastify";
 import type { z } from "zod";
 import {
+  API_PREFIX,
   detailsFromIssues,
+  ENDPOINTS,
+  type EndpointId,
   type ErrorCode,
   type ErrorDetail,
   JSON_CONTENT_TYPE,
   MERGE_PATCH_CONTENT_TYPE,
   STATUS_OF_CODE,
 } from "../contract/index.js";
+
+/** The route of one endpoint of the contract's table, tagged with its id for the guard (permission, buckets). */
+export const route = (id: EndpointId, handler: RouteHandlerMethod): RouteOptions => ({
+  method: ENDPOINTS[id].method,
+  url: API_PREFIX + ENDPOINTS[id].path,
+  config: { endpoint: id },
+  handler,
+});
 
 /** PROFILE §2 error envelope with the §3 status of its code. */
 export function sendError(reply: FastifyReply, code: ErrorCode, message: string, details?: ErrorDetail[]) {
@@ -16,6 +27,12 @@ export function sendError(reply: FastifyReply, code: ErrorCode, message: string,
     .type("application/json; charset=utf-8")
     .send({ success: false, error: { code, message, ...(details?.length ? { details } : {}) } });
 }
+
+export const invalidFields = (reply: FastifyReply, details: ErrorDetail[]) =>
+  sendError(reply, "INVALID_REQUEST", "The request has invalid fields", details);
+
+export const agentNotFound = (reply: FastifyReply) =>
+  sendError(reply, "AGENT_NOT_FOUND", "No agent with this id in your account");
 
 type Parsed<T> = { ok: true; value: T } | { ok: false };
 
@@ -51,7 +68,7 @@ export function parseJsonBody<S extends z.ZodType>(
   }
   const result = schema.safeParse(json);
   if (!result.success) {
-    sendError(reply, "INVALID_REQUEST", "The request has invalid fields", detailsFromIssues(result.error.issues));
+    invalidFields(reply, detailsFromIssues(result.error.issues));
     return { ok: false };
   }
   return { ok: true, value: result.data };

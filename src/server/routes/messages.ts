@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync, FastifyReply } from "fastify";
-import { API_PREFIX, ENDPOINTS, type ErrorCode, type MessageReply, SSE_CONTENT_TYPE } from "../../contract/index.js";
+import { ENDPOINTS, type ErrorCode, type MessageReply, SSE_CONTENT_TYPE } from "../../contract/index.js";
 import type { TimerHandle } from "../clock.js";
 import type { ServerContext } from "../context.js";
-import { agentIdParam, parseJsonBody, sendError } from "../http.js";
+import { agentIdParam, agentNotFound, parseJsonBody, route, sendError } from "../http.js";
 import { ModelError, mockReply } from "../mock-model.js";
 import { describeRateBuckets } from "../plugins/guard.js";
 import type { Conversation } from "../store.js";
@@ -10,24 +10,19 @@ import type { Conversation } from "../store.js";
 class BudgetSpent extends Error {}
 class ClientGone extends Error {}
 
-type Failure = { code: ErrorCode; message: string };
-
 /** PROFILE §5 Send Message, §7 quota, §10 mock models: a fastify plugin, registered with the server's context. */
 export const messageRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (app, { ctx }) => {
   const spec = ENDPOINTS.sendMessage;
   const configuredBudgetMs = ctx.options.messageTimeoutSeconds * 1000;
 
-  app.route({
-    method: spec.method,
-    url: API_PREFIX + spec.path,
-    config: { endpoint: spec.id },
-    handler: async (req, reply) => {
+  app.route(
+    route("sendMessage", async (req, reply) => {
       const body = parseJsonBody(req, reply, spec.body);
       if (!body.ok) return reply;
       const { text, userId, roomId, stream } = body.value;
       const accountId = req.principal.account.id;
       const agent = ctx.store.get(accountId, agentIdParam(req));
-      if (!agent) return sendError(reply, "AGENT_NOT_FOUND", "No agent with this id in your account");
+      if (!agent) return agentNotFound(reply);
       if (agent.status !== "active") return sendError(reply, "AGENT_UNAVAILABLE", `The agent is ${agent.status}`);
       if (!ctx.spendQuota(req.principal)) return sendError(reply, "INSUFFICIENT_QUOTA", "The account's message quota is spent");
       const conversation = ctx.store.conversation(accountId, agent.id, userId, roomId);
@@ -58,7 +53,7 @@ export const messageRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (
         text: replyText,
         createdAt: new Date(ctx.clock.now()).toISOString(),
       });
-      const failure = (err: unknown): Failure | undefined => {
+      const failure = (err: unknown): { code: ErrorCode; message: string } | undefined => {
         if (err instanceof BudgetSpent)
           return { code: "AGENT_UNAVAILABLE", message: "The agent did not answer within the time budget" };
         if (err instanceof ModelError) {
@@ -69,41 +64,29 @@ export const messageRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (
         throw err;
       };
 
-      if (!stream) {
-        try {
-          release = await takeTurn(conversation, abort.signal);
-          let replyText = "";
-          for await (const chunk of generate()) replyText += chunk;
-          return { success: true, data: finish(replyText) };
-        } catch (err) {
-          const f = failure(err);
-          return f ? sendError(reply, f.code, f.message) : reply;
-        } finally {
-          release?.();
-          ctx.clock.clearTimer(budget);
-        }
-      }
-
-      const sse = openStream(reply, ctx);
+      // one exchange, answered as one JSON envelope or as an event stream (PROFILE §5)
+      const sse = stream ? openStream(reply, ctx) : undefined;
       try {
         release = await takeTurn(conversation, abort.signal);
         let replyText = "";
         for await (const chunk of generate()) {
           replyText += chunk;
-          sse.event("delta", { text: chunk });
+          sse?.event("delta", { text: chunk });
         }
+        if (!sse) return { success: true, data: finish(replyText) };
         sse.event("done", finish(replyText));
       } catch (err) {
         const f = failure(err);
+        if (!sse) return f ? sendError(reply, f.code, f.message) : reply;
         if (f) sse.event("error", f);
       } finally {
         release?.();
         ctx.clock.clearTimer(budget);
-        sse.close();
+        sse?.close();
       }
       return reply;
-    },
-  });
+    }),
+  );
 };
 
 /**
