@@ -1,7 +1,6 @@
 import Fastify, { type FastifyInstance, LogController } from "fastify";
-import { BODY_LIMIT_BYTES, HEALTH_PATH, type KeysFile, MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
-import { type Clock, systemClock } from "./clock.js";
-import { ServerContext } from "./context.js";
+import { BODY_LIMIT_BYTES, HEALTH_PATH } from "../contract/index.js";
+import { type BuildOptions, ServerContext } from "./context.js";
 import { installFaults } from "./faults/index.js";
 import { installErrors, literalIfUndecodable } from "./plugins/errors.js";
 import { installGuard } from "./plugins/guard.js";
@@ -9,30 +8,14 @@ import { installRequestId } from "./plugins/request-id.js";
 import { agentRoutes } from "./routes/agents.js";
 import { messageRoutes } from "./routes/messages.js";
 
-export interface BuildOptions {
-  keys: KeysFile;
-  windowSeconds?: number;
-  messageTimeoutSeconds?: number;
-  clock?: Clock;
-  /** injected defects by name, for proving the harness catches them (faults.ts) */
-  faults?: readonly string[];
-}
+export type { BuildOptions } from "./context.js";
 
 /**
  * The reference server of PROFILE.md. fastify over node:http: its router, body limits,
  * hooks and inject() keep the server about 1,000 lines at close to node:http speed.
  */
 export function buildServer(options: BuildOptions): { app: FastifyInstance; ctx: ServerContext } {
-  const windowSeconds = options.windowSeconds ?? RATE_LIMITS.defaultWindowSeconds;
-  const messageTimeoutSeconds = options.messageTimeoutSeconds ?? MESSAGE_TIMING.defaultBudgetSeconds;
-  const ctx = new ServerContext({
-    keys: options.keys,
-    windowSeconds,
-    messageTimeoutSeconds,
-    clock: options.clock ?? systemClock,
-    // comfortably inside the 15 s PROFILE allows, and inside short test budgets too
-    heartbeatMs: Math.min(10_000, (messageTimeoutSeconds * 1000) / 3),
-  });
+  const ctx = new ServerContext(options);
   const app = Fastify({
     logger: false, // PROFILE §6: keys never reach a log line; the server logs nothing per request
     // nor builds the log records it would drop (an object and a clock read each)

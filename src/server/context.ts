@@ -1,17 +1,17 @@
-import type { KeysFile } from "../contract/index.js";
-import type { Clock } from "./clock.js";
+import { type KeysFile, MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
+import { type Clock, systemClock } from "./clock.js";
 import { KeyRing, type Principal } from "./keyring.js";
 import { ConcurrencyGate, RateLimiter } from "./ratelimit.js";
 import { cleanSeam, type FaultSeam } from "./seam.js";
 import { AgentStore } from "./store.js";
 
-export interface ServerOptions {
+export interface BuildOptions {
   keys: KeysFile;
-  windowSeconds: number;
-  messageTimeoutSeconds: number;
-  clock: Clock;
-  /** heartbeat comment interval on silent streams; PROFILE §5 asks for at most 15 s */
-  heartbeatMs: number;
+  windowSeconds?: number;
+  messageTimeoutSeconds?: number;
+  clock?: Clock;
+  /** injected defects by name, for proving the harness catches them (faults/) */
+  faults?: readonly string[];
 }
 
 /** Everything a route or plugin needs, built once per server. */
@@ -24,17 +24,24 @@ export class ServerContext {
   /** where injected faults install; the clean server leaves it as it is */
   readonly seam: FaultSeam = cleanSeam();
   /** message units spent per account (PROFILE §7 Quota) */
-  readonly quotaSpent = new Map<string, number>();
-
+  private readonly quotaSpent = new Map<string, number>();
   /** the options without the keys: PROFILE §6 Reference keeps only their SHA-256 (in keyRing) */
-  readonly options: Readonly<Omit<ServerOptions, "keys" | "clock">>;
+  readonly options: {
+    readonly windowSeconds: number;
+    readonly messageTimeoutSeconds: number;
+    /** heartbeat comment interval on silent streams; PROFILE §5 asks for at most 15 s */
+    readonly heartbeatMs: number;
+  };
 
-  constructor({ keys, clock, ...options }: ServerOptions) {
-    this.keyRing = new KeyRing(keys);
-    this.options = options;
-    this.clock = clock;
-    this.store = new AgentStore(clock);
-    this.limiter = new RateLimiter(clock, options.windowSeconds);
+  constructor(options: BuildOptions) {
+    const windowSeconds = options.windowSeconds ?? RATE_LIMITS.defaultWindowSeconds;
+    const messageTimeoutSeconds = options.messageTimeoutSeconds ?? MESSAGE_TIMING.defaultBudgetSeconds;
+    // comfortably inside the 15 s PROFILE allows, and inside short test budgets too
+    this.options = { windowSeconds, messageTimeoutSeconds, heartbeatMs: Math.min(10_000, (messageTimeoutSeconds * 1000) / 3) };
+    this.keyRing = new KeyRing(options.keys);
+    this.clock = options.clock ?? systemClock;
+    this.store = new AgentStore(this.clock);
+    this.limiter = new RateLimiter(this.clock, windowSeconds);
   }
 
   /** Spend one message unit; false when the quota is already spent. */
