@@ -20,6 +20,13 @@ export const systemClock: Clock = {
   },
 };
 
+/** Rejects with the signal's reason once it is aborted (and never settles otherwise). */
+export const untilAborted = (signal: AbortSignal) =>
+  new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
+
 /** Resolves after `ms` of clock time, or rejects with the signal's reason when aborted. */
 export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { MESSAGE_TIMING } from "../contract/index.js";
-import { type Clock, sleep } from "./clock.js";
+import { type Clock, sleep, untilAborted } from "./clock.js";
 
 export class ModelError extends Error {}
 
@@ -22,8 +22,7 @@ export async function* mockReply(clock: Clock, input: ModelInput, signal: AbortS
     case "mock-error":
       throw new ModelError("the mock model failed as configured (mock-error)");
     case "mock-timeout":
-      await new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
-      return;
+      return await untilAborted(signal);
     case "mock-slow": {
       const chunks = splitInto(replyText(input), MESSAGE_TIMING.slowModelMinDeltas);
       const gap = (MESSAGE_TIMING.slowModelSeconds * 1000) / chunks.length;

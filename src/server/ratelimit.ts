@@ -96,7 +96,8 @@ export class RateLimiter {
       const resetAt = windows[i]?.resetAt ?? now + this.windowMs;
       if ((windows[i]?.count ?? 0) >= b.size && (!last || resetAt > last.resetAt)) last = { size: b.size, remaining: 0, resetAt };
     });
-    if (last) return { admitted: false, headers: last, retryAfterSeconds: retryAfter(last.resetAt, now) };
+    // Retry-After: whole seconds until that bucket refills, at least 1
+    if (last) return { admitted: false, headers: last, retryAfterSeconds: Math.max(1, Math.ceil((last.resetAt - now) / 1000)) };
     buckets.forEach((b, i) => {
       const w = windows[i];
       if (w) w.count++;
@@ -123,13 +124,6 @@ export class RateLimiter {
     for (const [key, w] of this.windows) if (w.resetAt <= now) this.windows.delete(key);
   }
 }
-
-export function retryAfter(resetAt: number, now: number): number {
-  return Math.max(1, Math.ceil((resetAt - now) / 1000));
-}
-
-/** X-RateLimit-Reset: Unix seconds, rounded up. */
-export const resetHeader = (resetAt: number) => Math.ceil(resetAt / 1000);
 
 /** In-flight Send Message slots per agent (PROFILE §7 Concurrency). */
 export class ConcurrencyGate {

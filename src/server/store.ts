@@ -122,15 +122,6 @@ export class AgentStore {
 
   constructor(private readonly clock: Clock) {}
 
-  private agentsOf(accountId: string): Map<string, StoredAgent> {
-    let agents = this.accounts.get(accountId);
-    if (!agents) {
-      agents = new Map();
-      this.accounts.set(accountId, agents);
-    }
-    return agents;
-  }
-
   private find(accountId: string, id: string): StoredAgent | undefined {
     return this.accounts.get(accountId)?.get(id);
   }
@@ -147,7 +138,8 @@ export class AgentStore {
       updatedAtMs: now,
       conversations: new Map(),
     };
-    this.agentsOf(accountId).set(stored.id, stored);
+    const agents = this.accounts.get(accountId) ?? new Map<string, StoredAgent>();
+    this.accounts.set(accountId, agents.set(stored.id, stored));
     return { ok: true, agent: agentView(stored) };
   }
 

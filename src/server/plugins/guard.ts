@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ENDPOINTS, HEADERS, RATE_LIMITS } from "../../contract/index.js";
 import type { ServerContext } from "../context.js";
 import { agentIdParam, sendError } from "../http.js";
-import { agentSlotKey, type BucketState, rateBucketsOf, resetHeader } from "../ratelimit.js";
+import { agentSlotKey, type BucketState, rateBucketsOf } from "../ratelimit.js";
 
 const BEARER = /^bearer[ ]+(\S+)\s*$/i;
 
@@ -58,7 +58,9 @@ function admit(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply): bo
     sendError(reply, "RATE_LIMIT_EXCEEDED", "Rate limit exceeded; retry after the reset");
     return false;
   }
-  if (endpoint?.id === "sendMessage") holdSlot(ctx, agentKey, req, reply);
+  // PROFILE §7: a slot frees when the exchange ends: reply sent, stream closed or client gone
+  const release = endpoint?.id === "sendMessage" ? ctx.gate.tryAcquire(agentKey) : undefined;
+  if (release) reply.raw.once("close", release);
 
   if (endpoint && !principal.permissions.has(endpoint.permission)) {
     sendError(reply, "FORBIDDEN", `This key lacks the ${endpoint.permission} permission`);
@@ -71,14 +73,8 @@ export function describeRateBuckets(ctx: ServerContext, req: FastifyRequest, rep
   if (req.rateBuckets) setRateHeaders(reply, ctx.limiter.tightest(req.rateBuckets));
 }
 
-function holdSlot(ctx: ServerContext, key: string, _req: FastifyRequest, reply: FastifyReply): void {
-  const release = ctx.gate.tryAcquire(key);
-  // PROFILE §7: a slot frees when the exchange ends: reply sent, stream closed or client gone
-  if (release) reply.raw.once("close", release);
-}
-
 function setRateHeaders(reply: FastifyReply, state: BucketState): void {
   reply.header(HEADERS.limit, String(state.size));
   reply.header(HEADERS.remaining, String(Math.max(0, state.remaining)));
-  reply.header(HEADERS.reset, String(resetHeader(state.resetAt)));
+  reply.header(HEADERS.reset, String(Math.ceil(state.resetAt / 1000))); // Unix seconds, rounded up
 }

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply } from "fastify";
 import { ENDPOINTS, type ErrorCode, type MessageReply, SSE_CONTENT_TYPE } from "../../contract/index.js";
-import type { TimerHandle } from "../clock.js";
+import { type TimerHandle, untilAborted } from "../clock.js";
 import type { ServerContext } from "../context.js";
 import { agentIdParam, agentNotFound, parseJsonBody, route, sendError } from "../http.js";
 import { ModelError, mockReply } from "../mock-model.js";
@@ -103,15 +103,7 @@ async function takeTurn(conversation: Conversation, signal: AbortSignal): Promis
   });
   conversation.queue = previous.then(() => mine);
   try {
-    await new Promise<void>((resolve, reject) => {
-      if (signal.aborted) return reject(signal.reason);
-      const onAbort = () => reject(signal.reason);
-      signal.addEventListener("abort", onAbort, { once: true });
-      void previous.then(() => {
-        signal.removeEventListener("abort", onAbort);
-        resolve();
-      });
-    });
+    await Promise.race([untilAborted(signal), previous]);
   } catch (err) {
     release(); // a waiter that gave up must not hold up the ones behind it
     throw err;
