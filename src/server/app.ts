@@ -32,13 +32,18 @@ export function buildServer(options: BuildOptions): { app: FastifyInstance; ctx:
     return503OnClosing: false,
   });
 
+  // The whole server's parts go straight onto the root instance, not through register(): they
+  // must reach every route and the 404 handler (a 404 is answered after auth too), which
+  // as plugins would take fastify-plugin to escape encapsulation; and register() loads them
+  // at ready(), after the faults, which install synchronously (tests seed a store a fault has
+  // already wrapped) and whose hooks must run after these. Hook order is install order.
   installRequestId(app, ctx.keyRing);
   installErrors(app);
   installGuard(app, ctx);
+  installFaults(app, ctx, options.faults ?? []);
   app.get(HEALTH_PATH, { config: { public: true } }, async () => ({ status: "ok" }));
-  // the routes are encapsulated plugins; the hooks above are the whole server's (a 404 is answered after auth too)
+  // each route file is an encapsulated plugin that decorates nothing and hooks nothing outside itself
   app.register(agentRoutes, { ctx });
   app.register(messageRoutes, { ctx });
-  installFaults(app, ctx, options.faults ?? []);
   return { app, ctx };
 }
