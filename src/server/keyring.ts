@@ -9,7 +9,7 @@ export interface Principal {
 }
 
 /** one-shot: a quarter of createHash's cost, and it runs on every request (issue 9 §3) */
-export const sha256 = (value: string) => hash("sha256", value, "hex");
+const sha256 = (value: string) => hash("sha256", value, "hex");
 
 /** Keys by hash; the plaintext is dropped as soon as it is hashed. */
 export class KeyRing {

@@ -38,7 +38,7 @@ export async function* mockReply(clock: Clock, input: ModelInput, signal: AbortS
 }
 
 /** The reply: a function of the agent, the text and the turn only (PROFILE §10). */
-export function replyText({ agentId, agentName, text, turn }: ModelInput): string {
+function replyText({ agentId, agentName, text, turn }: ModelInput): string {
   const digest = createHash("sha256").update(`${agentId}\n${turn}\n${text}`).digest("hex").slice(0, 8);
   return `${agentName} (turn ${turn}, ${digest}) heard: ${text}`;
 }

@@ -42,7 +42,7 @@ const clone = <T>(v: T): T => structuredClone(v);
  * RFC 7396 over a target, where `null` resets a field to its default when it has one
  * (PROFILE §5 Update) and removes it otherwise.
  */
-export function mergePatch(target: JsonObject, patch: Readonly<JsonObject>, defaults: JsonObject | undefined): JsonObject {
+function mergePatch(target: JsonObject, patch: Readonly<JsonObject>, defaults: JsonObject | undefined): JsonObject {
   const result: JsonObject = { ...target };
   for (const [key, value] of Object.entries(patch)) {
     const fallback = defaults?.[key];
