@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
-import { matchEndpoint } from "../contract/index.js";
+import { AGENT_DEFAULTS, matchEndpoint } from "../contract/index.js";
 import { ServiceClient, type ServiceClientOptions } from "./client.js";
 import { FakeClock } from "./clock.js";
 import { type Exchange, TransportError } from "./exchange.js";
@@ -58,17 +58,11 @@ function json(res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(typeof body === "string" ? body : JSON.stringify(body));
 }
 
+/** A record the contract accepts: the PROFILE §4 defaults with a name, an id and timestamps. */
 const agent = {
+  ...AGENT_DEFAULTS,
   id: "ag_1",
   name: "Ada",
-  bio: "",
-  personality: { traits: [] },
-  knowledge: { expertise: [], knowledgeBases: [] },
-  goals: { objectives: [], motivations: [] },
-  platforms: {},
-  plugins: [],
-  modelSettings: { provider: "mock", model: "mock-1" },
-  status: "active",
   createdAt: "2026-11-22T12:00:00.000Z",
   updatedAt: "2026-11-22T12:00:00.000Z",
 };
@@ -336,16 +330,16 @@ describe("retry", () => {
 });
 
 describe("pacing", () => {
+  /** Every answer says the endpoint's bucket of 10 is empty until `seconds` after the clock's now. */
+  function answerWithEmptyBucket(clock: FakeClock, seconds: number, status: number, body: unknown) {
+    const reset = Math.ceil(clock.now() / 1000) + seconds;
+    handler = (_req, res) =>
+      json(res, status, body, { "x-ratelimit-limit": 10, "x-ratelimit-remaining": 0, "x-ratelimit-reset": reset });
+  }
+
   test("waits for X-RateLimit-Reset once the endpoint's bucket is empty, and logs it", async () => {
     const clock = new FakeClock();
-    const reset = Math.ceil(clock.now() / 1000) + 30;
-    handler = (_req, res) =>
-      json(
-        res,
-        201,
-        { success: true, data: agent },
-        { "x-ratelimit-limit": 10, "x-ratelimit-remaining": 0, "x-ratelimit-reset": reset },
-      );
+    answerWithEmptyBucket(clock, 30, 201, { success: true, data: agent });
     const waits: string[] = [];
     const pacing = new RateBudget({ clock, onWait: (w) => waits.push(`${w.bucket} ${w.waitMs}`) });
     const c = client({ clock, pacing });
@@ -358,14 +352,7 @@ describe("pacing", () => {
 
   test("pace: false sends at once (a check exhausting the bucket on purpose)", async () => {
     const clock = new FakeClock();
-    const reset = Math.ceil(clock.now() / 1000) + 30;
-    handler = (_req, res) =>
-      json(
-        res,
-        201,
-        { success: true, data: agent },
-        { "x-ratelimit-limit": 10, "x-ratelimit-remaining": 0, "x-ratelimit-reset": reset },
-      );
+    answerWithEmptyBucket(clock, 30, 201, { success: true, data: agent });
     const c = client({ clock, pacing: new RateBudget({ clock }) });
     await c.createAgent({ name: "a" });
     await c.createAgent({ name: "b" }, { pace: false });
@@ -374,9 +361,7 @@ describe("pacing", () => {
 
   test("a raw request is paced by the endpoint its path reaches", async () => {
     const clock = new FakeClock();
-    const reset = Math.ceil(clock.now() / 1000) + 5;
-    handler = (_req, res) =>
-      json(res, 200, {}, { "x-ratelimit-limit": 10, "x-ratelimit-remaining": 0, "x-ratelimit-reset": reset });
+    answerWithEmptyBucket(clock, 5, 200, {});
     const c = client({ clock, pacing: new RateBudget({ clock }) });
     await c.deleteAgent("ag_1");
     await c.send({ method: "DELETE", path: "/agents/ag_2/" });

@@ -3,7 +3,7 @@ import { describe, expect, test } from "vitest";
 import { validateXML } from "xmllint-wasm";
 import { collectFindings } from "./findings.js";
 import { escapeXmlAttr, escapeXmlText, renderJunit, stripIllegalXmlChars } from "./junit.js";
-import { SAMPLE_SECRETS, sampleCheck, sampleRun } from "./test-support.js";
+import { checkFailedByF1, SAMPLE_SECRETS, sampleCheck, sampleRun } from "./test-support.js";
 
 /**
  * A strict little XML 1.0 reader, enough for what renderJunit writes: one root, elements,
@@ -232,14 +232,7 @@ describe("renderJunit", () => {
 
   test("findings lead, one failed testcase each; a blocked check is skipped naming its finding", () => {
     const checks = [
-      sampleCheck({
-        id: "a",
-        title: "§2 lists a page",
-        status: "failed",
-        findingIds: ["F1"],
-        clauseIds: ["envelope.list"],
-        sections: ["§2"],
-      }),
+      checkFailedByF1("§2 lists a page"),
       sampleCheck({
         id: "b",
         title: "§6 reads an agent",

@@ -22,6 +22,10 @@ const PASSED_CHECK: CheckResult = {
 
 export const sampleCheck = (overrides: Partial<CheckResult> = {}): CheckResult => ({ ...PASSED_CHECK, ...overrides });
 
+/** A check that finding F1 failed: a PROFILE §2 envelope.list defect. */
+export const checkFailedByF1 = (title: string): CheckResult =>
+  sampleCheck({ id: "a", title, status: "failed", findingIds: ["F1"], clauseIds: ["envelope.list"], sections: ["§2"] });
+
 export function sampleRun(overrides: Partial<RunResult> = {}): RunResult {
   const checks: CheckResult[] = [
     sampleCheck(),

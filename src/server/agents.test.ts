@@ -46,6 +46,7 @@ describe("§4 the agent record", () => {
 
   test("§4 omitted configuration takes the defaults", async () => {
     const agent = await makeServer().createAgent({ name: "Ada" });
+    // a deliberate restatement of PROFILE §4's defaults (STYLE §2), not AGENT_DEFAULTS from the contract it checks
     expect(agent).toMatchObject({
       name: "Ada",
       bio: "",

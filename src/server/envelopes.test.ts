@@ -12,7 +12,7 @@ import {
   type TestServer,
 } from "./test-support.js";
 
-/** PROFILE §3, written out here rather than taken from the contract it checks. */
+/** A deliberate restatement of PROFILE §3 (STYLE §2): written out here rather than taken from the contract it checks. */
 const PAIRS: Record<number, string[]> = {
   400: ["INVALID_REQUEST"],
   401: ["UNAUTHORIZED"],
