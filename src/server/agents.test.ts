@@ -1,5 +1,15 @@
 import { describe, expect, test } from "vitest";
-import { agentOf, expectError, fieldsOf, listOf, loadBoundaries, makeServer, replyOf, type TestServer } from "./test-support.js";
+import {
+  agentOf,
+  expectBodyRefused,
+  expectError,
+  fieldsOf,
+  listOf,
+  loadBoundaries,
+  makeServer,
+  replyOf,
+  type TestServer,
+} from "./test-support.js";
 
 type Body = Record<string, unknown>;
 const createRows = loadBoundaries<{ rows: { title: string; body: Body; status: 201 | 400; fields?: string[] }[] }>(
@@ -197,31 +207,26 @@ describe("§5 update (JSON Merge Patch)", () => {
   });
 
   test.for([
-    "application/json",
-    "application/json; charset=utf-8",
-    "application/merge-patch+json",
-    "Application/JSON",
-  ])("§5 Content-Type %s is accepted", async (contentType) => {
-    const s = makeServer();
-    const agent = await s.createAgent();
-    expect(agentOf(await patch(s, agent.id, { bio: "x" }, contentType)).bio).toBe("x");
-  });
-
-  test.for([
-    ["text/plain", '{"bio":"x"}'],
-    ["application/x-www-form-urlencoded", "bio=x"],
-    [null, '{"bio":"x"}'],
-    ["application/json", '{"bio":'],
-    ["application/json", '["bio"]'],
-    ["application/json", "null"],
-    ["application/json", ""],
-  ] as const)("§5 §7 a body as %s %j is rejected (400/415) and changes nothing", async ([contentType, raw]) => {
+    ["application/json", '{"bio":"x"}', true],
+    ["application/json; charset=utf-8", '{"bio":"x"}', true],
+    ["application/merge-patch+json", '{"bio":"x"}', true],
+    ["Application/JSON", '{"bio":"x"}', true],
+    ["text/plain", '{"bio":"x"}', false],
+    ["application/x-www-form-urlencoded", "bio=x", false],
+    [null, '{"bio":"x"}', false],
+    ["application/json", '{"bio":', false],
+    ["application/json", '["bio"]', false],
+    ["application/json", "null", false],
+    ["application/json", "", false],
+  ] as const)("§5 §7 a body as %s %j: accepted %s (else 400/415, changing nothing)", async ([contentType, raw, accepted]) => {
     const s = makeServer();
     const agent = await s.createAgent();
     const res = await s.call("PATCH", `/v1/agents/${agent.id}`, { raw, contentType });
-    expect([400, 415]).toContain(res.status);
-    expectError(res, res.status, res.status === 400 ? "INVALID_REQUEST" : "UNSUPPORTED_MEDIA_TYPE");
-    expect(await get(s, agent.id)).toEqual(agent);
+    if (accepted) expect(agentOf(res).bio).toBe("x");
+    else {
+      expectBodyRefused(res);
+      expect(await get(s, agent.id)).toEqual(agent);
+    }
   });
 
   test("§5 status moves active ↔ inactive in any direction, and out of error", async () => {

@@ -35,6 +35,13 @@ const paginationOf = (res: Res) => (res.json as { pagination: Obj }).pagination;
 const codeOf = (res: Res) => (res.json as { error?: { code?: string } } | undefined)?.error?.code;
 const seedOne = (s: TestServer, body: Obj = { name: "Ada" }, account: string = ACCOUNTS.main) =>
   seedAgents(s.ctx, account, [body])[0]!;
+/** A streamed message to a new agent of `model`, once its `timers` timers are set and the clock has moved `ms`. */
+async function streamOnceTimed(s: TestServer, model: string, timers: number, ms: number): Promise<Res> {
+  const pending = s.send(seedOne(s, { name: "S", modelSettings: { model } }).id, { text: "hi", stream: true });
+  await s.clock.untilTimers(timers);
+  await s.clock.advance(ms);
+  return pending;
+}
 const repeat = async (n: number, request: () => Promise<Res>) => {
   let last: Res | undefined;
   for (let i = 0; i < n; i++) last = await request();
@@ -314,11 +321,7 @@ const PROBES: Record<string, Probe> = {
   "no-heartbeat": {
     expected: true,
     probe: async (s) => {
-      const id = seedOne(s, { name: "T", modelSettings: { model: "mock-timeout" } }).id;
-      const pending = s.send(id, { text: "hi", stream: true });
-      await s.clock.untilTimers(2);
-      await s.clock.advance(BUDGET_MS);
-      return commentsOf(parseSse((await pending).body)).length > 0;
+      return commentsOf(parseSse((await streamOnceTimed(s, "mock-timeout", 2, BUDGET_MS)).body)).length > 0;
     },
   },
   "budget-tripled": {
@@ -501,11 +504,7 @@ const PROBES: Record<string, Probe> = {
   "mock-slow-single-delta": {
     expected: true,
     probe: async (s) => {
-      const id = seedOne(s, { name: "S", modelSettings: { model: "mock-slow" } }).id;
-      const pending = s.send(id, { text: "hi", stream: true });
-      await s.clock.untilTimers(3);
-      await s.clock.advance(2100);
-      return sseEvents(await pending).filter((e) => e.event === "delta").length >= 20;
+      return sseEvents(await streamOnceTimed(s, "mock-slow", 3, 2100)).filter((e) => e.event === "delta").length >= 20;
     },
   },
 

@@ -271,6 +271,12 @@ export function expectError(res: Res, status: number, code: string): ErrorEnvelo
   return errorEnvelopeSchema.parse(res.json).error;
 }
 
+/** PROFILE §7: a body of another media type is 415; one that is not a JSON object, 400 INVALID_REQUEST. */
+export function expectBodyRefused(res: Res): void {
+  expect([400, 415]).toContain(res.status);
+  expectError(res, res.status, res.status === 415 ? "UNSUPPORTED_MEDIA_TYPE" : "INVALID_REQUEST");
+}
+
 /** The `details[].field` names of an error answer. */
 export function fieldsOf(res: Res): string[] {
   return (errorEnvelopeSchema.parse(res.json).error.details ?? []).map((d) => d.field);
