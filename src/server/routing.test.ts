@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import type { Agent } from "../contract/index.js";
-import { ACCOUNTS, expectError, makeServer, seedAgents, type TestServer } from "./test-support.js";
+import { ACCOUNTS, expectError, makeServer, type Res, seedAgents, type TestServer } from "./test-support.js";
 
 const UNKNOWN = [
   "/v1",
@@ -30,6 +30,12 @@ const LACKING: [string, string, string[]][] = [
   ["PROPFIND", "/v1/agents/agt_x/messages", ["POST"]],
 ];
 
+/** PROFILE §3 precedence: without a key the request is 401 whatever its route; then the answer with one. */
+async function keyedAfter401(s: TestServer, method: string, path: string, body?: unknown): Promise<Res> {
+  expectError(await s.call(method, path, { key: null, body }), 401, "UNAUTHORIZED");
+  return s.call(method, path, { body });
+}
+
 describe("§9 routing", () => {
   test("§9 an unknown method on an unknown path → 404 NOT_FOUND, not 400", async () => {
     const s = makeServer();
@@ -38,8 +44,7 @@ describe("§9 routing", () => {
 
   test.for(UNKNOWN)("§9 unknown path %s → 401 without a key, 404 NOT_FOUND with one", async (path) => {
     const s = makeServer();
-    expectError(await s.call("GET", path, { key: null }), 401, "UNAUTHORIZED");
-    const res = await s.call("GET", path);
+    const res = await keyedAfter401(s, "GET", path);
     expect(res.status).toBe(404);
     expectError(res, 404, (res.json as { error: { code: string } }).error.code);
     expect(["NOT_FOUND", "AGENT_NOT_FOUND"]).toContain((res.json as { error: { code: string } }).error.code);
@@ -52,8 +57,7 @@ describe("§9 routing", () => {
   ]) => {
     const s = makeServer();
     const body = ["GET", "DELETE", "OPTIONS", "QUERY", "PROPFIND"].includes(method) ? undefined : {};
-    expectError(await s.call(method, path, { key: null, body }), 401, "UNAUTHORIZED");
-    const res = await s.call(method, path, { body });
+    const res = await keyedAfter401(s, method, path, body);
     if (res.status === 405) {
       expectError(res, 405, "METHOD_NOT_ALLOWED");
       const listed = (res.headers.allow ?? "").split(",").map((m) => m.trim());
@@ -162,9 +166,7 @@ describe("§9 path variants", () => {
     const s = makeServer();
     const method = path.endsWith("messages") ? "POST" : "GET";
     const body = method === "POST" ? { text: "hi" } : undefined;
-    const anonymous = await s.call(method, path, { key: null, body });
-    expectError(anonymous, 401, "UNAUTHORIZED");
-    const res = await s.call(method, path, { body });
+    const res = await keyedAfter401(s, method, path, body);
     expectError(res, 404, "AGENT_NOT_FOUND");
     expect(res.headers["x-request-id"]).toBeTruthy();
     expect(res.headers["x-ratelimit-limit"]).toBeTruthy();
