@@ -30,8 +30,9 @@ const LACKING: [string, string, string[]][] = [
   ["PROPFIND", "/v1/agents/agt_x/messages", ["POST"]],
 ];
 
-/** PROFILE §3 precedence: without a key the request is 401 whatever its route; then the answer with one. */
-async function keyedAfter401(s: TestServer, method: string, path: string, body?: unknown): Promise<Res> {
+/** PROFILE §3 precedence, on a fresh server: without a key the request is 401 whatever its route; then the answer with one. */
+async function keyedAfter401(method: string, path: string, body?: unknown): Promise<Res> {
+  const s = makeServer();
   expectError(await s.call(method, path, { key: null, body }), 401, "UNAUTHORIZED");
   return s.call(method, path, { body });
 }
@@ -43,8 +44,7 @@ describe("§9 routing", () => {
   });
 
   test.for(UNKNOWN)("§9 unknown path %s → 401 without a key, 404 NOT_FOUND with one", async (path) => {
-    const s = makeServer();
-    const res = await keyedAfter401(s, "GET", path);
+    const res = await keyedAfter401("GET", path);
     expect(res.status).toBe(404);
     expectError(res, 404, (res.json as { error: { code: string } }).error.code);
     expect(["NOT_FOUND", "AGENT_NOT_FOUND"]).toContain((res.json as { error: { code: string } }).error.code);
@@ -55,9 +55,8 @@ describe("§9 routing", () => {
     path,
     allow,
   ]) => {
-    const s = makeServer();
     const body = ["GET", "DELETE", "OPTIONS", "QUERY", "PROPFIND"].includes(method) ? undefined : {};
-    const res = await keyedAfter401(s, method, path, body);
+    const res = await keyedAfter401(method, path, body);
     if (res.status === 405) {
       expectError(res, 405, "METHOD_NOT_ALLOWED");
       const listed = (res.headers.allow ?? "").split(",").map((m) => m.trim());
@@ -163,10 +162,8 @@ describe("§9 path variants", () => {
     "/v1/agents/%E2%82",
     "/v1/agents/%zz/messages",
   ])("§9 §3 an undecodable path %s is answered like any unknown agent: 401 first, then 404, with X-Request-Id", async (path) => {
-    const s = makeServer();
     const method = path.endsWith("messages") ? "POST" : "GET";
-    const body = method === "POST" ? { text: "hi" } : undefined;
-    const res = await keyedAfter401(s, method, path, body);
+    const res = await keyedAfter401(method, path, method === "POST" ? { text: "hi" } : undefined);
     expectError(res, 404, "AGENT_NOT_FOUND");
     expect(res.headers["x-request-id"]).toBeTruthy();
     expect(res.headers["x-ratelimit-limit"]).toBeTruthy();
