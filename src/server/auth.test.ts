@@ -3,6 +3,7 @@ import { describe, expect, test } from "vitest";
 import {
   ACCOUNTS,
   agentOf,
+  CALL_ENDPOINT,
   expectError,
   KEYS,
   listOf,
@@ -19,12 +20,10 @@ type Request = (s: TestServer, agentId: string, headers: Record<string, string>,
 
 /** Every endpoint, plus an unknown route and a method a path lacks (PROFILE §9: after auth). */
 const ENDPOINTS: [string, Request][] = [
-  ["create", (s, _id, headers, key) => s.call("POST", "/v1/agents", { key, headers, body: { name: "New" } })],
-  ["list", (s, _id, headers, key) => s.call("GET", "/v1/agents", { key, headers })],
-  ["get", (s, id, headers, key) => s.call("GET", `/v1/agents/${id}`, { key, headers })],
-  ["update", (s, id, headers, key) => s.call("PATCH", `/v1/agents/${id}`, { key, headers, body: { bio: "changed" } })],
-  ["delete", (s, id, headers, key) => s.call("DELETE", `/v1/agents/${id}`, { key, headers })],
-  ["send", (s, id, headers, key) => s.call("POST", `/v1/agents/${id}/messages`, { key, headers, body: { text: "hi" } })],
+  ...Object.entries(CALL_ENDPOINT).map(([name, call]): [string, Request] => [
+    name,
+    (s, id, headers, key) => call(s, id, { headers, key }),
+  ]),
   [
     "send (stream)",
     (s, id, headers, key) => s.call("POST", `/v1/agents/${id}/messages`, { key, headers, body: { text: "hi", stream: true } }),

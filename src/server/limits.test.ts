@@ -2,6 +2,7 @@ import { describe, expect, test } from "vitest";
 import {
   ACCOUNTS,
   agentOf,
+  CALL_ENDPOINT,
   expectError,
   KEYS,
   listOf,
@@ -38,15 +39,17 @@ const headersOf = (res: Res) => ({
   remaining: num(res, "x-ratelimit-remaining"),
 });
 
-/** One endpoint's bucket: a request that is counted whatever it answers. */
-const BUCKETS: [string, number, (s: TestServer, agentId: string, i: number) => Promise<Res>][] = [
-  ["create", 10, (s, _id, i) => s.call("POST", "/v1/agents", { body: { name: `A${i}` } })],
-  ["list", 60, (s) => s.call("GET", "/v1/agents")],
-  ["get", 60, (s, id) => s.call("GET", `/v1/agents/${id}`)],
-  ["update", 30, (s, id, i) => s.call("PATCH", `/v1/agents/${id}`, { body: { bio: `b${i}` } })],
-  ["delete", 10, (s) => s.call("DELETE", "/v1/agents/agt_missing")],
-  ["send message (per agent)", 60, (s, id, i) => s.send(id, { text: `m${i}` })],
-];
+/** One endpoint's bucket (its size restated from PROFILE §7): a request that is counted whatever it answers. */
+const BUCKETS = (
+  [
+    ["create", 10],
+    ["list", 60],
+    ["get", 60],
+    ["update", 30],
+    ["delete", 10],
+    ["send", 60],
+  ] as const
+).map(([name, size]) => [name, size, (s: TestServer, id: string, n: number) => CALL_ENDPOINT[name](s, id, { n })] as const);
 
 describe("§7 rate buckets", () => {
   test.for(BUCKETS)("§7 %s: %i per window, then 429 with Retry-After, Remaining 0 and a near Reset", async ([

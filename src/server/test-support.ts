@@ -106,6 +106,23 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
+/** How a request to one endpoint is sent: with a key (null: none), extra headers, and `n` to vary its body. */
+export type EndpointCall = (
+  s: TestServer,
+  agentId: string,
+  o?: { key?: string | null; headers?: Record<string, string>; n?: number },
+) => Promise<Res>;
+
+/** One valid request to each endpoint of PROFILE §5 (the n-th with a body of its own), at agent `agentId`. */
+export const CALL_ENDPOINT = {
+  create: (s, _id, { n = 0, ...o } = {}) => s.call("POST", "/v1/agents", { ...o, body: { name: `A${n}` } }),
+  list: (s, _id, o) => s.call("GET", "/v1/agents", o),
+  get: (s, id, o) => s.call("GET", `/v1/agents/${id}`, o),
+  update: (s, id, { n = 0, ...o } = {}) => s.call("PATCH", `/v1/agents/${id}`, { ...o, body: { bio: `b${n}` } }),
+  delete: (s, id, o) => s.call("DELETE", `/v1/agents/${id}`, o),
+  send: (s, id, { n = 0, ...o } = {}) => s.call("POST", `/v1/agents/${id}/messages`, { ...o, body: { text: `m${n}` } }),
+} satisfies Record<string, EndpointCall>;
+
 /* ------------------------------------------------------------------ the clock */
 
 /** A clock that moves only when told to; timers fire in order as it advances. */
