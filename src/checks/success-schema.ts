@@ -1,15 +1,5 @@
-import type { ClauseId, EndpointId } from "../contract/index.js";
+import type { ClauseId } from "../contract/index.js";
 import { defineCheck, isStream } from "./define.js";
-
-/** The clause a broken success body breaks, by endpoint; a pagination problem is §2's whatever the endpoint. */
-const CLAUSE_OF_ENDPOINT: Record<EndpointId, ClauseId> = {
-  createAgent: "record.shape",
-  listAgents: "record.shape",
-  getAgent: "record.shape",
-  updateAgent: "record.shape",
-  deleteAgent: "delete.ok",
-  sendMessage: "message.reply",
-};
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -58,7 +48,7 @@ export const successSchema = defineCheck({
         ? "envelope.list"
         : timestamp
           ? "record.timestamps"
-          : CLAUSE_OF_ENDPOINT[spec.id];
+          : spec.responseClause;
       const at = issue.path.reduce<unknown>(
         (v, p) => (isObject(v) || Array.isArray(v) ? (v as never)[p as never] : undefined),
         json,

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { ClauseId } from "./clauses.js";
 import type { ErrorStatus } from "./errors.js";
 import { LIST_LIMITS, RATE_LIMITS, type RateLimitedEndpoint } from "./limits.js";
 import {
@@ -33,6 +34,8 @@ export interface EndpointSpec {
   readonly body?: z.ZodType;
   readonly query?: z.ZodType;
   readonly response: z.ZodType;
+  /** the clause a success body that breaks `response` breaks (PROFILE §4, §5) */
+  readonly responseClause: ClauseId;
   /** the error statuses PROFILE allows this endpoint (beyond 401, which every endpoint has) */
   readonly errorStatuses: readonly ErrorStatus[];
   readonly summary: string;
@@ -80,6 +83,7 @@ export const ENDPOINTS = {
     successStatus: 201,
     body: createAgentBodySchema,
     response: agentEnvelopeSchema,
+    responseClause: "record.shape",
     errorStatuses: [...COMMON, ...BODY],
     summary: "Create an agent",
     example: { body: { name: "Example agent" } satisfies z.input<typeof createAgentBodySchema> },
@@ -87,12 +91,14 @@ export const ENDPOINTS = {
   listAgents: row("listAgents", "GET", "/agents", "agents:read", {
     query: listQuerySchema,
     response: listEnvelopeSchema,
+    responseClause: "record.shape",
     errorStatuses: [...COMMON, 400],
     summary: "List the account's agents",
     example: { query: { limit: String(LIST_LIMITS.limit.default) } satisfies z.input<typeof listQuerySchema> },
   }),
   getAgent: row("getAgent", "GET", "/agents/:agentId", "agents:read", {
     response: agentEnvelopeSchema,
+    responseClause: "record.shape",
     errorStatuses: [...COMMON, 404],
     summary: "Read one agent",
     example: {},
@@ -100,12 +106,14 @@ export const ENDPOINTS = {
   updateAgent: row("updateAgent", "PATCH", "/agents/:agentId", "agents:write", {
     body: updateAgentBodySchema,
     response: agentEnvelopeSchema,
+    responseClause: "record.shape",
     errorStatuses: [...COMMON, ...BODY, 404],
     summary: "Update an agent (JSON Merge Patch)",
     example: { body: { bio: "Updated by the example" } satisfies z.input<typeof updateAgentBodySchema> },
   }),
   deleteAgent: row("deleteAgent", "DELETE", "/agents/:agentId", "agents:delete", {
     response: deleteEnvelopeSchema,
+    responseClause: "delete.ok",
     errorStatuses: [...COMMON, 404],
     summary: "Delete an agent and its conversations",
     example: {},
@@ -120,6 +128,7 @@ export const ENDPOINTS = {
     successStatus: 200,
     body: messageBodySchema,
     response: messageEnvelopeSchema,
+    responseClause: "message.reply",
     errorStatuses: [...COMMON, ...BODY, 404],
     summary: "Send a message to an agent (optionally streamed as SSE)",
     example: { body: { text: "hello" } satisfies z.input<typeof messageBodySchema> },
