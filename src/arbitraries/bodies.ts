@@ -4,6 +4,7 @@ import {
   createAgentBodySchema,
   FIELD_LIMITS as F,
   PLATFORMS,
+  perPlatform,
   READ_ONLY_FIELDS,
   type UpdateAgentBody,
 } from "../contract/index.js";
@@ -41,7 +42,7 @@ const list = (limit: { min: number; max: number; maxItems: number }) =>
   fc.oneof(
     { withCrossShrink: true },
     { weight: 4, arbitrary: fc.array(codePointString(limit.min, limit.max), { maxLength: 4 }) },
-    { weight: 1, arbitrary: fc.constant([] as string[]) },
+    { weight: 1, arbitrary: fc.constant<string[]>([]) },
     {
       weight: 1,
       arbitrary: fc.array(codePointString(limit.min, limit.max), { minLength: limit.maxItems, maxLength: limit.maxItems }),
@@ -96,12 +97,9 @@ function handMadeCreate(opts: BodyOptions): fc.Arbitrary<CreateAgentBody> {
       personality: fc.record({ traits: list(F.trait) }, { requiredKeys: [] }),
       knowledge: fc.record({ expertise: list(F.expertise), knowledgeBases: list(F.knowledgeBase) }, { requiredKeys: [] }),
       goals: fc.record({ objectives: list(F.objective), motivations: list(F.motivation) }, { requiredKeys: [] }),
-      platforms: fc.record(
-        Object.fromEntries(PLATFORMS.map((p) => [p, platform])) as Record<(typeof PLATFORMS)[number], typeof platform>,
-        {
-          requiredKeys: [],
-        },
-      ),
+      platforms: fc.record(perPlatform(platform), {
+        requiredKeys: [],
+      }),
       plugins,
       modelSettings: fc.record(
         { provider: codePointString(F.provider.min, F.provider.max), model: modelName(opts), temperature, maxTokens },
@@ -110,7 +108,7 @@ function handMadeCreate(opts: BodyOptions): fc.Arbitrary<CreateAgentBody> {
       status: fc.constantFrom("active", "inactive"),
     },
     { requiredKeys: ["name"] },
-  ) as fc.Arbitrary<CreateAgentBody>;
+  );
 }
 
 /** A valid create body: json-schema-faker on the contract's JSON Schema, or the edge-seeking arbitrary. */
@@ -148,15 +146,9 @@ export function validPatch(opts: BodyOptions): fc.Arbitrary<Generated<UpdateAgen
         fc.record({ objectives: orNull(list(F.objective)), motivations: orNull(list(F.motivation)) }, { requiredKeys: [] }),
       ),
       platforms: orNull(
-        fc.record(
-          Object.fromEntries(PLATFORMS.map((p) => [p, platformPatch])) as Record<
-            (typeof PLATFORMS)[number],
-            typeof platformPatch
-          >,
-          {
-            requiredKeys: [],
-          },
-        ),
+        fc.record(perPlatform(platformPatch), {
+          requiredKeys: [],
+        }),
       ),
       plugins: orNull(plugins),
       modelSettings: orNull(
@@ -173,7 +165,7 @@ export function validPatch(opts: BodyOptions): fc.Arbitrary<Generated<UpdateAgen
       status: fc.constantFrom("active", "inactive"),
     },
     { requiredKeys: [] },
-  ) as fc.Arbitrary<UpdateAgentBody>;
+  );
   return fc.oneof(
     { weight: 6, arbitrary: patch.map((value) => ({ generator: "patch.merge", value })) },
     { weight: 1, arbitrary: fc.constant({ generator: "patch.empty", value: {} }) },
@@ -181,7 +173,7 @@ export function validPatch(opts: BodyOptions): fc.Arbitrary<Generated<UpdateAgen
       weight: 1,
       arbitrary: fc
         .constantFrom("active", "inactive")
-        .map((status) => ({ generator: "patch.status", value: { status } as UpdateAgentBody })),
+        .map((status): Generated<UpdateAgentBody> => ({ generator: "patch.status", value: { status } })),
     },
   );
 }
@@ -282,8 +274,8 @@ function setAt(body: Obj, path: readonly string[], value: unknown): Obj {
   const out: Obj = structuredClone(body);
   let at: Obj = out;
   for (const key of path.slice(0, -1)) {
-    if (typeof at[key] !== "object" || at[key] === null || Array.isArray(at[key])) at[key] = {};
-    at = at[key] as Obj;
+    const next = at[key];
+    at = at[key] = typeof next === "object" && next !== null && !Array.isArray(next) ? { ...next } : {};
   }
   at[path.at(-1)!] = value;
   return out;

@@ -59,32 +59,30 @@ export function validMessage(): fc.Arbitrary<Generated<Omit<MessageBody, "stream
 
 /** A Send Message body broken in one field. */
 export function invalidMessage(): fc.Arbitrary<InvalidInput> {
-  const base = validMessage().map((g) => g.value as Record<string, unknown>);
-  const fault = fc.oneof(
-    fc.constant({ generator: "message.text-empty", field: "text", value: "" as unknown }),
-    blankString(20).map((value) => ({ generator: "message.text-blank", field: "text", value: value as unknown })),
+  const base = validMessage().map((g) => g.value);
+  const fault = fc.oneof<fc.Arbitrary<{ generator: string; field: string; value: unknown }>[]>(
+    fc.constant({ generator: "message.text-empty", field: "text", value: "" }),
+    blankString(20).map((value) => ({ generator: "message.text-blank", field: "text", value: value })),
     exactCodePoints(M.text.max + 1).map((value) => ({
       generator: "message.text-too-long",
       field: "text",
-      value: value as unknown,
+      value: value,
     })),
-    fc.constantFrom("userId", "roomId").map((field) => ({ generator: "message.id-empty", field, value: "" as unknown })),
+    fc.constantFrom("userId", "roomId").map((field) => ({ generator: "message.id-empty", field, value: "" })),
     fc
       .tuple(fc.constantFrom("userId", "roomId"), exactCodePoints(M.userId.max + 1, { wellFormed: true }))
-      .map(([field, value]) => ({ generator: "message.id-too-long", field, value: value as unknown })),
+      .map(([field, value]) => ({ generator: "message.id-too-long", field, value: value })),
     padCharacter.map((pad) => ({
       generator: "message.context-too-big",
       field: "context",
-      value: contextOfBytes(M.contextJsonBytes + 1, pad) as unknown,
+      value: contextOfBytes(M.contextJsonBytes + 1, pad),
     })),
     fc.constantFrom<unknown>([], "ctx", 1).map((value) => ({ generator: "message.context-not-object", field: "context", value })),
     fc
       .constantFrom("text", "userId", "roomId", "context", "stream")
-      .map((field) => ({ generator: "message.null", field, value: null as unknown })),
+      .map((field) => ({ generator: "message.null", field, value: null })),
     fc.constantFrom<unknown>("true", 1).map((value) => ({ generator: "message.stream-type", field: "stream", value })),
-    fc
-      .constantFrom("user", "agentId", "message")
-      .map((field) => ({ generator: "message.unknown-key", field, value: "x" as unknown })),
+    fc.constantFrom("user", "agentId", "message").map((field) => ({ generator: "message.unknown-key", field, value: "x" })),
   );
   return fc
     .tuple(base, fault)

@@ -52,24 +52,22 @@ export function invalidListQuery(): fc.Arbitrary<InvalidQuery> {
   const base = validListQuery().map((g) => g.value);
   const intParam = fc.constantFrom("page", "limit");
   const enumParam = fc.constantFrom("status", "sortBy", "order");
-  const fault = fc.oneof(
+  const fault = fc.oneof<fc.Arbitrary<{ generator: string; p: string; v: string | string[] }>[]>(
     fc
       .tuple(intParam, fc.constantFrom(...MALFORMED_INTEGERS))
-      .map(([p, v]) => ({ generator: "list.malformed-integer", p, v: v as string | string[] })),
+      .map(([p, v]) => ({ generator: "list.malformed-integer", p, v: v })),
     fc
       .tuple(intParam, fc.constantFrom("0", "-1", "-0", "00", String(2 ** 53), "99999999999999999999"))
-      .map(([p, v]) => ({ generator: "list.out-of-range", p, v: v as string | string[] })),
-    fc
-      .constantFrom(String(LIST_LIMITS.limit.max + 1), "1000")
-      .map((v) => ({ generator: "list.out-of-range", p: "limit", v: v as string | string[] })),
+      .map(([p, v]) => ({ generator: "list.out-of-range", p, v: v })),
+    fc.constantFrom(String(LIST_LIMITS.limit.max + 1), "1000").map((v) => ({ generator: "list.out-of-range", p: "limit", v: v })),
     fc
       .tuple(enumParam, fc.constantFrom("", "ASC", "Desc", "Name", "createdat", "deleted", "Active", "id", "updatedAt", "random"))
-      .filter(([p, v]) => !(p === "status" && (AGENT_STATUSES as readonly string[]).includes(v)))
-      .map(([p, v]) => ({ generator: "list.not-in-enum", p, v: v as string | string[] })),
+      .filter(([p, v]) => !(p === "status" && new Set<string>(AGENT_STATUSES).has(v)))
+      .map(([p, v]) => ({ generator: "list.not-in-enum", p, v: v })),
     fc.tuple(fc.constantFrom("page", "limit", "status", "sortBy", "order"), fc.boolean()).map(([p, same]) => {
       const value = { page: "1", limit: "5", status: "active", sortBy: "name", order: "asc" }[p]!;
       const second = same ? value : { page: "2", limit: "6", status: "inactive", sortBy: "status", order: "desc" }[p]!;
-      return { generator: "list.repeated", p, v: [value, second] as string | string[] };
+      return { generator: "list.repeated", p, v: [value, second] };
     }),
   );
   return fc.tuple(base, fault).map(([q, f]) => ({ generator: f.generator, query: { ...q, [f.p]: f.v }, field: f.p }));

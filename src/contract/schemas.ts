@@ -16,8 +16,8 @@ export const PLATFORMS = ["discord", "twitter", "telegram"] as const;
 export type Platform = (typeof PLATFORMS)[number];
 
 /** One schema per PROFILE §4 platform (checked against PLATFORMS by `satisfies`). */
-const perPlatform = <S extends z.ZodType>(schema: S) =>
-  ({ discord: schema, twitter: schema, telegram: schema }) satisfies Record<Platform, S>;
+/** One value per platform of PROFILE §4 (a schema, an arbitrary), keyed by platform. */
+export const perPlatform = <T>(value: T) => ({ discord: value, twitter: value, telegram: value }) satisfies Record<Platform, T>;
 
 export const SORT_FIELDS = ["createdAt", "name", "status"] as const;
 export const SORT_ORDERS = ["asc", "desc"] as const;
