@@ -1,10 +1,18 @@
 import { existsSync, readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
+import { z } from "zod";
 import { RateBudget, ServiceClient } from "../client/index.js";
 import { LIST_LIMITS, RATE_LIMITS } from "../contract/index.js";
 import type { CheckResult } from "../report/index.js";
 import { HARNESS_NAME_PREFIX, type HarnessTarget } from "../target/harness-target.js";
 import { optionsHelp, parseOrHelp, readOptions, UsageError } from "./config.js";
+
+/** A list page read leniently: `data` an array of anything, `totalPages` when it is a number. */
+const lenientPage = z.object({
+  data: z.array(z.unknown()),
+  pagination: z.object({ totalPages: z.unknown() }).partial().optional().catch(undefined),
+});
+const namedAgent = z.object({ id: z.string(), name: z.string() });
 
 /**
  * Every agent of the account, walking all pages (PROFILE §5 List). Read leniently: a page whose
@@ -15,13 +23,10 @@ async function listAll(client: ServiceClient): Promise<{ id: string; name: strin
   const all: { id: string; name: string }[] = [];
   for (let page = 1; page <= 10_000; page++) {
     const res = await client.listAgents({ page, limit: LIST_LIMITS.limit.max, sortBy: "createdAt", order: "asc" });
-    const body = res.body as { data?: unknown; pagination?: { totalPages?: unknown } } | undefined;
-    if (res.status !== 200 || !Array.isArray(body?.data))
-      throw new Error(`listing agents answered ${res.status} ${res.error?.code ?? ""}`);
-    const rows = body.data.filter(
-      (a): a is { id: string; name: string } => typeof a?.id === "string" && typeof a?.name === "string",
-    );
-    all.push(...rows.map((a) => ({ id: a.id, name: a.name })));
+    const body = lenientPage.safeParse(res.body).data;
+    if (res.status !== 200 || !body) throw new Error(`listing agents answered ${res.status} ${res.error?.code ?? ""}`);
+    const rows = body.data.flatMap((a) => namedAgent.safeParse(a).data ?? []);
+    all.push(...rows);
     const totalPages = typeof body.pagination?.totalPages === "number" ? body.pagination.totalPages : page;
     if (rows.length === 0 || page >= totalPages) break;
   }

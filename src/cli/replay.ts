@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { z } from "zod";
 import type { CheckContext, ObservedExchange } from "../checks/define.js";
 import { RESPONSE_CHECKS } from "../checks/registry.js";
 import { runChecks } from "../checks/run.js";
@@ -160,22 +161,25 @@ const JUDGE_OPTIONS = {
   "print-id": { type: "string" },
 } as const;
 
+/** A create answer read leniently: `data` as an object, for the id field `--print-id` names. */
+const createdData = z.object({ data: z.record(z.string(), z.unknown()) });
+
 export async function judge(argv: string[]): Promise<number> {
   let values: ReturnType<typeof parseArgs<{ args: string[]; strict: true; options: typeof JUDGE_OPTIONS }>>["values"];
   try {
     ({ values } = parseArgs({ args: argv, strict: true, options: JUDGE_OPTIONS }));
   } catch (err) {
-    throw new UsageError(`judge: ${(err as Error).message}`);
+    throw new UsageError(`judge: ${err instanceof Error ? err.message : String(err)}`);
   }
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk));
   const response = parseCurlOutput(Buffer.concat(chunks).toString("utf8"));
   if (!response) {
     process.stderr.write("judge: no HTTP answer on stdin\n");
     return 2;
   }
   if (values["print-id"]) {
-    const id = (response.json as { data?: Record<string, unknown> } | undefined)?.data?.[values["print-id"]];
+    const id = createdData.safeParse(response.json).data?.data[values["print-id"]];
     if (typeof id !== "string") {
       process.stderr.write(`judge: the create answered ${response.status} without data.${values["print-id"]}\n`);
       return 2;

@@ -4,7 +4,7 @@ import { CLAUSE_BY_ID } from "../contract/index.js";
 import { CHECK_TAGS, type Profile } from "../plan/profiles.js";
 import { type CheckResult, type CollectedCheck, collectFindings, type Finding } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
-import type { SuiteName } from "./config.js";
+import { SUITE_NAMES, type SuiteName } from "./config.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -111,8 +111,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   const checks: CheckResult[] = [];
   const collected: CollectedCheck[] = [];
   let total = 0;
-  const suiteOf = (file: string) =>
-    (Object.keys(SUITE_GLOBS) as SuiteName[]).find((s) => file.startsWith(`suites/${s}/`)) ?? "suites";
+  const suiteOf = (file: string) => SUITE_NAMES.find((s) => file.startsWith(`suites/${s}/`)) ?? "suites";
   const pattern = options.sections?.length ? sectionPattern(options.sections) : undefined;
   const reporter = {
     onTestCaseResult(test: TestCase) {

@@ -153,7 +153,7 @@ function readReplayFile(file: string, seed: number | undefined): PropertyReplay 
   try {
     raw = JSON.parse(readFileSync(file, "utf8"));
   } catch (err) {
-    throw new UsageError(`--replay: cannot read ${file}: ${(err as Error).message}`);
+    throw new UsageError(`--replay: cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`);
   }
   const parsed = z
     .object({ property: z.string().min(1), seed: z.number().int(), path: z.string().min(1), replayPath: z.string().optional() })
@@ -161,8 +161,18 @@ function readReplayFile(file: string, seed: number | undefined): PropertyReplay 
   if (!parsed.success) throw new UsageError(`--replay: ${file} is not a replay file written by the property suite`);
   if (seed !== undefined && seed !== parsed.data.seed)
     throw new UsageError(`--replay: the file was written with seed ${parsed.data.seed}, not ${seed}`);
-  return parsed.data as PropertyReplay;
+  const { replayPath, ...replay } = parsed.data;
+  return replayPath === undefined ? replay : { ...replay, replayPath };
 }
+
+/** One line of property.jsonl, as the property suite writes it. */
+const propertyRow = z.object({
+  cases: z.number(),
+  sequences: z.number(),
+  requests: z.number(),
+  durationMs: z.number(),
+  generators: z.record(z.string(), z.number()),
+});
 
 /** The property suite's figures (issue 8 §5): cases, sequences, requests, generators covered. */
 function propertySummary(runDir: string): string {
@@ -171,16 +181,7 @@ function propertySummary(runDir: string): string {
   const rows = readFileSync(file, "utf8")
     .split("\n")
     .filter(Boolean)
-    .map(
-      (l) =>
-        JSON.parse(l) as {
-          cases: number;
-          sequences: number;
-          requests: number;
-          durationMs: number;
-          generators: Record<string, number>;
-        },
-    );
+    .map((l) => propertyRow.parse(JSON.parse(l)));
   const sum = (k: "cases" | "sequences" | "requests" | "durationMs") => rows.reduce((n, r) => n + r[k], 0);
   const generators = [...new Set(rows.flatMap((r) => Object.keys(r.generators)))].sort();
   return `property: ${sum("cases")} cases and ${sum("sequences")} command sequences, ${sum("requests")} requests in ${(sum("durationMs") / 1000).toFixed(1)} s; ${generators.length} generators covered: ${generators.join(", ")}\n`;
