@@ -3,6 +3,10 @@ import { defineCheck, isStream } from "./define.js";
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** The member `key` of a JSON value (an array index or an object key); undefined when it has none. */
+const childAt = (v: unknown, key: PropertyKey): unknown =>
+  Array.isArray(v) ? (typeof key === "number" ? v[key] : undefined) : isObject(v) && typeof key === "string" ? v[key] : undefined;
+
 /** PROFILE §11: a deployment may name the identifier otherwise; the contract's schemas say `id`. */
 function renameId(json: unknown, idField: string): unknown {
   if (idField === "id" || !isObject(json)) return json;
@@ -49,21 +53,16 @@ export const successSchema = defineCheck({
         : timestamp
           ? "record.timestamps"
           : spec.responseClause;
-      const at = issue.path.reduce<unknown>(
-        (v, p) => (isObject(v) || Array.isArray(v) ? (v as never)[p as never] : undefined),
-        json,
-      );
+      const at = issue.path.reduce<unknown>(childAt, json);
       return {
         clause,
         // one rule for both timestamps: a wrong format is one defect, whichever field shows it first
         expected: timestamp ? "createdAt/updatedAt in RFC 3339 UTC with milliseconds" : `${path || "the body"}: ${issue.message}`,
         received:
           issue.code === "unrecognized_keys"
-            ? issue.keys
-                .map((k) => `${k}: ${JSON.stringify((at as Record<string, unknown> | undefined)?.[k])?.slice(0, 60)}`)
-                .join(", ")
+            ? issue.keys.map((k) => `${k}: ${JSON.stringify(childAt(at, k))?.slice(0, 60)}`).join(", ")
             : path.startsWith("pagination.")
-              ? `${JSON.stringify(at)} in ${JSON.stringify((json as { pagination?: unknown }).pagination)}`
+              ? `${JSON.stringify(at)} in ${JSON.stringify(childAt(json, "pagination"))}`
               : at === undefined
                 ? "absent"
                 : JSON.stringify(at).slice(0, 120),
