@@ -1,4 +1,13 @@
-import { AGENT_DEFAULTS, type Agent, type AgentStatus, compareCodePoints, PLATFORMS } from "../contract/index.js";
+import {
+  AGENT_DEFAULTS,
+  AGENT_STATUSES,
+  type Agent,
+  type AgentStatus,
+  compareCodePoints,
+  PLATFORMS,
+  SORT_FIELDS,
+  SORT_ORDERS,
+} from "../contract/index.js";
 
 /**
  * The simplified model of the service for property and stateful tests (STYLE §8): what the
@@ -43,7 +52,10 @@ const DEFAULTS = AGENT_DEFAULTS as unknown as JsonObject;
 /** PROFILE §5: a platform needs `enabled` when it first appears: the field a 400 must name, if any. */
 function platformWithoutEnabled(config: JsonObject): string | undefined {
   const platforms = isObject(config.platforms) ? config.platforms : {};
-  const missing = PLATFORMS.find((p) => isObject(platforms[p]) && typeof (platforms[p] as JsonObject).enabled !== "boolean");
+  const missing = PLATFORMS.find((p) => {
+    const platform = platforms[p];
+    return isObject(platform) && typeof platform.enabled !== "boolean";
+  });
   return missing && `platforms.${missing}.enabled`;
 }
 
@@ -82,9 +94,9 @@ function sorted(v: Json): Json {
   if (Array.isArray(v)) return v.map(sorted);
   if (!isObject(v)) return v;
   return Object.fromEntries(
-    Object.keys(v)
-      .sort()
-      .map((k) => [k, sorted(v[k] as Json)]),
+    Object.entries(v)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, x]) => [k, sorted(x)]),
   );
 }
 
@@ -125,9 +137,9 @@ export function readListQuery(sent: Record<string, string | string[]>): ModelLis
   return {
     page: one("page") === undefined ? 1 : Number(one("page")),
     limit: one("limit") === undefined ? 20 : Number(one("limit")),
-    status: one("status") as AgentStatus | undefined,
-    sortBy: (one("sortBy") ?? "createdAt") as ModelListQuery["sortBy"],
-    order: (one("order") ?? "desc") as ModelListQuery["order"],
+    status: AGENT_STATUSES.find((s) => s === one("status")),
+    sortBy: SORT_FIELDS.find((f) => f === one("sortBy")) ?? "createdAt",
+    order: SORT_ORDERS.find((o) => o === one("order")) ?? "desc",
   };
 }
 
@@ -172,6 +184,8 @@ export class ConversationModel {
 
   /** PROFILE §5 Delete: an agent's conversations go with it. */
   forgetAgent(agentId: string): void {
-    for (const key of [...this.byKey.keys()]) if ((JSON.parse(key) as string[])[0] === agentId) this.byKey.delete(key);
+    // a key is JSON.stringify([agentId, userId, roomId]) (ConversationModel.key)
+    const prefix = `${JSON.stringify([agentId]).slice(0, -1)},`;
+    for (const key of [...this.byKey.keys()]) if (key.startsWith(prefix)) this.byKey.delete(key);
   }
 }
