@@ -114,14 +114,16 @@ function handMadeCreate(opts: BodyOptions): fc.Arbitrary<CreateAgentBody> {
 /** A valid create body: json-schema-faker on the contract's JSON Schema, or the edge-seeking arbitrary. */
 export function validCreateBody(opts: BodyOptions): fc.Arbitrary<Generated<CreateAgentBody>> {
   const faked = fromJsonSchema(createAgentBodySchema, (raw, seed) => {
-    const body = { ...(raw as Record<string, unknown>) };
+    if (!isObj(raw)) return undefined;
+    const body = { ...raw };
     // faked tokens are words that show up in any text: make each one unmistakable for the leak check
-    for (const [name, platform] of Object.entries((body.platforms ?? {}) as Record<string, { token?: string }>))
-      if (platform.token !== undefined) platform.token = `tok-${seed.toString(16)}-${name}`;
+    for (const [name, platform] of Object.entries(isObj(body.platforms) ? body.platforms : {}))
+      if (isObj(platform) && platform.token !== undefined) platform.token = `tok-${seed.toString(16)}-${name}`;
     body.name = opts.namePrefix + [...String(body.name ?? "")].slice(0, F.name.max - cp(opts.namePrefix)).join("");
-    const settings = body.modelSettings as { model?: string } | undefined;
-    if (settings?.model !== undefined && (SLOW_MODELS.has(settings.model) || settings.model === FAILING_MODEL)) return undefined;
+    const model = isObj(body.modelSettings) ? body.modelSettings.model : undefined;
+    if (typeof model === "string" && (SLOW_MODELS.has(model) || model === FAILING_MODEL)) return undefined;
     const parsed = createAgentBodySchema.safeParse(body);
+    // cast: the body as rewritten, which the schema has just admitted (parsed.data would send its keys in schema order)
     return parsed.success ? (body as CreateAgentBody) : undefined;
   });
   return fc.oneof(
@@ -181,6 +183,7 @@ export function validPatch(opts: BodyOptions): fc.Arbitrary<Generated<UpdateAgen
 /* ---------------------------------------------------------------- invalid */
 
 type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 /** Where a fault may be put: the top of the body, or inside one of its objects. */
 const NESTED = ["personality", "knowledge", "goals", "modelSettings"] as const;
 
