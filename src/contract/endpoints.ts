@@ -56,17 +56,28 @@ const COMMON: readonly ErrorStatus[] = [401, 403, 429, 500, 503];
 const BODY: readonly ErrorStatus[] = [400, 413, 415];
 
 /** What a row says beyond its route: its schemas, errors, summary and example (and any other bucket or success status). */
-type RowDetails = Omit<EndpointSpec, "id" | "method" | "path" | "permission" | "bucket" | "successStatus"> &
-  Partial<Pick<EndpointSpec, "bucket" | "successStatus">>;
+type RowDetails = Omit<EndpointSpec, "id" | "method" | "path" | "permission" | "bucket" | "successStatus" | "responseClause"> &
+  Partial<Pick<EndpointSpec, "bucket" | "successStatus" | "responseClause">>;
 
-/** A row of the table: its own key bucket and 200 unless `details` says otherwise. */
+/** A row of the table: its own key bucket, 200 and an agent record's shape (§4) unless `details` says otherwise. */
 const row = <const Id extends RateLimitedEndpoint, const M extends EndpointSpec["method"], const D extends RowDetails>(
   id: Id,
   method: M,
   path: string,
   permission: Permission,
   details: D,
-): Omit<{ id: Id; method: M; path: string; permission: Permission; bucket: RateBucketKind; successStatus: 200 }, keyof D> &
+): Omit<
+  {
+    id: Id;
+    method: M;
+    path: string;
+    permission: Permission;
+    bucket: RateBucketKind;
+    successStatus: 200;
+    responseClause: ClauseId;
+  },
+  keyof D
+> &
   D => ({
   id,
   method,
@@ -74,6 +85,7 @@ const row = <const Id extends RateLimitedEndpoint, const M extends EndpointSpec[
   permission,
   bucket: keyBucket(id),
   successStatus: 200,
+  responseClause: "record.shape",
   ...details,
 });
 
@@ -83,7 +95,6 @@ export const ENDPOINTS = {
     successStatus: 201,
     body: createAgentBodySchema,
     response: agentEnvelopeSchema,
-    responseClause: "record.shape",
     errorStatuses: [...COMMON, ...BODY],
     summary: "Create an agent",
     example: { body: { name: "Example agent" } satisfies z.input<typeof createAgentBodySchema> },
@@ -91,14 +102,12 @@ export const ENDPOINTS = {
   listAgents: row("listAgents", "GET", "/agents", "agents:read", {
     query: listQuerySchema,
     response: listEnvelopeSchema,
-    responseClause: "record.shape",
     errorStatuses: [...COMMON, 400],
     summary: "List the account's agents",
     example: { query: { limit: String(LIST_LIMITS.limit.default) } satisfies z.input<typeof listQuerySchema> },
   }),
   getAgent: row("getAgent", "GET", "/agents/:agentId", "agents:read", {
     response: agentEnvelopeSchema,
-    responseClause: "record.shape",
     errorStatuses: [...COMMON, 404],
     summary: "Read one agent",
     example: {},
@@ -106,7 +115,6 @@ export const ENDPOINTS = {
   updateAgent: row("updateAgent", "PATCH", "/agents/:agentId", "agents:write", {
     body: updateAgentBodySchema,
     response: agentEnvelopeSchema,
-    responseClause: "record.shape",
     errorStatuses: [...COMMON, ...BODY, 404],
     summary: "Update an agent (JSON Merge Patch)",
     example: { body: { bio: "Updated by the example" } satisfies z.input<typeof updateAgentBodySchema> },
