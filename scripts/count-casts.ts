@@ -1,0 +1,37 @@
+// Counts type assertions in src/ outside tests (issue 6 §1): every AsExpression and
+// angle-bracket TypeAssertion in the syntax tree, `as const` excluded. `as unknown as X`
+// counts twice, as it is two assertions. Run: npx tsx scripts/count-casts.ts
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import ts from "typescript";
+
+const root = join(import.meta.dirname, "..");
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    const isTest = entry.name.endsWith(".test.ts") || entry.name === "test-support.ts";
+    return entry.name.endsWith(".ts") && !isTest ? [path] : [];
+  });
+}
+
+function isConstAssertion(type: ts.TypeNode): boolean {
+  return ts.isTypeReferenceNode(type) && type.typeName.getText() === "const";
+}
+
+const found: string[] = [];
+for (const file of sourceFiles(join(root, "src"))) {
+  const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
+  const visit = (node: ts.Node): void => {
+    if ((ts.isAsExpression(node) || ts.isTypeAssertionExpression(node)) && !isConstAssertion(node.type)) {
+      const { line } = source.getLineAndCharacterOfPosition(node.type.getStart(source));
+      found.push(`${relative(root, file)}:${line + 1}: as ${node.type.getText(source)}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+}
+found.sort((a, b) => a.localeCompare(b, "en", { numeric: true }));
+for (const line of found) console.log(line);
+console.log(`total: ${found.length}`);
