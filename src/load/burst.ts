@@ -34,6 +34,10 @@ interface PipelinedClient {
   _doRequest(): void;
 }
 
+function isPipelinedClient(client: autocannon.Client): client is autocannon.Client & PipelinedClient {
+  return ["responseMax", "reqsMade", "pipelinedRequests", "destroy", "_doRequest"].every((field) => field in client);
+}
+
 /**
  * autocannon with both `amount` and `pipelining` closes a connection as soon as it has sent
  * its share, dropping the answers still owed on it. Wait for them, then close.
@@ -85,7 +89,7 @@ export async function shoot(shot: Shot): Promise<LoadResponse[]> {
   let pending: LoadResponse | undefined;
   const body = shot.request.body === undefined ? undefined : JSON.stringify(shot.request.body);
   let finished!: (result: autocannon.Result) => void;
-  let failed!: (err: Error) => void;
+  let failed!: (err: unknown) => void;
   const done = new Promise<autocannon.Result>((resolve, reject) => {
     finished = resolve;
     failed = reject;
@@ -108,11 +112,12 @@ export async function shoot(shot: Shot): Promise<LoadResponse[]> {
           ...(body !== undefined ? { body } : {}),
           // a unique value per request where the body says `[<id>]` (content-length follows the body)
           ...(shot.uniqueIds && body !== undefined
-            ? { setupRequest: (req: { body?: string }) => ({ ...req, body: body.replaceAll("[<id>]", uniqueId()) }) }
+            ? { setupRequest: (req: autocannon.Request) => ({ ...req, body: body.replaceAll("[<id>]", uniqueId()) }) }
             : {}),
-          onResponse: (status: number, text: string, _context: unknown, headers: Record<string, string | string[]>) => {
+          onResponse: (status: number, text: string, _context: unknown, headers: autocannon.Request["headers"]) => {
             const lower: Record<string, string> = {};
-            for (const [k, v] of Object.entries(headers ?? {})) lower[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : v;
+            for (const [k, v] of Object.entries(headers ?? {}))
+              if (v !== undefined) lower[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : v;
             let json: unknown;
             try {
               json = text ? JSON.parse(text) : undefined;
@@ -134,7 +139,9 @@ export async function shoot(shot: Shot): Promise<LoadResponse[]> {
         },
       ],
       setupClient: (client) => {
-        keepPipelineUntilAnswered(client as unknown as PipelinedClient);
+        if (!isPipelinedClient(client))
+          throw new Error("autocannon's client no longer has the internals a pipelined burst relies on");
+        keepPipelineUntilAnswered(client);
         // autocannon reports the answer's timing right after its body: pair the two
         client.on("response", (_status: number, _bytes: number, durationMs: number) => {
           const res = pending;
@@ -146,8 +153,8 @@ export async function shoot(shot: Shot): Promise<LoadResponse[]> {
           if (shot.keep) kept.push(res);
         });
       },
-    } as autocannon.Options,
-    (err, result) => (err ? failed(err as Error) : finished(result)),
+    },
+    (err, result) => (err ? failed(err) : finished(result)),
   );
   instance.on("reqError", (err: Error) => shot.recorder.transportError(`${label}: ${err.message}`));
   const stop = () => instance.stop();

@@ -18,9 +18,17 @@ export function rateOf(res: { headers: Record<string, string> }): RateOf | undef
   return { limit: limit!, remaining: remaining!, reset: reset! };
 }
 
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
 export const errorCodeOf = (res: { json: unknown }): string | undefined => {
-  const error = (res.json as { error?: { code?: unknown } } | undefined)?.error;
-  return typeof error?.code === "string" ? error.code : undefined;
+  const error = isRecord(res.json) ? res.json.error : undefined;
+  return isRecord(error) && typeof error.code === "string" ? error.code : undefined;
+};
+
+/** A field of an answer's `data`, when the body has one. */
+export const dataFieldOf = (res: { json: unknown }, field: string): unknown => {
+  const data = isRecord(res.json) ? res.json.data : undefined;
+  return isRecord(data) ? data[field] : undefined;
 };
 
 export const requestIdOf = (res: { headers: Record<string, string> }) => res.headers[HEADERS.requestId];
@@ -94,7 +102,8 @@ export class ScenarioContext {
   /** Create an agent that must succeed; it is deleted when the scenario ends. */
   async createAgent(key: string, body: Partial<CreateAgentBody> = {}): Promise<Agent> {
     for (let attempt = 0; attempt < 3; attempt++) {
-      const res = await this.client(key).createAgent({ name: this.name("agent"), ...body } as CreateAgentBody);
+      const name = this.name("agent");
+      const res = await this.client(key).createAgent({ ...body, name: body.name ?? name });
       if (res.status === 201 && res.data) {
         this.made.push({ key, id: res.data.id });
         return res.data;

@@ -55,7 +55,9 @@ export async function runScenario(
     message =
       err instanceof ScenarioSetupError || err instanceof InconclusiveError
         ? `${err.name}: ${err.message}`
-        : `${(err as Error).name}: ${(err as Error).message}`;
+        : err instanceof Error
+          ? `${err.name}: ${err.message}`
+          : String(err);
   } finally {
     await ctx.cleanup().catch(() => {});
   }

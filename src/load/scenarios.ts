@@ -2,7 +2,15 @@ import type { StreamResult } from "../client/index.js";
 import { type ClauseId, ENDPOINTS, HEADERS, MESSAGE_TIMING, RATE_LIMITS, type RateLimitedEndpoint } from "../contract/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { burst, type LoadRequest, shoot } from "./burst.js";
-import { errorCodeOf, InconclusiveError, rateOf, requestIdOf, type ScenarioContext, ScenarioSetupError } from "./context.js";
+import {
+  dataFieldOf,
+  errorCodeOf,
+  InconclusiveError,
+  rateOf,
+  requestIdOf,
+  type ScenarioContext,
+  ScenarioSetupError,
+} from "./context.js";
 import type { LoadResponse } from "./recorder.js";
 
 /** One load scenario: what it verifies, when it can run, how long it takes, and the run itself. */
@@ -109,7 +117,7 @@ async function bucketBurst(ctx: ScenarioContext, endpoint: RateLimitedEndpoint):
     throw new ScenarioSetupError(`the load account's tier (${tier}) would mask the ${endpoint} bucket`);
   const created: string[] = [];
   const keepCreated = (r: LoadResponse) => {
-    const id = (r.json as { data?: Record<string, unknown> } | undefined)?.data?.[ctx.target.idField];
+    const id = dataFieldOf(r, ctx.target.idField);
     if (r.status === 201 && typeof id === "string") {
       created.push(id);
       ctx.track(key, id);
@@ -717,7 +725,7 @@ async function throughput(ctx: ScenarioContext): Promise<void> {
       onResponse: (r) => {
         const rate = rateOf(r);
         if (r.status !== 429 && rate?.limit === shape.size) perWindow.set(rate.reset, (perWindow.get(rate.reset) ?? 0) + 1);
-        const id = (r.json as { data?: Record<string, unknown> } | undefined)?.data?.[ctx.target.idField];
+        const id = dataFieldOf(r, ctx.target.idField);
         if (r.status === 201 && typeof id === "string") {
           created.push(id);
           ctx.track(key, id);

@@ -4,23 +4,28 @@
  */
 export interface Threshold {
   source: string;
-  metric: "p50" | "p90" | "p95" | "p99" | "p99.9" | "max" | "mean" | "errors" | "rps";
-  op: "<" | "<=" | ">" | ">=";
+  metric: (typeof METRICS)[number];
+  op: (typeof OPS)[number];
   value: number;
 }
+
+const METRICS = ["p50", "p90", "p95", "p99", "p99.9", "max", "mean", "errors", "rps"] as const;
+const OPS = ["<", "<=", ">", ">="] as const;
 
 const PATTERN = /^\s*(p50|p90|p95|p99|p99\.9|max|mean|errors|rps)\s*(<=|>=|<|>)\s*([0-9]+(?:\.[0-9]+)?)\s*(%|ms)?\s*$/;
 
 /** Parse one `--threshold`; undefined with a reason when it is not one. */
 export function parseThreshold(source: string): Threshold | string {
   const m = PATTERN.exec(source);
-  if (!m)
-    return `--threshold "${source}": expected METRIC OP VALUE, e.g. p99<250 or errors<0.1% (metrics: p50 p90 p95 p99 p99.9 max mean errors rps)`;
-  const [, metric, op, raw, unit] = m;
+  const metric = METRICS.find((name) => name === m?.[1]);
+  const op = OPS.find((name) => name === m?.[2]);
+  if (!m || !metric || !op)
+    return `--threshold "${source}": expected METRIC OP VALUE, e.g. p99<250 or errors<0.1% (metrics: ${METRICS.join(" ")})`;
+  const [, , , raw, unit] = m;
   if (metric === "errors" && unit !== "%") return `--threshold "${source}": errors is a share, e.g. errors<0.1%`;
   if (metric !== "errors" && unit === "%") return `--threshold "${source}": only errors takes a %`;
   const value = Number(raw) / (unit === "%" ? 100 : 1);
-  return { source, metric: metric as Threshold["metric"], op: op as Threshold["op"], value };
+  return { source, metric, op, value };
 }
 
 export interface ThresholdInput {
