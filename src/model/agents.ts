@@ -20,6 +20,7 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
 const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
+// cast: a JSON round trip on purpose: the copy reads as the wire would (-0 is 0, undefined fields go)
 const copy = <T>(v: T): T => (v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T));
 
 /** What the model knows of one agent: its configuration as sent (tokens included) and what the target made. */
@@ -47,7 +48,19 @@ export function mergePatch(target: JsonObject, patch: JsonObject, defaults: Json
   return out;
 }
 
-const DEFAULTS = AGENT_DEFAULTS as unknown as JsonObject;
+const isJson = (v: unknown): v is Json =>
+  v === null ||
+  typeof v === "boolean" ||
+  typeof v === "number" ||
+  typeof v === "string" ||
+  (Array.isArray(v) ? v.every(isJson) : isObject(v) && Object.values(v).every(isJson));
+
+/** PROFILE §4 defaults as the JSON they are (the contract declares them read-only). */
+function defaultsAsJson(): JsonObject {
+  if (!isObject(AGENT_DEFAULTS) || !isJson(AGENT_DEFAULTS)) throw new Error("AGENT_DEFAULTS is not a JSON object");
+  return AGENT_DEFAULTS;
+}
+const DEFAULTS = defaultsAsJson();
 
 /** PROFILE §5: a platform needs `enabled` when it first appears: the field a 400 must name, if any. */
 function platformWithoutEnabled(config: JsonObject): string | undefined {
@@ -65,12 +78,13 @@ export function predictRecord(config: JsonObject): PredictedRecord {
   for (const [name, p] of Object.entries(isObject(config.platforms) ? config.platforms : {}))
     if (isObject(p)) platforms[name] = { enabled: p.enabled === true, tokenSet: typeof p.token === "string" };
   const { platforms: _p, ...rest } = config;
-  return { ...copy(rest), platforms } as unknown as PredictedRecord;
+  // cast: the model keeps configurations as plain JSON; it predicts only from ones a valid body made, and does not re-parse with the contract's schema (STYLE §8)
+  return { ...copy(rest), platforms } as PredictedRecord;
 }
 
 /** The record as the target shows it, compared field by field with the prediction. */
 export function recordOf(agent: ModelAgent): Agent {
-  return { id: agent.id, ...predictRecord(agent.config), createdAt: agent.createdAt, updatedAt: agent.updatedAt } as Agent;
+  return { id: agent.id, ...predictRecord(agent.config), createdAt: agent.createdAt, updatedAt: agent.updatedAt };
 }
 
 export type Prediction<T> = { ok: true; value: T } | { ok: false; field: string };
