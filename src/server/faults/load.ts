@@ -12,6 +12,9 @@ export const UNDER_LOAD_IN_FLIGHT = 15;
 const STALL_MS = 3_000;
 const LATE_BUDGET_MS = 5_000;
 
+/** The callback `ServerResponse.write` takes, in either of its overloads. */
+type WriteCallback = (error: Error | null | undefined) => void;
+
 const isSendMessage = (req: FastifyRequest) => req.routeOptions.config?.endpoint === "sendMessage";
 
 /** Messages in flight on this server (admitted or not, until their connection closes). */
@@ -78,13 +81,16 @@ export const LOAD_FAULTS: FaultRecord = {
       app.addHook("preHandler", async (req, reply) => {
         if (!isSendMessage(req)) return;
         const raw = reply.raw;
-        const write = raw.write.bind(raw) as (chunk: unknown, ...rest: unknown[]) => boolean;
-        const end = raw.end.bind(raw) as (...args: unknown[]) => void;
+        const write = raw.write.bind(raw);
+        const end = raw.end.bind(raw);
         let held: string[] | undefined;
         let ended = false;
         let deltas = 0;
-        raw.write = ((chunk: unknown, ...rest: unknown[]) => {
-          if (typeof chunk !== "string" || (!held && !chunk.startsWith("event: delta"))) return write(chunk, ...rest);
+        raw.write = (chunk: unknown, encodingOrCallback?: BufferEncoding | WriteCallback, callback?: WriteCallback) => {
+          if (typeof chunk !== "string" || (!held && !chunk.startsWith("event: delta")))
+            return typeof encodingOrCallback === "string"
+              ? write(chunk, encodingOrCallback, callback)
+              : write(chunk, encodingOrCallback);
           if (held) return held.push(chunk) > 0;
           // a few deltas flow, then the stream stalls while the server is busy
           if (chunk.startsWith("event: delta") && ++deltas > 3 && inFlight.value >= UNDER_LOAD_IN_FLIGHT) {
@@ -98,13 +104,14 @@ export const LOAD_FAULTS: FaultRecord = {
             return true;
           }
           return write(chunk);
-        }) as typeof raw.write;
-        raw.end = ((...args: unknown[]) => {
+        };
+        raw.end = (chunkOrCallback?: unknown, encodingOrCallback?: BufferEncoding | (() => void), callback?: () => void) => {
           // a held stream ends once its frames are out; any other answer ends as asked
           if (held) ended = true;
-          else end(...args);
+          else if (typeof encodingOrCallback === "string") end(chunkOrCallback, encodingOrCallback, callback);
+          else end(chunkOrCallback, encodingOrCallback);
           return raw;
-        }) as typeof raw.end;
+        };
       });
     },
   ),

@@ -116,9 +116,13 @@ export function rewriteBuckets(ctx: ServerContext, rewrite: FaultSeam["rateBucke
 }
 
 /** Wrap one method of an object in place. */
-export function wrap<T extends object, K extends keyof T>(target: T, key: K, make: (orig: T[K]) => T[K]): void {
-  // cast: every caller names a method of `target`; bound, so the original keeps its `this`
-  const orig = (target[key] as (...args: unknown[]) => unknown).bind(target) as T[K];
+export function wrap<T extends Record<K, (...args: never[]) => unknown>, K extends keyof T>(
+  target: T,
+  key: K,
+  make: (orig: T[K]) => T[K],
+): void {
+  // cast: bound, so the original keeps its `this`; TypeScript cannot see that binding a generic method keeps its type
+  const orig = target[key].bind(target) as T[K];
   target[key] = make(orig);
 }
 
