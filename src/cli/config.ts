@@ -157,7 +157,7 @@ export function parseOrHelp<T>(parse: () => T, usage: string): T | undefined {
 }
 
 /** Flags first, then env vars. Unknown flags are a UsageError. */
-export function readOptions<T extends Record<string, OptionSpec>>(
+export function readOptions<T extends Record<string, OptionSpec> & Record<keyof T, OptionSpec>>(
   argv: string[],
   options: T,
   env: NodeJS.ProcessEnv,
@@ -183,10 +183,11 @@ export function readOptions<T extends Record<string, OptionSpec>>(
   }
   if (values.help) throw new UsageError("");
   const out: Partial<Record<keyof T, string | boolean | string[]>> = {};
-  for (const [name, spec] of Object.entries(options) as [keyof T, OptionSpec][]) {
+  for (const name in options) {
+    const spec: OptionSpec = options[name];
     const fromFlag = values[spec.flag];
     const fromEnv = env[spec.env];
-    if (fromFlag !== undefined) out[name] = fromFlag as string | boolean | string[];
+    if (fromFlag !== undefined) out[name] = Array.isArray(fromFlag) ? fromFlag.map(String) : fromFlag;
     else if (fromEnv !== undefined && fromEnv !== "")
       out[name] = spec.type === "boolean" ? /^(1|true|yes)$/i.test(fromEnv) : spec.multiple ? fromEnv.split(",") : fromEnv;
   }

@@ -45,9 +45,7 @@ export const LOAD_OPTIONS = {
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
 const loadSchema = z.object({
-  scenario: commaList(
-    z.enum(SCENARIO_IDS as [string, ...string[]], { error: `--scenario takes: ${SCENARIO_IDS.join(", ")}` }),
-  ).optional(),
+  scenario: commaList(z.enum(SCENARIO_IDS, { error: `--scenario takes: ${SCENARIO_IDS.join(", ")}` })).optional(),
   threshold: z.array(z.string()).default([]),
   allowRemoteLoad: z.boolean().default(false),
 });
