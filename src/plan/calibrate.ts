@@ -55,7 +55,7 @@ export async function calibrate({ target, runSuites }: CalibrationShape): Promis
       ...(target.referenceFaults ? { messageQuota: reference.target.messageQuota } : {}),
       referenceFaults: target.referenceFaults,
       footprintFile,
-    } as HarnessTarget);
+    });
     return { entries: readFootprint(footprintFile), seconds: (performance.now() - started) / 1000 };
   } finally {
     await reference.stop();

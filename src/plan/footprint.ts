@@ -1,28 +1,30 @@
 import { appendFileSync, existsSync, readFileSync } from "node:fs";
-import type { EndpointId } from "../contract/index.js";
+import { z } from "zod";
+import { ENDPOINT_LIST } from "../contract/index.js";
 
 /**
  * A run's request footprint: one line per request a check sent, with the buckets it counts in
  * (PROFILE §7). Recorded by the suites themselves (suites/support/harness.ts) during a
  * calibration run against an embedded reference, so the plan follows the suites as they change.
  */
-export interface FootprintEntry {
+const footprintEntrySchema = z.object({
   /** `<file>::<test full name>`, or `<file>::(setup)` for a hook's requests */
-  check: string;
+  check: z.string(),
   /** the key's role: `main#0`, `main#1` … (the main account's keys), `readOnly`, `otherAccount`, `quota` */
-  key: string;
+  key: z.string(),
   /** the account's role: `main`, `other`, `quota` */
-  account: string;
+  account: z.string(),
   /** the endpoint the request matched; absent for a path no endpoint has (it counts in the tier only) */
-  endpoint?: EndpointId;
+  endpoint: z.enum(ENDPOINT_LIST.map((ep) => ep.id)).optional(),
   /** Send Message: the agent, whose bucket is shared by the account's keys */
-  agent?: string;
+  agent: z.string().optional(),
   /**
    * PROFILE §6, §7: every authenticated request counts, except one answered 429
    * RATE_LIMIT_EXCEEDED; a 401 counts nowhere
    */
-  counted: boolean;
-}
+  counted: z.boolean(),
+});
+export type FootprintEntry = z.infer<typeof footprintEntrySchema>;
 
 export function appendFootprint(file: string, entry: FootprintEntry): void {
   appendFileSync(file, `${JSON.stringify(entry)}\n`);
@@ -33,7 +35,7 @@ export function readFootprint(file: string): FootprintEntry[] {
   return readFileSync(file, "utf8")
     .split("\n")
     .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as FootprintEntry);
+    .map((line) => footprintEntrySchema.parse(JSON.parse(line)));
 }
 
 /** Whether an answer is counted in its buckets (PROFILE §6: 401 nowhere; §7: 429 RATE_LIMIT_EXCEEDED nowhere). */
