@@ -16,12 +16,8 @@ export function jsonSchemaOf(schema: z.ZodType, io: "input" | "output" = "output
 
 /** Every named contract schema (`.meta({ id })`), each in the direction a client meets it. */
 function componentSchemas(): Record<string, Json> {
-  const emit = (io: "input" | "output") =>
-    (
-      z.toJSONSchema(z.globalRegistry, { io, unrepresentable: "any", uri: (id) => `${SCHEMA_PREFIX}${id}` }) as {
-        schemas: Record<string, Json>;
-      }
-    ).schemas;
+  const emit = (io: "input" | "output"): Record<string, Json> =>
+    z.toJSONSchema(z.globalRegistry, { io, unrepresentable: "any", uri: (id) => `${SCHEMA_PREFIX}${id}` }).schemas;
   const output = emit("output");
   const input = emit("input");
   const requestBodies = new Set(ENDPOINT_LIST.flatMap((ep) => (ep.body ? [idOf(ep.body)] : [])));
