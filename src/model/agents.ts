@@ -20,8 +20,26 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
 const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
-// cast: a JSON round trip on purpose: the copy reads as the wire would (-0 is 0, undefined fields go)
-const copy = <T>(v: T): T => (v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T));
+const isJson = (v: unknown): v is Json =>
+  v === null ||
+  typeof v === "boolean" ||
+  typeof v === "number" ||
+  typeof v === "string" ||
+  (Array.isArray(v) ? v.every(isJson) : isObject(v) && Object.values(v).every(isJson));
+
+/** A JSON round trip on purpose: the copy reads as the wire would (-0 is 0, undefined fields go). */
+function copy(v: Json): Json {
+  if (v === undefined) return v; // a field left undefined at run time stays so (JSON.parse would throw)
+  const back: unknown = JSON.parse(JSON.stringify(v));
+  if (!isJson(back)) throw new Error("a JSON round trip gave back something that is not JSON");
+  return back;
+}
+
+function copyObject(v: JsonObject): JsonObject {
+  const back = copy(v);
+  if (!isObject(back)) throw new Error("a JSON round trip of an object gave back something else");
+  return back;
+}
 
 /** What the model knows of one agent: its configuration as sent (tokens included) and what the target made. */
 export interface ModelAgent {
@@ -36,7 +54,7 @@ export type PredictedRecord = Omit<Agent, "id" | "createdAt" | "updatedAt">;
 
 /** RFC 7396 over the stored configuration; `null` resets to the PROFILE §4 default, or removes a field that has none. */
 export function mergePatch(target: JsonObject, patch: JsonObject, defaults: Json | undefined): JsonObject {
-  const out = copy(target);
+  const out = copyObject(target);
   for (const [key, value] of Object.entries(patch)) {
     const fallback = isObject(defaults) ? defaults[key] : undefined;
     if (value === null) {
@@ -47,13 +65,6 @@ export function mergePatch(target: JsonObject, patch: JsonObject, defaults: Json
   }
   return out;
 }
-
-const isJson = (v: unknown): v is Json =>
-  v === null ||
-  typeof v === "boolean" ||
-  typeof v === "number" ||
-  typeof v === "string" ||
-  (Array.isArray(v) ? v.every(isJson) : isObject(v) && Object.values(v).every(isJson));
 
 /** PROFILE §4 defaults as the JSON they are (the contract declares them read-only). */
 function defaultsAsJson(): JsonObject {
@@ -79,7 +90,7 @@ export function predictRecord(config: JsonObject): PredictedRecord {
     if (isObject(p)) platforms[name] = { enabled: p.enabled === true, tokenSet: typeof p.token === "string" };
   const { platforms: _p, ...rest } = config;
   // cast: the model keeps configurations as plain JSON; it predicts only from ones a valid body made, and does not re-parse with the contract's schema (STYLE §8)
-  return { ...copy(rest), platforms } as PredictedRecord;
+  return { ...copyObject(rest), platforms } as PredictedRecord;
 }
 
 /** The record as the target shows it, compared field by field with the prediction. */
