@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { JSONSchemaFaker } from "json-schema-faker";
+import { JSONSchemaFaker, type Schema } from "json-schema-faker";
 import { z } from "zod";
 
 /**
@@ -23,7 +23,8 @@ export function fromJsonSchema<T>(
         maxItems: 6,
         failOnInvalidTypes: false,
       });
-      return postProcess(JSONSchemaFaker.generate(jsonSchema as never), seed);
+      // cast: zod's JSON Schema type also admits draft-4's boolean exclusiveMaximum, which JSONSchema7 does not; zod emits 2020-12 (numbers)
+      return postProcess(JSONSchemaFaker.generate(jsonSchema as Schema), seed);
     })
     .filter((v): v is T => v !== undefined);
 }

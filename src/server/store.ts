@@ -94,7 +94,7 @@ function buildView(a: StoredAgent): Agent {
     const entry = stored[p];
     if (isObject(entry)) platforms[p] = { enabled: entry.enabled === true, tokenSet: typeof entry.token === "string" };
   }
-  // the stored configuration is AGENT_DEFAULTS merged with bodies the endpoint schemas admitted
+  // cast: the stored configuration is AGENT_DEFAULTS merged with bodies the endpoint schemas admitted
   const c = a.config as Omit<Agent, "id" | "platforms" | "createdAt" | "updatedAt">;
   return {
     id: a.id,
