@@ -9,7 +9,7 @@ const context = { authenticated: true, keys: [], tokens: [], windowSeconds: 60, 
 describe("the response-check layer", () => {
   test("reports what the registry's checks find in an exchange passing through, and only that", async () => {
     const found: Array<[Exchange, Violation[]]> = [];
-    const layer = responseChecks({ baseUrl: "http://127.0.0.1:9/v1", context, onViolations: (ex, v) => found.push([ex, v]) });
+    const layer = responseChecks({ baseUrl: "http://127.0.0.1:9/v1", context, onJudged: (ex, v) => found.push([ex, v]) });
     // PROFILE §3: 404 pairs with AGENT_NOT_FOUND or NOT_FOUND, never with a 400 code
     const body = '{"success":false,"error":{"code":"INVALID_REQUEST","message":"x"}}';
     const outcome = await layer(scripted([{ status: 404, headers: { "content-type": "application/json" }, body }]))(

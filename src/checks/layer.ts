@@ -9,15 +9,16 @@ export interface ResponseCheckOptions {
   baseUrl: string;
   /** everything a check needs besides the endpoint and the arrival time */
   context: Omit<CheckContext, "endpoint" | "receivedAt" | "sentAt">;
-  /** told of every exchange a check found at fault */
-  onViolations: (exchange: Exchange, violations: Violation[]) => void;
+  /** told of every exchange it judged, with what the checks found (empty: the answer kept every clause) */
+  onJudged: (exchange: Exchange, violations: Violation[]) => void;
   checks?: readonly ResponseCheck[];
 }
 
 /**
  * A client layer that runs every applicable response-level check on every exchange that passes
- * (place it outside the redaction layer, so it sees `leaks`). Used by the load suite to judge
- * conformance under load with the same checks as the functional suites.
+ * (place it outside the redaction layer, so it sees `leaks`). The load scenarios judge
+ * conformance under load with it: their own requests pass through it, and so do the answers
+ * autocannon received (src/load/context.ts), with the same checks as the functional suites.
  */
 export function responseChecks(options: ResponseCheckOptions): Layer {
   return (next) => async (request) => {
@@ -25,7 +26,7 @@ export function responseChecks(options: ResponseCheckOptions): Layer {
     const ex = outcome.exchange;
     const endpoint = matchEndpoint(ex.request.method, ex.request.url, { baseUrl: options.baseUrl })?.spec;
     const found = runChecks(ex, { ...options.context, endpoint, receivedAt: ex.receivedAt, sentAt: ex.sentAt }, options.checks);
-    if (found.length) options.onViolations(ex, found);
+    options.onJudged(ex, found);
     return outcome;
   };
 }

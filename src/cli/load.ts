@@ -14,7 +14,7 @@ import {
   type Threshold,
   type ThresholdResult,
 } from "../load/index.js";
-import { type CheckResult, type RunResult, writeReports } from "../report/index.js";
+import { type CheckResult, collectFindings, type RunResult, writeReports } from "../report/index.js";
 import { commaList, optionsHelp, parseOrHelp, parseVerifyConfig, readOptions, UsageError, VERIFY_OPTIONS } from "./config.js";
 import { assertReachable, interruptible, newRun, startTarget, targetOptions } from "./verify.js";
 
@@ -205,8 +205,11 @@ export async function load(argv: string[]): Promise<number> {
     scenarios: reports,
     thresholds: thresholdResults,
   };
+  const scenarioChecks = reports.map(toCheck);
+  // one defect, one finding (issue 7): a response-level violation seen in several scenarios is one
+  const findings = collectFindings(scenarioChecks.map((check, i) => ({ check, observations: reports[i]!.observations })));
   const checks = [
-    ...reports.map(toCheck),
+    ...scenarioChecks,
     ...thresholdResults.map(
       (t): CheckResult => ({
         id: `threshold ${t.source}`,
@@ -233,6 +236,7 @@ export async function load(argv: string[]): Promise<number> {
       sections: null,
     },
     checks,
+    findings,
   };
   const secrets = Object.values(target.keys).filter((k): k is string => !!k);
   const written = await writeReports(result, reportDir, { secrets });

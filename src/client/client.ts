@@ -27,6 +27,7 @@ import { type Exchange, errorCodeOf } from "./exchange.js";
 import {
   compose,
   type Dispatch,
+  type Layer,
   type OutgoingRequest,
   pacing,
   recording,
@@ -68,6 +69,8 @@ export interface ServiceClientOptions {
   random?: () => number;
   /** connections per origin (default 16) */
   connections?: number;
+  /** more layers between recording and redaction: they see each exchange redacted, `leaks` filled (the response checks) */
+  layers?: readonly Layer[];
 }
 
 export type AuthMode = "bearer" | "none" | { header: string };
@@ -172,7 +175,7 @@ export class ServiceClient {
   private readonly timeoutMs: number;
   private readonly idField: string;
   private readonly dispatcher: UndiciAgent;
-  /** retry → record → redact → pace → undici (src/client/layers) */
+  /** retry → record → (the caller's layers) → redact → pace → undici (src/client/layers) */
   private readonly dispatch: Dispatch;
 
   constructor(options: ServiceClientOptions) {
@@ -190,6 +193,7 @@ export class ServiceClient {
     this.dispatch = compose(
       retrying(options.retry ?? false, clock, options.random),
       recording(options.onExchange),
+      ...(options.layers ?? []),
       redaction(new Redactor(options.apiKey, options.secrets, options.keyVariable)),
       ...(options.pacing ? [pacing(options.pacing, identity)] : []),
     )(undiciTransport(this.dispatcher, clock));

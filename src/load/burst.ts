@@ -66,6 +66,8 @@ interface Shot {
   /** or: keep sending for this many seconds */
   durationSeconds?: number;
   recorder: LoadRecorder;
+  /** hands an answer to the response checks (ScenarioContext.judge: the client layers, sampled at high rates) */
+  judge: (request: LoadRequest, res: LoadResponse) => void;
   /** keep every answer in the returned list (a burst); a long run keeps none, only the recorder's figures */
   keep?: boolean;
   /** per-request timeout, seconds (default 30) */
@@ -79,7 +81,7 @@ interface Shot {
 
 /**
  * Drive one request shape with autocannon's programmatic API: every answer goes to the
- * recorder (latency, status timeline, the response-level checks) and, when `keep`, back to
+ * recorder (latency, status timeline), through the response-level checks, and, when `keep`, back to
  * the scenario. Bounded by `amount` or `durationSeconds`, and by a per-request timeout.
  */
 export async function shoot(shot: Shot): Promise<LoadResponse[]> {
@@ -149,6 +151,7 @@ export async function shoot(shot: Shot): Promise<LoadResponse[]> {
           if (!res) return;
           res.latencyMs = durationMs;
           shot.recorder.observe(res);
+          shot.judge(shot.request, res);
           shot.onResponse?.(res);
           if (shot.keep) kept.push(res);
         });

@@ -1,6 +1,20 @@
-import { request } from "undici";
-import { type Exchange, ServiceClient } from "../client/index.js";
-import { type Agent, type ClauseId, type CreateAgentBody, HEADERS } from "../contract/index.js";
+import { Agent as UndiciAgent } from "undici";
+import { responseChecks } from "../checks/layer.js";
+import {
+  compose,
+  type Dispatch,
+  type Exchange,
+  type OutgoingRequest,
+  parseRateHeaders,
+  Redactor,
+  recording,
+  redaction,
+  ServiceClient,
+  systemClock,
+  TransportError,
+  undiciTransport,
+} from "../client/index.js";
+import { type Agent, type ClauseId, type CreateAgentBody, HEADERS, JSON_CONTENT_TYPE } from "../contract/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { endpointLabel, type LoadRequest } from "./burst.js";
 import type { LoadRecorder, LoadResponse } from "./recorder.js";
@@ -39,14 +53,21 @@ export const clockSkewMs = (target: HarnessTarget) => (target.kind === "external
 /** What a scenario works with: the target, its recorder, clients for its keys, agents it cleans up. */
 export class ScenarioContext {
   private readonly clients = new Map<string, ServiceClient>();
+  private readonly raw = new Map<string, { send: Dispatch; judging: (transport: Dispatch) => Dispatch }>();
   private readonly made: Array<{ key: string; id: string }> = [];
+  private readonly dispatcher = new UndiciAgent({ connections: 256 });
+  private readonly secrets: string[];
+  /** the answers autocannon handed to the response checks, still in the layers */
+  private readonly judging = new Set<Promise<unknown>>();
   private seq = 0;
 
   constructor(
     readonly target: HarnessTarget,
     readonly recorder: LoadRecorder,
     readonly signal: AbortSignal,
-  ) {}
+  ) {
+    this.secrets = Object.values(target.keys).filter((k): k is string => typeof k === "string");
+  }
 
   /** The key of the load scenarios' own account, or the main key when the target gave none. */
   get loadKey(): string {
@@ -58,7 +79,26 @@ export class ScenarioContext {
     return this.target.keys.load ? this.target.loadTiers?.load : this.target.tierLimit;
   }
 
-  /** A typed client (setup, read-back, streams): every answer it sees goes through the response checks. */
+  /**
+   * verify's response-level checks as a client layer (src/checks/layer.ts): every exchange that
+   * passes is judged, and what they find is a finding of the scenario. Sits outside redaction.
+   */
+  private checks() {
+    return responseChecks({
+      baseUrl: this.target.baseUrl,
+      context: {
+        authenticated: true,
+        keys: this.secrets,
+        tokens: [],
+        windowSeconds: this.target.windowSeconds,
+        clockSkewSeconds: clockSkewMs(this.target) / 1000,
+        idField: this.target.idField,
+      },
+      onJudged: (ex, found) => this.recorder.judged(ex, found),
+    });
+  }
+
+  /** A typed client (setup, read-back, streams): the client's layers plus the response checks. */
   client(key: string): ServiceClient {
     let client = this.clients.get(key);
     if (!client) {
@@ -66,33 +106,87 @@ export class ScenarioContext {
         baseUrl: this.target.baseUrl,
         apiKey: key,
         idField: this.target.idField,
-        secrets: Object.values(this.target.keys).filter((k): k is string => typeof k === "string"),
+        secrets: this.secrets,
         timeoutMs: (this.target.messageTimeoutSeconds + 30) * 1000,
         connections: 256,
         onExchange: (ex) => this.observeExchange(ex),
+        layers: [this.checks()],
       });
       this.clients.set(key, client);
     }
     return client;
   }
 
-  /** A client's exchange, into the timeline, latency and the response-level checks. */
+  /**
+   * The same layers around a bare transport, for one key: `send` records, checks and redacts a
+   * request sent at once (never paced, never retried); `judge` passes an answer autocannon
+   * received through the checks and the redaction, in place of the transport.
+   */
+  private layersFor(key: string) {
+    let layers = this.raw.get(key);
+    if (!layers) {
+      const redactor = new Redactor(key, this.secrets);
+      const checked = compose(
+        recording((ex) => this.observeExchange(ex)),
+        this.checks(),
+        redaction(redactor),
+      );
+      layers = {
+        send: checked(undiciTransport(this.dispatcher, systemClock)),
+        judging: compose(this.checks(), redaction(redactor)),
+      };
+      this.raw.set(key, layers);
+    }
+    return layers;
+  }
+
+  /** A client's exchange, into the timeline and the latency histograms. */
   observeExchange(ex: Exchange): void {
     const path = new URL(ex.request.url).pathname.slice(new URL(this.target.baseUrl).pathname.replace(/\/+$/, "").length);
-    this.recorder.observe(
-      {
-        method: ex.request.method,
-        url: ex.request.url,
-        endpoint: endpointLabel(ex.request.method, path),
-        status: ex.response.status,
-        headers: ex.response.headers,
-        bodyText: ex.response.bodyText,
-        json: ex.response.json,
-        receivedAt: ex.receivedAt,
-        latencyMs: ex.durationMs,
-      },
-      /^bearer \*\*\*$/i.test(ex.request.headers.authorization ?? ""),
-    );
+    this.recorder.observe({ ...loadResponseOf(ex), endpoint: endpointLabel(ex.request.method, path) });
+  }
+
+  /**
+   * An answer autocannon received for `req` sent with `key`: through the response checks (all of
+   * the first answers, then a sample: LoadRecorder.sampled). The recorder has its figures already.
+   */
+  judge(key: string, req: LoadRequest, res: LoadResponse): void {
+    if (!this.recorder.sampled()) return;
+    const replay: Dispatch = async (request) => ({ exchange: received(request, res), aborted: false });
+    const judged = this.layersFor(key).judging(replay)(this.outgoing(key, req));
+    this.judging.add(judged);
+    void judged.finally(() => this.judging.delete(judged));
+  }
+
+  /** What autocannon needs to send with `key` (src/load/burst.ts): its answers come back here. */
+  generator(key: string) {
+    return {
+      baseUrl: this.target.baseUrl,
+      key,
+      recorder: this.recorder,
+      signal: this.signal,
+      judge: (req: LoadRequest, res: LoadResponse) => this.judge(key, req, res),
+    };
+  }
+
+  /** Every answer handed to the checks has been judged. */
+  async judged(): Promise<void> {
+    await Promise.allSettled([...this.judging]);
+  }
+
+  private outgoing(key: string, req: LoadRequest): OutgoingRequest {
+    const base = new URL(this.target.baseUrl);
+    const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
+    return {
+      method: req.method,
+      origin: base.origin,
+      path: base.pathname.replace(/\/+$/, "") + req.path,
+      relativePath: req.path,
+      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { "content-type": JSON_CONTENT_TYPE } : {}) },
+      body,
+      timeoutMs: (this.target.messageTimeoutSeconds + 30) * 1000,
+      attempt: 1,
+    };
   }
 
   name(label: string): string {
@@ -147,58 +241,36 @@ export class ScenarioContext {
     });
   }
 
-  /** One request, sent at once with undici (never paced, never retried); recorded and checked. */
+  /** One request, sent at once (never paced, never retried) through the layers: recorded and checked. */
   async single(key: string, req: LoadRequest): Promise<LoadResponse> {
-    const url = this.target.baseUrl.replace(/\/+$/, "") + req.path;
-    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
-    const started = performance.now();
-    const res = await request(url, {
-      method: req.method,
-      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-      ...(body !== undefined ? { body } : {}),
-      signal: this.signal,
-    });
-    const text = await res.body.text();
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(", ") : v;
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    const answer: LoadResponse = {
-      method: req.method,
-      url,
-      endpoint: endpointLabel(req.method, req.path),
-      status: res.statusCode,
-      headers,
-      bodyText: text,
-      json,
-      receivedAt: Date.now(),
-      latencyMs: performance.now() - started,
-    };
-    this.recorder.observe(answer);
-    return answer;
+    const { exchange } = await this.layersFor(key).send({ ...this.outgoing(key, req), signal: this.signal });
+    return { ...loadResponseOf(exchange), endpoint: endpointLabel(req.method, req.path) };
   }
 
   /**
    * Is a request admitted? Sent at once; resolves with the status as soon as the headers
-   * arrive, then goes away (a stream it opened is closed: its slot frees).
+   * arrive, then goes away (a stream it opened is closed: its slot frees). A refusal is read
+   * whole and checked like any answer.
    */
   async status(key: string, req: LoadRequest): Promise<number> {
     const abort = new AbortController();
-    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
-    const res = await request(this.target.baseUrl.replace(/\/+$/, "") + req.path, {
-      method: req.method,
-      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-      ...(body !== undefined ? { body } : {}),
-      signal: abort.signal,
-    });
-    this.recorder.countStatus(res.statusCode, Date.now());
-    abort.abort();
-    await res.body.dump().catch(() => {});
-    return res.statusCode;
+    let status: number | undefined;
+    try {
+      const { exchange } = await this.layersFor(key).send({
+        ...this.outgoing(key, req),
+        signal: abort.signal,
+        stream: {},
+        onHead: (head) => {
+          status = head.status;
+          if (head.status === 200) abort.abort();
+        },
+      });
+      return exchange.response.status;
+    } catch (error) {
+      // the 200 this request went away from (its body was not an event stream)
+      if (error instanceof TransportError && error.kind === "aborted" && status !== undefined) return status;
+      throw error;
+    }
   }
 
   /** Delete what the scenario made and close its clients. */
@@ -210,7 +282,9 @@ export class ScenarioContext {
         await this.waitForReset(rateOf(res.exchange.response)?.reset).catch(() => {});
       }
     }
+    await this.judged();
     await Promise.all([...this.clients.values()].map((c) => c.close()));
+    await this.dispatcher.close();
   }
 
   fail(clause: ClauseId, check: string, expected: string, received: string, requestId?: string): void {
@@ -232,4 +306,40 @@ export class ScenarioSetupError extends Error {
 /** Too much changed during a measurement (a window turned mid-burst) three times: no verdict. */
 export class InconclusiveError extends Error {
   override name = "InconclusiveError";
+}
+
+/** The transport's record of an answer autocannon received (unredacted: the redaction layer follows). */
+function received(request: OutgoingRequest, answer: LoadResponse): Exchange {
+  return {
+    request: {
+      method: request.method,
+      url: request.origin + request.path,
+      headers: { ...request.headers },
+      bodyBytes: request.body?.byteLength ?? 0,
+    },
+    response: { status: answer.status, headers: answer.headers, bodyText: answer.bodyText, json: answer.json },
+    durationMs: Math.round(answer.latencyMs),
+    sentAt: answer.receivedAt - answer.latencyMs,
+    receivedAt: answer.receivedAt,
+    requestId: answer.headers[HEADERS.requestId],
+    rate: parseRateHeaders(answer.headers),
+    curl: "",
+    attempt: 1,
+    leaks: [],
+  };
+}
+
+/** An exchange as the scenarios read answers. */
+function loadResponseOf(ex: Exchange): LoadResponse {
+  return {
+    method: ex.request.method,
+    url: ex.request.url,
+    endpoint: `${ex.request.method} ${new URL(ex.request.url).pathname}`,
+    status: ex.response.status,
+    headers: ex.response.headers,
+    bodyText: ex.response.bodyText,
+    json: ex.response.json,
+    receivedAt: ex.receivedAt,
+    latencyMs: ex.durationMs,
+  };
 }

@@ -1,8 +1,10 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import * as hdr from "hdr-histogram-js";
-import type { ObservedExchange, Violation } from "../checks/define.js";
-import { formatViolation, runChecks } from "../checks/run.js";
-import { type ClauseId, matchEndpoint } from "../contract/index.js";
+import type { Violation } from "../checks/define.js";
+import { formatViolation } from "../checks/run.js";
+import type { Exchange } from "../client/index.js";
+import type { ClauseId } from "../contract/index.js";
+import { endpointLabel, evidenceOf, findingKey, type Observation } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 
 /** HDR histograms in microseconds, 1 µs to 10 min, 3 significant digits (autocannon's own settings). */
@@ -60,6 +62,8 @@ export interface LoadResponse {
 
 /** A broken clause seen under load: a scenario's own assertion, or a response-level check. */
 export interface Finding {
+  /** a response-level check of verify (src/checks) on an answer, or the scenario's own assertion */
+  kind: "response" | "scenario";
   scenario: string;
   clause: ClauseId;
   check: string;
@@ -72,7 +76,7 @@ export interface Finding {
 
 /** Above these the generator, not the target, may be what bounds the figures. */
 const SATURATION = { eventLoopLagP99Ms: 100, cpuShare: 0.9 };
-/** Every answer is checked up to this many per scenario; beyond it one in SAMPLE_EVERY. */
+/** autocannon's answers are all checked up to this many per scenario; beyond it one in SAMPLE_EVERY. */
 const CHECK_ALL_UP_TO = 5_000;
 const SAMPLE_EVERY = 10;
 
@@ -87,8 +91,8 @@ export interface GeneratorHealth {
 
 /**
  * Everything one scenario observed: latency per endpoint (HDR), statuses per second, stream
- * timings, the response-level checks on every answer (or a sampled share), and how busy the
- * generator itself was.
+ * timings, what the response-level checks found (ScenarioContext runs them, as client layers),
+ * and how busy the generator itself was.
  */
 export class LoadRecorder {
   readonly startedAt = Date.now();
@@ -104,22 +108,23 @@ export class LoadRecorder {
   };
   readonly transportErrors = new Map<string, number>();
   private readonly findings = new Map<string, Finding>();
+  /** the response-level findings as verify's reporter takes them (one per finding key, with evidence) */
+  private readonly observed = new Map<string, Observation>();
   private responses = 0;
+  private generated = 0;
   private checked = 0;
   private readonly loopDelay = monitorEventLoopDelay({ resolution: 10 });
   private readonly cpuStart = process.cpuUsage();
-  private readonly keys: string[];
 
   constructor(
     private readonly target: HarnessTarget,
     readonly scenario: string,
   ) {
-    this.keys = Object.values(target.keys).filter((k): k is string => typeof k === "string");
     this.loopDelay.enable();
   }
 
-  /** Record one answer: its latency and status, and (all or sampled) the response-level checks. */
-  observe(res: LoadResponse, authenticated = true): void {
+  /** Record one answer: its latency per endpoint and its status in the timeline. */
+  observe(res: LoadResponse): void {
     this.responses++;
     let h = this.latency.get(res.endpoint);
     if (!h) {
@@ -128,33 +133,39 @@ export class LoadRecorder {
     }
     h.recordValue(Math.max(1, Math.round(res.latencyMs * 1000)));
     this.countStatus(res.status, res.receivedAt);
-    if (this.responses > CHECK_ALL_UP_TO && this.responses % SAMPLE_EVERY !== 0) return;
-    this.checked++;
-    this.checkExchange(
-      {
-        request: { method: res.method, url: res.url, headers: {} },
-        response: { status: res.status, headers: res.headers, bodyText: res.bodyText, json: res.json },
-      },
-      res.receivedAt,
-      authenticated,
-      res.receivedAt - res.latencyMs,
-    );
   }
 
-  /** The response-level checks of `verify` (src/checks) on one exchange. */
-  checkExchange(ex: ObservedExchange, receivedAt: number, authenticated = true, sentAt?: number): void {
-    const violations = runChecks(ex, {
-      endpoint: matchEndpoint(ex.request.method, ex.request.url, { baseUrl: this.target.baseUrl })?.spec,
-      authenticated,
-      keys: this.keys,
-      tokens: [],
-      windowSeconds: this.target.windowSeconds,
-      receivedAt,
-      ...(sentAt !== undefined ? { sentAt } : {}),
-      clockSkewSeconds: this.target.kind === "external" ? 2 : 0,
-    });
-    const requestId = ex.response.headers["x-request-id"];
-    for (const v of violations) this.addViolation(v, typeof requestId === "string" ? requestId : undefined);
+  /**
+   * Should this answer of the generator (autocannon) go through the response checks? Every one
+   * up to CHECK_ALL_UP_TO per scenario, then one in SAMPLE_EVERY: at thousands a second the
+   * checks would otherwise bound the generator. The harness's own requests are always checked.
+   */
+  sampled(): boolean {
+    this.generated++;
+    return this.generated <= CHECK_ALL_UP_TO || this.generated % SAMPLE_EVERY === 0;
+  }
+
+  /** One exchange went through the response checks; `found` is what they found in it (PROFILE clauses). */
+  judged(ex: Exchange, found: readonly Violation[]): void {
+    this.checked++;
+    for (const v of found) {
+      this.fail(v.clause, v.check, v.expected, v.received, ex.requestId, "response");
+      const key = findingKey(v);
+      const seen = this.observed.get(key);
+      if (seen) seen.count++;
+      else
+        this.observed.set(key, {
+          ...v,
+          endpoint: endpointLabel(ex.request.method, ex.request.url),
+          count: 1,
+          evidence: evidenceOf(ex),
+        });
+    }
+  }
+
+  /** The response-level findings as observations, for verify's findings (src/report/findings.ts). */
+  get observations(): Observation[] {
+    return [...this.observed.values()];
   }
 
   countStatus(status: number, at: number): void {
@@ -171,17 +182,24 @@ export class LoadRecorder {
     this.transportErrors.set(message, (this.transportErrors.get(message) ?? 0) + 1);
   }
 
-  private addViolation(v: Violation, requestId?: string): void {
-    this.fail(v.clause, v.check, v.expected, v.received, requestId);
-  }
-
-  /** A broken clause: counted once per (check, expectation), with how often it happened. */
-  fail(clause: ClauseId, check: string, expected: string, received: string, requestId?: string): void {
-    const id = `${check}|${clause}|${expected}`;
+  /**
+   * A broken clause: one finding per defect, keyed as verify keys them (check, clause and the
+   * expectation with its numbers and ids set aside), with how often it happened.
+   */
+  fail(
+    clause: ClauseId,
+    check: string,
+    expected: string,
+    received: string,
+    requestId?: string,
+    kind: Finding["kind"] = "scenario",
+  ): void {
+    const id = findingKey({ check, clause, expected });
     const known = this.findings.get(id);
     if (known) known.occurrences++;
     else
       this.findings.set(id, {
+        kind,
         scenario: this.scenario,
         clause,
         check,
@@ -202,14 +220,16 @@ export class LoadRecorder {
     return [...this.findings.values()];
   }
 
-  /** The share of answers the response-level checks saw. */
+  /** The share of answers the response-level checks saw, and how they were chosen. */
   get conformance() {
     return {
       responses: this.responses,
       checked: this.checked,
-      share: this.responses ? this.checked / this.responses : 1,
+      share: this.responses ? Math.min(1, this.checked / this.responses) : 1,
       sampling:
-        this.responses > CHECK_ALL_UP_TO ? `all of the first ${CHECK_ALL_UP_TO}, then 1 in ${SAMPLE_EVERY}` : "every response",
+        this.generated > CHECK_ALL_UP_TO
+          ? `the harness's own requests all; the generator's: all of the first ${CHECK_ALL_UP_TO}, then 1 in ${SAMPLE_EVERY}`
+          : "every response",
     };
   }
 

@@ -1,4 +1,5 @@
 import type { ClauseId } from "../contract/index.js";
+import type { Observation } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { InconclusiveError, ScenarioContext, ScenarioSetupError } from "./context.js";
 import { type Finding, type GeneratorHealth, type HistogramSummary, LoadRecorder, summarizeHistogram } from "./recorder.js";
@@ -14,6 +15,8 @@ export interface ScenarioReport {
   message?: string;
   durationMs: number;
   findings: Finding[];
+  /** the response-level findings with evidence, as verify's findings take them (src/report/findings.ts) */
+  observations: Observation[];
   /** per endpoint label */
   latency: Record<string, HistogramSummary>;
   /** one row per second since the scenario started: status → count */
@@ -93,6 +96,7 @@ function emptyFigures(recorder: LoadRecorder) {
   const seconds = Math.max(0.001, (Date.now() - recorder.startedAt) / 1000);
   return {
     findings: recorder.findingList,
+    observations: recorder.observations,
     latency,
     statusPerSecond,
     ...(streams ? { streams } : {}),

@@ -129,10 +129,9 @@ async function bucketBurst(ctx: ScenarioContext, endpoint: RateLimitedEndpoint):
     const probe = await ctx.single(key, request);
     keepCreated(probe);
     await ctx.waitForReset(rateOf(probe)?.reset);
-    const first = await burst(
-      { baseUrl: ctx.target.baseUrl, key, recorder: ctx.recorder, uniqueIds: uniqueIds ?? false, signal: ctx.signal },
-      [{ request, count: Math.ceil(size * 2.5) }],
-    );
+    const first = await burst({ ...ctx.generator(key), uniqueIds: uniqueIds ?? false }, [
+      { request, count: Math.ceil(size * 2.5) },
+    ]);
     first.forEach(keepCreated);
     const resets = distinct(first.filter((r) => r.status !== 429).map((r) => rateOf(r)?.reset));
     if (resets.length > 1) {
@@ -162,10 +161,9 @@ async function bucketBurst(ctx: ScenarioContext, endpoint: RateLimitedEndpoint):
 
     // mid-window, the bucket is still empty: Remaining never goes back up inside a window
     if (Date.now() < reset * 1000 - 1000 - 200) {
-      const second = await burst(
-        { baseUrl: ctx.target.baseUrl, key, recorder: ctx.recorder, uniqueIds: uniqueIds ?? false, signal: ctx.signal },
-        [{ request, count: Math.ceil(size / 2) }],
-      );
+      const second = await burst({ ...ctx.generator(key), uniqueIds: uniqueIds ?? false }, [
+        { request, count: Math.ceil(size / 2) },
+      ]);
       second.forEach(keepCreated);
       const sameWindow = second.filter((r) => rateOf(r)?.reset === reset);
       for (const r of sameWindow) {
@@ -254,7 +252,7 @@ async function tierBurst(ctx: ScenarioContext): Promise<void> {
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const probe = await ctx.single(key, get);
     await ctx.waitForReset(rateOf(probe)?.reset);
-    const answers = await burst({ baseUrl: ctx.target.baseUrl, key, recorder: ctx.recorder, signal: ctx.signal }, groups);
+    const answers = await burst(ctx.generator(key), groups);
     const tierResets = distinct(answers.filter((r) => rateOf(r)?.limit === tier).map((r) => rateOf(r)?.reset));
     if (tierResets.length > 1) {
       if (attempt === MAX_ATTEMPTS) throw new InconclusiveError("the tier window turned inside every burst");
@@ -309,9 +307,7 @@ async function concurrencyBursts(ctx: ScenarioContext): Promise<void> {
     const check = `concurrency-burst-${n}`;
     // sent with the burst: while one agent's slots are full, another agent answers
     const [answers, otherAnswer] = await Promise.all([
-      burst({ baseUrl: ctx.target.baseUrl, key, recorder: ctx.recorder, signal: ctx.signal }, [
-        { request: message(slow.id), count: n },
-      ]),
+      burst(ctx.generator(key), [{ request: message(slow.id), count: n }]),
       ctx.single(key, message(other.id, { text: "unaffected" })),
     ]);
     const ok = answers.filter((r) => r.status === 200);
@@ -438,7 +434,7 @@ async function slotRelease(ctx: ScenarioContext): Promise<void> {
   if (many.held) {
     // every slot is free: ten streams at once are all admitted
     await admittedWithin(ctx, key, slow.id).then((x) => x.held?.abort.abort());
-    const again = await burst({ baseUrl: ctx.target.baseUrl, key, recorder: ctx.recorder, signal: ctx.signal }, [
+    const again = await burst(ctx.generator(key), [
       { request: message(slow.id, { text: "all slots", stream: true }), count: CAP },
     ]);
     ctx.recorder.expect(
@@ -650,9 +646,7 @@ async function quotaHeaders(ctx: ScenarioContext): Promise<void> {
   const n = 20;
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const before = await ctx.single(key, send);
-    const answers = await burst({ baseUrl: ctx.target.baseUrl, key, recorder: ctx.recorder, signal: ctx.signal }, [
-      { request: send, count: n },
-    ]);
+    const answers = await burst(ctx.generator(key), [{ request: send, count: n }]);
     const after = await ctx.single(key, send);
     const [b, a] = [rateOf(before), rateOf(after)];
     if (!b || !a) throw new ScenarioSetupError("the quota refusals carried no X-RateLimit-*");
@@ -714,14 +708,11 @@ async function throughput(ctx: ScenarioContext): Promise<void> {
   for (const shape of shapes) {
     const perWindow = new Map<number, number>();
     await shoot({
-      baseUrl: ctx.target.baseUrl,
-      key,
+      ...ctx.generator(key),
       request: shape.request,
       connections,
       durationSeconds: seconds,
-      recorder: ctx.recorder,
       uniqueIds: shape.uniqueIds ?? false,
-      signal: ctx.signal,
       onResponse: (r) => {
         const rate = rateOf(r);
         if (r.status !== 429 && rate?.limit === shape.size) perWindow.set(rate.reset, (perWindow.get(rate.reset) ?? 0) + 1);

@@ -47,6 +47,29 @@ export interface Finding {
   setup?: { evidence: Evidence; agentId: string };
 }
 
+/** What an evidence record is made of: a recorded exchange (the client's `Exchange`, redacted). */
+export interface RecordedExchange {
+  request: { method: string; url: string; headers: Record<string, string>; body?: string };
+  response: { status: number; headers: Record<string, string>; bodyText: string };
+  requestId?: string | undefined;
+  curl: string;
+}
+
+/** The record of one exchange a report shows (its body cut at 4,000 characters). */
+export function evidenceOf(ex: RecordedExchange): Evidence {
+  return {
+    request: {
+      method: ex.request.method,
+      url: ex.request.url,
+      headers: ex.request.headers,
+      ...(ex.request.body ? { body: ex.request.body } : {}),
+    },
+    response: { status: ex.response.status, headers: ex.response.headers, body: ex.response.bodyText.slice(0, 4000) },
+    ...(ex.requestId ? { requestId: ex.requestId } : {}),
+    curl: ex.curl,
+  };
+}
+
 /** Digits and long id-like tokens vary between occurrences of one defect: they do not make another. */
 const normalized = (text: string) => text.replace(/[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*/g, "#");
 

@@ -1,16 +1,23 @@
+import { inject } from "vitest";
 import { formatFinding, runScenario, SCENARIOS } from "../../src/load/index.js";
 import { check, expect, HarnessError, target } from "../support/harness.js";
 
+/** `verify` makes findings of the response-level observations; a plain vitest run has nothing that would */
+const FINDINGS_COLLECTED = inject("findingsCollected") === true;
+
 /**
  * Issue 9: the load scenarios (src/load/scenarios.ts) as checks. Each drives one PROFILE
- * sentence under parallel load and fails on any finding: its own assertions, or a
- * response-level check of verify on an answer it received.
+ * sentence under parallel load and fails on its own findings; what verify's response-level
+ * checks found in the answers (the client layers, src/checks/layer.ts) is handed to verify's
+ * findings, deduplicated with the other suites' (issue 7), as the functional checks do.
  */
 for (const scenario of SCENARIOS)
-  check(scenario.clauses, `load: ${scenario.title}`, async ({ skip }) => {
+  check(scenario.clauses, `load: ${scenario.title}`, async ({ skip, task }) => {
     const unavailable = scenario.unavailable?.(target);
     if (unavailable) skip(unavailable);
     const report = await runScenario(target, scenario);
     if (report.status === "error" && report.findings.length === 0) throw new HarnessError(report.message ?? "scenario error");
-    expect(report.findings.map(formatFinding), report.generator.note).toEqual([]);
+    if (report.observations.length) task.meta.observations = report.observations;
+    const own = report.findings.filter((f) => f.kind === "scenario" || !FINDINGS_COLLECTED);
+    expect(own.map(formatFinding), report.generator.note).toEqual([]);
   });

@@ -12,7 +12,14 @@ import {
   STATUS_OF_CODE,
 } from "../../src/contract/index.js";
 import { appendFootprint, isCounted, keyIndexFor } from "../../src/plan/footprint.js";
-import { type Evidence, endpointLabel, findingKey, type Observation, observationMessage } from "../../src/report/index.js";
+import {
+  type Evidence,
+  endpointLabel,
+  evidenceOf,
+  findingKey,
+  type Observation,
+  observationMessage,
+} from "../../src/report/index.js";
 import { type HarnessTarget, keysOf, workerTarget } from "../../src/target/harness-target.js";
 
 declare module "vitest" {
@@ -32,21 +39,6 @@ const ALL_KEYS = [...new Set((target.keyPool ?? [target.keys]).flatMap(keysOf))]
 
 /** Platform tokens the run sent: none may ever come back (PROFILE §4). */
 const sentTokens = new Set<string>();
-
-/** The record of one exchange a report shows. */
-function toEvidence(ex: Exchange): Evidence {
-  return {
-    request: {
-      method: ex.request.method,
-      url: ex.request.url,
-      headers: ex.request.headers,
-      ...(ex.request.body ? { body: ex.request.body } : {}),
-    },
-    response: { status: ex.response.status, headers: ex.response.headers, body: ex.response.bodyText.slice(0, 4000) },
-    ...(ex.requestId ? { requestId: ex.requestId } : {}),
-    curl: ex.curl,
-  };
-}
 
 /** Everything one test exchanged, and what the response-level checks found in it. */
 class ExchangeLog {
@@ -75,7 +67,7 @@ class ExchangeLog {
     const id = data?.[target.idField] ?? data?.id;
     if (typeof id === "string" && ex.response.status === 201 && endpoint?.id === "createAgent") {
       ledger({ created: id });
-      this.creates.set(id, toEvidence(ex));
+      this.creates.set(id, evidenceOf(ex));
     }
     if (typeof id === "string" && ex.response.status === 200 && endpoint?.id === "deleteAgent") ledger({ deleted: id });
     for (const v of found) {
@@ -94,7 +86,7 @@ class ExchangeLog {
         ...v,
         endpoint: endpointLabel(ex.request.method, ex.request.url),
         count: 1,
-        evidence: toEvidence(ex),
+        evidence: evidenceOf(ex),
         ...(made ? { setup: { evidence: made[1], agentId: made[0] } } : {}),
       });
     }
@@ -102,7 +94,7 @@ class ExchangeLog {
 
   evidence(): Evidence[] {
     // the last exchanges the test made: what its own assertions judged
-    return this.exchanges.slice(-3).map(toEvidence);
+    return this.exchanges.slice(-3).map(evidenceOf);
   }
 }
 
