@@ -1,0 +1,83 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { paginationFor } from "../contract/index.js";
+import type { HarnessTarget } from "../target/harness-target.js";
+import { shoot } from "./burst.js";
+import { ScenarioContext } from "./context.js";
+import { LoadRecorder } from "./recorder.js";
+
+const KEY = "ak_test_loadconformance_0001";
+
+/**
+ * A target that answers every list with a valid envelope but no X-Request-Id (PROFILE §1) and
+ * echoes the key in a header (PROFILE §6): both response-level findings, whoever sent the request.
+ */
+let server: Server;
+let baseUrl = "";
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, {
+      "content-type": "application/json",
+      "x-ratelimit-limit": "1000",
+      "x-ratelimit-remaining": "999",
+      "x-ratelimit-reset": String(Math.ceil(Date.now() / 1000) + 60),
+      "x-echo": req.headers.authorization ?? "",
+    });
+    res.end(JSON.stringify({ success: true, data: [], pagination: paginationFor(1, 1, 0) }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+});
+afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+const targetAt = (url: string): HarnessTarget => ({
+  kind: "external",
+  baseUrl: url,
+  keys: { main: KEY },
+  windowSeconds: 60,
+  messageTimeoutSeconds: 30,
+  referenceFaults: false,
+  idField: "id",
+  runPrefix: "ah-test-",
+  ledgerFile: "/dev/null",
+  seed: 1,
+});
+
+describe("conformance under load (issue 9 §1)", () => {
+  test("the harness's own requests and autocannon's answers go through verify's response checks: one finding per defect", async () => {
+    const target = targetAt(baseUrl);
+    const recorder = new LoadRecorder(target, "conformance");
+    const ctx = new ScenarioContext(target, recorder, new AbortController().signal);
+    const list = { method: "GET", path: "/agents?limit=1" } as const;
+    await ctx.single(KEY, list);
+    await shoot({ ...ctx.generator(KEY), request: list, connections: 2, amount: 20 });
+    await ctx.cleanup();
+
+    const byCheck = Object.fromEntries(recorder.findingList.map((f) => [f.check, f]));
+    expect(Object.keys(byCheck).sort()).toEqual(["no-key-in-response", "request-id"]);
+    expect(byCheck["request-id"]).toMatchObject({ kind: "response", occurrences: 21 });
+    expect(byCheck["no-key-in-response"]).toMatchObject({ kind: "response", occurrences: 21 });
+    expect(recorder.conformance).toMatchObject({ responses: 21, checked: 21, sampling: "every response" });
+    // the evidence a report shows went through the redaction layer: the key is nowhere in it
+    const observations = recorder.observations;
+    expect(observations.map((o) => [o.check, o.count]).sort()).toEqual([
+      ["no-key-in-response", 21],
+      ["request-id", 21],
+    ]);
+    expect(JSON.stringify(observations)).not.toContain(KEY);
+    expect(observations[0]?.evidence.curl).toContain("$AGENT_API_KEY");
+  });
+});
+
+describe("sampling at high rates", () => {
+  test("the generator's first 5,000 answers are all checked, then one in ten; the report says so", () => {
+    const recorder = new LoadRecorder(targetAt("http://127.0.0.1:9/v1"), "sampling");
+    let chosen = 0;
+    for (let i = 0; i < 6000; i++) if (recorder.sampled()) chosen++;
+    recorder.generatorHealth();
+    expect(chosen).toBe(5000 + 100);
+    expect(recorder.conformance.sampling).toMatch(/first 5000, then 1 in 10/);
+  });
+});
