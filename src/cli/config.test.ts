@@ -29,6 +29,10 @@ describe("verify options", () => {
     [["extra"], /Unexpected argument|positional/i],
     [["--profile", "quick"], /--profile must be one of: full, smoke/],
     [["--workers", "0"], /--workers must be at least 1/],
+    [["--base-url", "http://x/v1", "--api-key", "k", "--tier-burst-key", "t"], /--tier-burst-key needs --tier-burst-tier/],
+    [["--base-url", "http://x/v1", "--api-key", "k", "--load-tier", "5000"], /--load-tier needs --load-key/],
+    [["--base-url", "http://x/v1", "--api-key", "k", "--tier-burst-tier", "100"], /--tier-burst-tier needs --tier-burst-key/],
+    [["--load-key", "L"], /--load-key \(or \$AGENT_API_LOAD_KEY\) is set but the base URL is missing/],
   ] as const)("%j is a usage error: %s", ([argv, message]) => {
     expect(() => parseVerifyConfig([...argv], {})).toThrow(UsageError);
     expect(() => parseVerifyConfig([...argv], {})).toThrow(message);
@@ -55,6 +59,15 @@ describe("verify options", () => {
       /base URL is missing: set --base-url or \$AGENT_API_BASE_URL/,
     );
     expect(() => parseVerifyConfig([], { AGENT_API_KEYS: "a,b" })).toThrow(/--api-keys/);
+  });
+
+  test("the load scenarios' accounts on a deployment: flags or env vars", () => {
+    const env = { AGENT_API_TIER_BURST_KEY: "tb", AGENT_API_TIER_BURST_TIER: "100" };
+    const config = parseVerifyConfig(
+      ["--base-url", "http://x/v1", "--api-key", "k", "--load-key", "L", "--load-tier", "5000"],
+      env,
+    );
+    expect(config).toMatchObject({ loadKey: "L", loadTier: 5000, tierBurstKey: "tb", tierBurstTier: 100 });
   });
 
   test("profile full by default, smoke on request", () => {

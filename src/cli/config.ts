@@ -58,6 +58,30 @@ export const VERIFY_OPTIONS = {
     type: "string",
     help: "key of an account with a small message quota: enables the quota check",
   },
+  loadKey: {
+    flag: "load-key",
+    env: "AGENT_API_LOAD_KEY",
+    type: "string",
+    help: "key of an account of its own with room for throughput (an enterprise tier): the load scenarios' bursts and throughput (default: the main key, with --tier)",
+  },
+  loadTier: {
+    flag: "load-tier",
+    env: "AGENT_API_LOAD_TIER",
+    type: "string",
+    help: "the --load-key account's tier limit per window (the bursts need at least 3× an endpoint bucket)",
+  },
+  tierBurstKey: {
+    flag: "tier-burst-key",
+    env: "AGENT_API_TIER_BURST_KEY",
+    type: "string",
+    help: "key of an account of its own whose tier is below the Get, List and Update buckets together (e.g. 100): enables the tier-mixed load scenario",
+  },
+  tierBurstTier: {
+    flag: "tier-burst-tier",
+    env: "AGENT_API_TIER_BURST_TIER",
+    type: "string",
+    help: "the --tier-burst-key account's tier limit per window (required with it)",
+  },
   tier: {
     flag: "tier",
     env: "AGENT_API_TIER",
@@ -236,6 +260,10 @@ const verifySchema = z
     otherAccountKey: z.string().min(1).optional(),
     quotaKey: z.string().min(1).optional(),
     tier: number("--tier", { integer: true, min: 1 }).optional(),
+    loadKey: z.string().min(1).optional(),
+    loadTier: number("--load-tier", { integer: true, min: 1 }).optional(),
+    tierBurstKey: z.string().min(1).optional(),
+    tierBurstTier: number("--tier-burst-tier", { integer: true, min: 1 }).optional(),
     rateWindow: number("--rate-window", { min: 0.5 }).optional(),
     messageTimeout: number("--message-timeout", { min: 0.5 }).optional(),
     referenceFaults: z.boolean().default(false),
@@ -267,6 +295,8 @@ const verifySchema = z
         ["readOnlyKey", "--read-only-key", "AGENT_API_READ_ONLY_KEY"],
         ["otherAccountKey", "--other-account-key", "AGENT_API_OTHER_ACCOUNT_KEY"],
         ["quotaKey", "--quota-key", "AGENT_API_QUOTA_KEY"],
+        ["loadKey", "--load-key", "AGENT_API_LOAD_KEY"],
+        ["tierBurstKey", "--tier-burst-key", "AGENT_API_TIER_BURST_KEY"],
       ] as const)
         if (o[name]) {
           ctx.addIssue({
@@ -276,6 +306,21 @@ const verifySchema = z
           });
           break;
         }
+    // a tier the key's account does not have would judge the tier burst against the wrong number
+    if (o.tierBurstKey && o.tierBurstTier === undefined)
+      ctx.addIssue({
+        code: "custom",
+        message: "--tier-burst-key needs --tier-burst-tier (its account's tier per window)",
+        path: ["tierBurstTier"],
+      });
+    if (o.loadTier !== undefined && !o.loadKey)
+      ctx.addIssue({ code: "custom", message: "--load-tier needs --load-key (the key of that account)", path: ["loadKey"] });
+    if (o.tierBurstTier !== undefined && !o.tierBurstKey)
+      ctx.addIssue({
+        code: "custom",
+        message: "--tier-burst-tier needs --tier-burst-key (the key of that account)",
+        path: ["tierBurstKey"],
+      });
     if (o.baseUrl && !/\/v1$/.test(o.baseUrl))
       ctx.addIssue({ code: "custom", message: "--base-url must end with /v1 (PROFILE §1)", path: ["baseUrl"] });
     if (o.baseUrl && o.fault.length)

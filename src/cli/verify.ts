@@ -54,7 +54,17 @@ export async function resolveTarget(config: VerifyConfig, run: { runPrefix: stri
         ...(config.readOnlyKey ? { readOnly: config.readOnlyKey } : {}),
         ...(config.otherAccountKey ? { otherAccount: config.otherAccountKey } : {}),
         ...(config.quotaKey && config.referenceFaults ? { quota: config.quotaKey } : {}),
+        ...(config.loadKey ? { load: config.loadKey } : {}),
+        ...(config.tierBurstKey ? { tierBurst: config.tierBurstKey } : {}),
       },
+      ...(config.loadTier || config.tierBurstTier
+        ? {
+            loadTiers: {
+              ...(config.loadTier ? { load: config.loadTier } : {}),
+              ...(config.tierBurstTier ? { tierBurst: config.tierBurstTier } : {}),
+            },
+          }
+        : {}),
       windowSeconds: config.rateWindow ?? RATE_LIMITS.defaultWindowSeconds,
       messageTimeoutSeconds: config.messageTimeout ?? MESSAGE_TIMING.defaultBudgetSeconds,
       ...(config.tier ? { tierLimit: config.tier } : {}),

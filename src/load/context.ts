@@ -50,6 +50,10 @@ export const requestIdOf = (res: { headers: Record<string, string> }) => res.hea
 /** Tolerated clock difference with the target; none for a server on this very machine. */
 export const clockSkewMs = (target: HarnessTarget) => (target.kind === "external" ? 2000 : 0);
 
+/** The tier of the account behind the load scenarios' key (ScenarioContext.loadKey), when known. */
+export const loadTierOf = (target: HarnessTarget): number | undefined =>
+  target.keys.load ? target.loadTiers?.load : target.tierLimit;
+
 /** What a scenario works with: the target, its recorder, clients for its keys, agents it cleans up. */
 export class ScenarioContext {
   private readonly clients = new Map<string, ServiceClient>();
@@ -72,11 +76,6 @@ export class ScenarioContext {
   /** The key of the load scenarios' own account, or the main key when the target gave none. */
   get loadKey(): string {
     return this.target.keys.load ?? this.target.keys.main;
-  }
-
-  /** The tier of the account behind `loadKey`, when known. */
-  get loadTier(): number | undefined {
-    return this.target.keys.load ? this.target.loadTiers?.load : this.target.tierLimit;
   }
 
   /**

@@ -1,0 +1,36 @@
+import { describe, expect, test } from "vitest";
+import { parseVerifyConfig } from "../cli/config.js";
+import { resolveTarget } from "../cli/verify.js";
+import { SCENARIOS } from "./scenarios.js";
+
+const RUN = { runPrefix: "ah-test-", ledgerFile: "/dev/null", seed: 1 };
+const deployment = async (...flags: string[]) =>
+  (await resolveTarget(parseVerifyConfig(["--base-url", "http://127.0.0.1:9/v1", "--api-key", "main", ...flags], {}), RUN))
+    .target;
+
+describe("every load scenario can run on a deployment (issue 9 §2)", () => {
+  test("with the main key alone, each skipped scenario names the flag that enables it", async () => {
+    const target = await deployment();
+    const why = Object.fromEntries(SCENARIOS.map((s) => [s.id, s.unavailable?.(target)]));
+    expect(why["bucket-getAgent"]).toMatch(/--load-key .* or --tier ≥ 180/);
+    expect(why.throughput).toMatch(/--load-key/);
+    expect(why["tier-mixed"]).toBe("needs --tier-burst-key and --tier-burst-tier");
+    expect(why["concurrency-bursts"]).toMatch(/--reference-faults/);
+    expect(why["quota-headers"]).toMatch(/--quota-key and --reference-faults/);
+    for (const [id, reason] of Object.entries(why)) expect(reason, id).toMatch(/--[a-z-]+/);
+  });
+
+  test("with the load scenarios' keys and --reference-faults, none is skipped", async () => {
+    const target = await deployment(
+      ...["--load-key", "load", "--load-tier", "100000", "--tier-burst-key", "burst", "--tier-burst-tier", "100"],
+      ...["--quota-key", "quota", "--reference-faults"],
+    );
+    expect(SCENARIOS.filter((s) => s.unavailable?.(target)).map((s) => [s.id, s.unavailable?.(target)])).toEqual([]);
+  });
+
+  test("a load account whose tier would mask a bucket, or a tier-burst tier above the bursts, is named", async () => {
+    const target = await deployment("--load-key", "load", "--load-tier", "100", "--tier-burst-key", "b", "--tier-burst-tier", "500");
+    expect(SCENARIOS.find((s) => s.id === "bucket-getAgent")?.unavailable?.(target)).toMatch(/tier of at least 180/);
+    expect(SCENARIOS.find((s) => s.id === "tier-mixed")?.unavailable?.(target)).toMatch(/--tier-burst-tier below/);
+  });
+});
