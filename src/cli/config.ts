@@ -111,7 +111,7 @@ export const VERIFY_OPTIONS = {
     flag: "suites",
     env: "AGENT_HARNESS_SUITES",
     type: "string",
-    help: "comma-separated suites: functional, load (default: functional)",
+    help: "comma-separated suites: functional, property, load, quick-load (default: functional,property,quick-load; on --base-url functional,property)",
   },
   reportDir: {
     flag: "report-dir",
@@ -240,9 +240,15 @@ const number = (label: string, opts: { integer?: boolean; min?: number } = {}) =
     .refine((n) => !opts.integer || Number.isInteger(n), `${label} must be a whole number`)
     .refine((n) => n >= (opts.min ?? 0), `${label} must be at least ${opts.min ?? 0}`);
 
-export const SUITE_NAMES = ["functional", "property", "load"] as const;
-/** what verify runs without --suites: load runs when asked (`--suites load`) or with `agent-harness load` */
-export const DEFAULT_SUITES: readonly SuiteName[] = ["functional", "property"];
+/** `quick-load`: the load scenarios that take seconds on short windows (a subset of `load`) */
+export const SUITE_NAMES = ["functional", "property", "load", "quick-load"] as const;
+/**
+ * What verify runs without --suites (issue 10 §1): on a target the harness starts, the quick load
+ * scenarios too; on a deployment, load runs only when asked (`--suites …,load` or `agent-harness
+ * load`) — its owner decides when to put bursts on it.
+ */
+export const DEFAULT_SUITES: readonly SuiteName[] = ["functional", "property", "quick-load"];
+export const DEFAULT_EXTERNAL_SUITES: readonly SuiteName[] = ["functional", "property"];
 export type SuiteName = (typeof SUITE_NAMES)[number];
 
 export { PROFILES, type Profile } from "../plan/profiles.js";

@@ -13,6 +13,7 @@ export const SUITE_GLOBS: Record<SuiteName, string[]> = {
   functional: ["suites/functional/**/*.test.ts"],
   property: ["suites/property/**/*.test.ts"],
   load: ["suites/load/**/*.test.ts"],
+  "quick-load": ["suites/load/quick-*.test.ts"],
 };
 
 /**
@@ -141,7 +142,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
       root: ROOT,
       watch: false,
       reporters: [reporter],
-      include: options.suites.flatMap((s) => SUITE_GLOBS[s]),
+      include: [...new Set(options.suites.flatMap((s) => SUITE_GLOBS[s]))],
       ...(pattern ? { testNamePattern: pattern } : {}),
       ...(options.bail ? { bail: 1 } : {}),
       tags: CHECK_TAGS,

@@ -5,6 +5,8 @@ import { performance } from "node:perf_hooks";
 import { z } from "zod";
 import { ServiceClient, TransportError } from "../client/index.js";
 import { MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
+import { SCENARIOS } from "../load/scenarios.js";
+import { formatSeconds } from "../plan/plan.js";
 import { formatRatio, PlannedRun } from "../plan/session.js";
 import {
   type CheckResult,
@@ -25,10 +27,12 @@ import {
 } from "../target/harness-target.js";
 import { sweepLedger } from "./cleanup.js";
 import {
+  DEFAULT_EXTERNAL_SUITES,
   DEFAULT_SUITES,
   optionsHelp,
   parseOrHelp,
   parseVerifyConfig,
+  type SuiteName,
   UsageError,
   VERIFY_OPTIONS,
   type VerifyConfig,
@@ -86,6 +90,24 @@ export async function resolveTarget(config: VerifyConfig, run: { runPrefix: stri
     },
     run,
   );
+}
+
+/**
+ * A deployment gets load only when its owner asks for it (issue 10 §1): the default run says so.
+ * Asked for, the scenarios are outside the request plan (bursts are the point) but bounded, each
+ * by its own estimate: the plan says how long they add.
+ */
+function loadOnDeployment(target: HarnessTarget, suites: readonly SuiteName[], asked: boolean): string {
+  const chosen = SCENARIOS.filter((s) =>
+    suites.includes("load") ? true : suites.includes("quick-load") && s.quickGroup !== undefined,
+  );
+  if (!chosen.length)
+    return asked
+      ? "load: no load suite chosen"
+      : "load: none on a deployment unless asked (--suites functional,property,quick-load or load; agent-harness load)";
+  const runnable = chosen.filter((s) => !s.unavailable?.(target));
+  const seconds = runnable.reduce((n, s) => n + s.estimateSeconds(target), 0);
+  return `load: ${runnable.length} of ${chosen.length} scenarios can run here, outside the request plan: about ${formatSeconds(seconds)} more (their bursts are bounded per scenario)`;
 }
 
 /** What `verify` and `load` set up first: the run's id, its report folder, its seed and its ledger. */
@@ -224,7 +246,7 @@ export async function verify(argv: string[]): Promise<number> {
   const byId = new Map<string, CheckResult>();
   let suites: SuitesRun = { checks: [], findings: [], total: 0 };
   const suiteOptions = {
-    suites: config.suites ?? [...DEFAULT_SUITES],
+    suites: config.suites ?? [...(target.kind === "external" ? DEFAULT_EXTERNAL_SUITES : DEFAULT_SUITES)],
     ...(config.sections ? { sections: config.sections } : {}),
     profile: config.profile,
   };
@@ -234,8 +256,13 @@ export async function verify(argv: string[]): Promise<number> {
     // issue §2: an external target's limits are real; plan the run before sending anything
     if (target.kind === "external") {
       out.write("plan: counting the requests of these suites against an embedded reference…\n");
-      planned = await PlannedRun.calibrate(target, async (t) => (await runSuites({ target: t, ...suiteOptions })).checks);
+      // the load scenarios are outside the plan: calibration leaves them out
+      const counted = suiteOptions.suites.filter((s) => s !== "load" && s !== "quick-load");
+      planned = await PlannedRun.calibrate(target, async (t) =>
+        counted.length ? (await runSuites({ target: t, ...suiteOptions, suites: counted })).checks : [],
+      );
       out.write(`${planned.describe()}\n`);
+      out.write(`${loadOnDeployment(target, suiteOptions.suites, config.suites !== undefined)}\n`);
     }
     planned?.start();
     started = performance.now();

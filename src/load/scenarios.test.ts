@@ -1,3 +1,4 @@
+import { readdirSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { parseVerifyConfig } from "../cli/config.js";
 import { resolveTarget } from "../cli/verify.js";
@@ -29,8 +30,27 @@ describe("every load scenario can run on a deployment (issue 9 §2)", () => {
   });
 
   test("a load account whose tier would mask a bucket, or a tier-burst tier above the bursts, is named", async () => {
-    const target = await deployment("--load-key", "load", "--load-tier", "100", "--tier-burst-key", "b", "--tier-burst-tier", "500");
+    const target = await deployment(
+      "--load-key",
+      "load",
+      "--load-tier",
+      "100",
+      "--tier-burst-key",
+      "b",
+      "--tier-burst-tier",
+      "500",
+    );
     expect(SCENARIOS.find((s) => s.id === "bucket-getAgent")?.unavailable?.(target)).toMatch(/tier of at least 180/);
     expect(SCENARIOS.find((s) => s.id === "tier-mixed")?.unavailable?.(target)).toMatch(/--tier-burst-tier below/);
+  });
+});
+
+describe("quick load scenarios (issue 10 §1)", () => {
+  test("each quick group has its file in suites/load, and every other scenario runs from long.test.ts", () => {
+    const files = readdirSync(new URL("../../suites/load/", import.meta.url)).filter((f) => f.endsWith(".test.ts"));
+    const groups = [...new Set(SCENARIOS.flatMap((s) => (s.quickGroup === undefined ? [] : [s.quickGroup])))].sort();
+    expect(files.sort()).toEqual([...groups.map((g) => `quick-${g}.test.ts`), "long.test.ts"].sort());
+    // the scenarios that wait out a message budget or profile throughput stay out of the default run
+    expect(SCENARIOS.filter((s) => s.quickGroup === undefined).map((s) => s.id)).toEqual(["throughput", "streams-at-budget"]);
   });
 });

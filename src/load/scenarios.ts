@@ -21,6 +21,12 @@ export interface Scenario {
   clauses: ClauseId[];
   /** runs at least one full message budget (PROFILE §5: 30 s by default) */
   long?: boolean;
+  /**
+   * A quick scenario (seconds on short windows) runs in verify's default run on targets the
+   * harness starts (issue 10 §1), from `suites/load/quick-<group>.test.ts`: one file per group,
+   * so groups run in parallel workers, each with accounts of its own.
+   */
+  quickGroup?: number;
   /** why it cannot run against this target, or undefined */
   unavailable?(target: HarnessTarget): string | undefined;
   estimateSeconds(target: HarnessTarget): number;
@@ -778,6 +784,9 @@ async function throughput(ctx: ScenarioContext): Promise<void> {
 
 /* ------------------------------------------------------------------ the table */
 
+/** Quick groups of the bucket bursts (about 3 W each): two to a file, Create (the longest) with the quota burst. */
+const BUCKET_GROUP = { createAgent: 1, getAgent: 2, listAgents: 2, updateAgent: 3, deleteAgent: 3 } as const;
+
 export const SCENARIOS: readonly Scenario[] = [
   ...(["createAgent", "getAgent", "listAgents", "updateAgent", "deleteAgent"] as const).map(
     (endpoint): Scenario => ({
@@ -790,6 +799,7 @@ export const SCENARIOS: readonly Scenario[] = [
         ...(endpoint === "createAgent" ? (["create.rejected-no-effect"] as const) : []),
       ],
       unavailable: needsRoomFor(SIZES[endpoint]),
+      quickGroup: BUCKET_GROUP[endpoint],
       estimateSeconds: (t) => 3 * t.windowSeconds + 1,
       run: (ctx) => bucketBurst(ctx, endpoint),
     }),
@@ -798,6 +808,7 @@ export const SCENARIOS: readonly Scenario[] = [
     id: "tier-mixed",
     title: "the account tier across Get, List and Update in one burst: exactly the tier admitted",
     clauses: ["limits.tier", "limits.429", "limits.recovery"],
+    quickGroup: 4,
     unavailable: (t) => {
       const tier = t.loadTiers?.tierBurst;
       if (!t.keys.tierBurst || tier === undefined) return "needs --tier-burst-key and --tier-burst-tier";
@@ -811,6 +822,7 @@ export const SCENARIOS: readonly Scenario[] = [
     id: "concurrency-bursts",
     title: "bursts of 11, 20, 50 messages to a mock-slow agent: exactly 10 in flight, the rest 429 Retry-After: 1, uncounted",
     clauses: ["limits.concurrency", "limits.429-not-counted"],
+    quickGroup: 5,
     unavailable: needsReference,
     estimateSeconds: () => 3 * (2 * MESSAGE_TIMING.slowModelSeconds + 0.5),
     run: concurrencyBursts,
@@ -819,6 +831,7 @@ export const SCENARIOS: readonly Scenario[] = [
     id: "slot-release",
     title: "a client that goes away frees its slot at once; ten going away at once free ten",
     clauses: ["limits.concurrency"],
+    quickGroup: 4,
     unavailable: needsReference,
     estimateSeconds: () => 2 * MESSAGE_TIMING.slowModelSeconds + 1,
     run: slotRelease,
@@ -827,6 +840,7 @@ export const SCENARIOS: readonly Scenario[] = [
     id: "quota-headers",
     title: "INSUFFICIENT_QUOTA under a burst is counted like any request and carries the real X-RateLimit-*",
     clauses: ["limits.quota", "limits.headers"],
+    quickGroup: 1,
     unavailable: (t) => (t.keys.quota && t.referenceFaults ? undefined : "needs --quota-key and --reference-faults"),
     estimateSeconds: () => 2,
     run: quotaHeaders,

@@ -69,7 +69,7 @@ describe("meta: every injected fault is caught", { concurrent: true }, () => {
     // of §7 starve (each run is short anyway: --sections keeps only the fault's section)
     const focused = ONE_DEFECT_ONE_FINDING.has(name);
     // the property suite (issue 8) reports a failed property per defect on top: judged here are the functional suites
-    const scope = focused ? ["--suites", "functional"] : ["--bail"];
+    const scope = focused ? ["--suites", "functional"] : ["--suites", "functional,property", "--bail"];
     const run = await verify(["--fault", name, "--sections", section!, ...scope, "--workers", "1"]);
     const findings = run.results.findings ?? [];
     const caught = findings.filter((f) => f.sections.includes(section!));

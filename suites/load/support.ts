@@ -1,17 +1,21 @@
 import { inject } from "vitest";
-import { formatFinding, runScenario, SCENARIOS } from "../../src/load/index.js";
+import { formatFinding, runScenario, SCENARIOS, type Scenario } from "../../src/load/index.js";
 import { check, expect, HarnessError, target } from "../support/harness.js";
 
 /** `verify` makes findings of the response-level observations; a plain vitest run has nothing that would */
 const FINDINGS_COLLECTED = inject("findingsCollected") === true;
 
 /**
- * Issue 9: the load scenarios (src/load/scenarios.ts) as checks. Each drives one PROFILE
- * sentence under parallel load and fails on its own findings; what verify's response-level
- * checks found in the answers (the client layers, src/checks/layer.ts) is handed to verify's
- * findings, deduplicated with the other suites' (issue 7), as the functional checks do.
+ * Issue 9: the load scenarios (src/load/scenarios.ts) chosen by `select`, as checks. Each drives
+ * one PROFILE sentence under parallel load and fails on its own findings; what verify's
+ * response-level checks found in the answers (the client layers, src/checks/layer.ts) is handed
+ * to verify's findings, deduplicated with the other suites' (issue 7), as the functional checks do.
  */
-for (const scenario of SCENARIOS)
+export function scenarioChecks(select: (scenario: Scenario) => boolean): void {
+  for (const scenario of SCENARIOS.filter(select)) scenarioCheck(scenario);
+}
+
+function scenarioCheck(scenario: Scenario): void {
   check(scenario.clauses, `load: ${scenario.title}`, async ({ skip, task }) => {
     const unavailable = scenario.unavailable?.(target);
     if (unavailable) skip(unavailable);
@@ -21,3 +25,4 @@ for (const scenario of SCENARIOS)
     const own = report.findings.filter((f) => f.kind === "scenario" || !FINDINGS_COLLECTED);
     expect(own.map(formatFinding), report.generator.note).toEqual([]);
   });
+}

@@ -1,0 +1,4 @@
+import { scenarioChecks } from "./support.js";
+
+/** Quick load scenarios, group 2 (src/load/scenarios.ts `quickGroup`): part of verify's default run. */
+scenarioChecks((s) => s.quickGroup === 2);
