@@ -254,16 +254,17 @@ export async function verify(argv: string[]): Promise<number> {
   let started = performance.now();
   try {
     // issue §2: an external target's limits are real; plan the run before sending anything
-    if (target.kind === "external") {
+    // the load scenarios are outside the plan: calibration leaves them out
+    const counted = suiteOptions.suites.filter((s) => s !== "load" && s !== "quick-load");
+    if (target.kind === "external" && counted.length) {
       out.write("plan: counting the requests of these suites against an embedded reference…\n");
-      // the load scenarios are outside the plan: calibration leaves them out
-      const counted = suiteOptions.suites.filter((s) => s !== "load" && s !== "quick-load");
-      planned = await PlannedRun.calibrate(target, async (t) =>
-        counted.length ? (await runSuites({ target: t, ...suiteOptions, suites: counted })).checks : [],
+      planned = await PlannedRun.calibrate(
+        target,
+        async (t) => (await runSuites({ target: t, ...suiteOptions, suites: counted })).checks,
       );
       out.write(`${planned.describe()}\n`);
-      out.write(`${loadOnDeployment(target, suiteOptions.suites, config.suites !== undefined)}\n`);
     }
+    if (target.kind === "external") out.write(`${loadOnDeployment(target, suiteOptions.suites, config.suites !== undefined)}\n`);
     planned?.start();
     started = performance.now();
     out.write(
