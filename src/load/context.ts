@@ -247,27 +247,26 @@ export class ScenarioContext {
   }
 
   /**
-   * Is a request admitted? Sent at once; resolves with the status as soon as the headers
-   * arrive, then goes away (a stream it opened is closed: its slot frees). A refusal is read
-   * whole and checked like any answer.
+   * Is a request admitted? Sent at once through the layers; an admitted one (200) is left as soon
+   * as its head arrives (a stream it opened is closed: its slot frees), with its status and
+   * headers; a refusal is read whole. Either way it is recorded and checked like any answer.
    */
-  async status(key: string, req: LoadRequest): Promise<number> {
+  async admitted(key: string, req: LoadRequest): Promise<LoadResponse> {
     const abort = new AbortController();
-    let status: number | undefined;
     try {
       const { exchange } = await this.layersFor(key).send({
         ...this.outgoing(key, req),
         signal: abort.signal,
         stream: {},
-        onHead: (head) => {
-          status = head.status;
-          if (head.status === 200) abort.abort();
+        onHead: ({ status }) => {
+          if (status === 200) abort.abort();
         },
       });
-      return exchange.response.status;
+      return { ...loadResponseOf(exchange), endpoint: endpointLabel(req.method, req.path) };
     } catch (error) {
-      // the 200 this request went away from (its body was not an event stream)
-      if (error instanceof TransportError && error.kind === "aborted" && status !== undefined) return status;
+      // a 200 whose body was not an event stream, left before it was read: no exchange to read back
+      if (error instanceof TransportError && error.kind === "aborted")
+        throw new ScenarioSetupError(`${req.method} ${req.path}: admitted, but not as an event stream`);
       throw error;
     }
   }
