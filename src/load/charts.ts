@@ -172,7 +172,10 @@ ${thresholds}${parts.join("\n")}
 
 /** The verify-style report with the load section before the check tables. */
 export function renderLoadHtml(result: RunResult, run: LoadRunView, options: ReportOptions = {}): string {
-  const html = renderHtml(result, options);
+  // the run's command names the report: a load run is not a verify run
+  const html = renderHtml(result, options)
+    .replace("· agent-harness verify ·", "· agent-harness load ·")
+    .replace("<h1>agent-harness verify ", "<h1>agent-harness load ");
   const at = html.indexOf('<section id="checks">');
   const section = loadSection(run);
   return at === -1 ? html.replace("</main>", `${section}</main>`) : `${html.slice(0, at)}${section}\n${html.slice(at)}`;
