@@ -371,8 +371,10 @@ async function concurrencyBursts(ctx: ScenarioContext): Promise<void> {
     // (a stream, left once admitted: its head carries the bucket, no need to wait out mock-slow)
     const after = await ctx.admitted(key, message(slow.id, { text: "slots free", stream: true }));
     ctx.expectAdmitted(after, "limits.concurrency", check, "after the held exchanges ended, a message is admitted");
-    const [last, now] = [rateOf(ok.at(-1) ?? answers[0]!), rateOf(after)];
-    if (last && now && last.reset === now.reset && last.limit === agentBucket && now.limit === agentBucket)
+    // the window of the burst is the one its refusals describe (answered at once); an admitted
+    // answer leaves seconds later and may describe the next one, so it cannot tell
+    const [during, now] = [rateOf(refused[0] ?? answers[0]!), rateOf(after)];
+    if (during && now && during.reset === now.reset && during.limit === agentBucket && now.limit === agentBucket)
       ctx.recorder.expect(
         now.remaining === agentBucket - CAP - 1,
         "limits.429-not-counted",
