@@ -21,7 +21,8 @@ export function undiciTransport(dispatcher: Dispatcher, clock: Clock): Dispatch 
     const signals = [timeout, request.signal].filter((s): s is AbortSignal => s !== undefined);
     const sentAt = clock.now();
     const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
+    // to the microsecond: the load profile reads latencies well under a millisecond
+    const elapsed = () => Math.round((performance.now() - started) * 1000) / 1000;
     const fail = (error: unknown) => transportError(error, timeout, request);
 
     let response: Dispatcher.ResponseData;
