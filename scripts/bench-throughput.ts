@@ -6,12 +6,13 @@
  *   - a plain node:http server answering the very same bytes (status, headers, body),
  *   - autocannon's own ceiling against a raw TCP responder (no HTTP parsing on the server).
  * Each server runs alone in its own process; autocannon drives it from this one. Prints the
- * medians and the ratios; the last line is `ratio GET agent ÷ node:http: 0.NN` (scripts read it).
+ * medians, each server's CPU time per request (from /proc: what req/s tends to on a busy
+ * machine) and the ratios; the last line is `ratio GET agent ÷ node:http: 0.NN` (scripts read it).
  *
  *   npm run bench -- [--seconds 3] [--rounds 3] [--connections 32] [--cpu-prof DIR]
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -81,9 +82,25 @@ interface Shape {
   body?: string;
 }
 
-async function measure(shape: Shape): Promise<{ rps: number; non2xx: number }> {
+/**
+ * CPU time (user + system) a process has used, ms, from /proc (Linux): req/s depends on what else
+ * runs on the machine, CPU per request much less, so it says where a server's time goes.
+ */
+function cpuMs(pid: number | undefined): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks at USER_HZ = 100
+  } catch {
+    return undefined;
+  }
+}
+
+async function measure(shape: Shape, pid: number | undefined): Promise<{ rps: number; non2xx: number; cpuUs?: number }> {
+  const before = cpuMs(pid);
   const result = await autocannon({ ...shape, duration, connections });
-  return { rps: result.requests.average, non2xx: result.non2xx };
+  const after = cpuMs(pid);
+  const cpuUs = before !== undefined && after !== undefined ? ((after - before) * 1000) / result.requests.total : undefined;
+  return { rps: result.requests.average, non2xx: result.non2xx, ...(cpuUs !== undefined ? { cpuUs } : {}) };
 }
 
 const key = "bench-key-0123456789";
@@ -154,11 +171,17 @@ console.log(
   `autocannon: ${duration} s per side, ${rounds} interleaved rounds, ${connections} connections, node ${process.version}`,
 );
 const samples = new Map<Side, number[]>();
+const cpuSamples = new Map<Side, number[]>();
+const serverOf = (side: Side) => (side.startsWith("reference") ? ref : side.startsWith("node:http") ? replay : raw);
 for (let round = 1; round <= rounds; round++) {
   for (const [name, shape] of Object.entries(sides) as [Side, Shape][]) {
-    const { rps, non2xx } = await measure(shape);
+    const { rps, non2xx, cpuUs } = await measure(shape, serverOf(name).child.pid);
     samples.set(name, [...(samples.get(name) ?? []), rps]);
-    console.log(`round ${round}  ${name.padEnd(48)} ${rps.toFixed(0).padStart(8)} req/s${non2xx ? `  non-2xx ${non2xx}` : ""}`);
+    if (cpuUs !== undefined) cpuSamples.set(name, [...(cpuSamples.get(name) ?? []), cpuUs]);
+    const cpu = cpuUs !== undefined ? `  server CPU ${cpuUs.toFixed(1)} µs/req` : "";
+    console.log(
+      `round ${round}  ${name.padEnd(48)} ${rps.toFixed(0).padStart(8)} req/s${cpu}${non2xx ? `  non-2xx ${non2xx}` : ""}`,
+    );
   }
 }
 await Promise.all([stop(ref.child), stop(replay.child), stop(raw.child)]);
@@ -167,6 +190,14 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const m = (side: Side) => median(samples.get(side) ?? []);
 console.log("");
 for (const side of Object.keys(sides) as Side[]) console.log(`median ${side.padEnd(48)} ${m(side).toFixed(0).padStart(8)} req/s`);
+for (const side of Object.keys(sides) as Side[])
+  if (cpuSamples.has(side))
+    console.log(`median CPU ${side.padEnd(48)} ${median(cpuSamples.get(side)!).toFixed(1).padStart(8)} µs/req (server)`);
+const cpuOf = (side: Side) => median(cpuSamples.get(side) ?? []);
+if (cpuSamples.size)
+  console.log(
+    `ratio CPU per GET node:http ÷ reference: ${(cpuOf("node:http GET, the same bytes") / cpuOf("reference GET /v1/agents/{id} (auth + buckets)")).toFixed(2)} (what req/s tends to when the machine is busy)`,
+  );
 const ceiling = m("raw TCP responder (autocannon's ceiling)");
 console.log(`ratio node:http ÷ autocannon ceiling: ${(m("node:http GET, the same bytes") / ceiling).toFixed(2)}`);
 console.log(
