@@ -197,7 +197,11 @@ export async function judge(argv: string[]): Promise<number> {
   }
   const url = values.url;
   const baseUrl = url.replace(/(\/v1)(\/.*)?$/, "$1");
-  const keys = ["AGENT_API_KEY", "AGENT_API_READ_ONLY_KEY", "AGENT_API_OTHER_ACCOUNT_KEY", "AGENT_API_QUOTA_KEY"]
+  const keys = [
+    ...["AGENT_API_KEY", "AGENT_API_READ_ONLY_KEY", "AGENT_API_OTHER_ACCOUNT_KEY", "AGENT_API_QUOTA_KEY"],
+    // the load scenarios' accounts (a finding under load replays with their keys)
+    ...["AGENT_API_LOAD_KEY", "AGENT_API_TIER_BURST_KEY"],
+  ]
     .map((v) => process.env[v])
     .filter((k): k is string => !!k);
   const now = Date.now();

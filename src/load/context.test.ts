@@ -68,6 +68,14 @@ describe("conformance under load (issue 9 §1)", () => {
     ]);
     expect(JSON.stringify(observations)).not.toContain(KEY);
     expect(observations[0]?.evidence.curl).toContain("$AGENT_API_KEY");
+    // the load account's key is read from its own variable: a replay sends that key
+    const loadTarget = { ...target, keys: { main: "ak_test_other_main_0001", load: KEY } };
+    const loadRecorder = new LoadRecorder(loadTarget, "variable");
+    const loadCtx = new ScenarioContext(loadTarget, loadRecorder, new AbortController().signal);
+    await loadCtx.single(KEY, list);
+    await loadCtx.cleanup();
+    loadRecorder.generatorHealth();
+    expect(loadRecorder.observations[0]?.evidence.curl).toContain("$AGENT_API_LOAD_KEY");
   });
 });
 

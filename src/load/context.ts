@@ -97,6 +97,15 @@ export class ScenarioContext {
     });
   }
 
+  /** The variable a curl line reads `key` from: the one of its flag, so a replay sends the same key. */
+  private keyVariable(key: string): string {
+    const { keys } = this.target;
+    if (key === keys.load) return "AGENT_API_LOAD_KEY";
+    if (key === keys.tierBurst) return "AGENT_API_TIER_BURST_KEY";
+    if (key === keys.quota) return "AGENT_API_QUOTA_KEY";
+    return "AGENT_API_KEY";
+  }
+
   /** A typed client (setup, read-back, streams): the client's layers plus the response checks. */
   client(key: string): ServiceClient {
     let client = this.clients.get(key);
@@ -106,6 +115,7 @@ export class ScenarioContext {
         apiKey: key,
         idField: this.target.idField,
         secrets: this.secrets,
+        keyVariable: this.keyVariable(key),
         timeoutMs: (this.target.messageTimeoutSeconds + 30) * 1000,
         connections: 256,
         onExchange: (ex) => this.observeExchange(ex),
@@ -124,7 +134,7 @@ export class ScenarioContext {
   private layersFor(key: string) {
     let layers = this.raw.get(key);
     if (!layers) {
-      const redactor = new Redactor(key, this.secrets);
+      const redactor = new Redactor(key, this.secrets, this.keyVariable(key));
       const checked = compose(
         recording((ex) => this.observeExchange(ex)),
         this.checks(),
