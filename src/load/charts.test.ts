@@ -2,21 +2,11 @@ import { describe, expect, test } from "vitest";
 import { sampleRun } from "../report/test-support.js";
 import { renderLoadHtml } from "./charts.js";
 import { runScenario } from "./run.js";
+import { deploymentAt } from "./test-support.js";
 
 describe("the load report", () => {
   test("is named after the load command and carries the charts inline (no CDN)", async () => {
-    const target = {
-      kind: "external" as const,
-      baseUrl: "http://127.0.0.1:9/v1",
-      keys: { main: "ak_test_chart_key_000001" },
-      windowSeconds: 2,
-      messageTimeoutSeconds: 30,
-      referenceFaults: false,
-      idField: "id",
-      runPrefix: "ah-test-",
-      ledgerFile: "/dev/null",
-      seed: 1,
-    };
+    const target = deploymentAt("http://127.0.0.1:9/v1", { windowSeconds: 2 });
     // a scenario that only records answers: a 200 and a 429 a second later
     const report = await runScenario(target, {
       id: "chart",

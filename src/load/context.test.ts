@@ -2,10 +2,10 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { paginationFor } from "../contract/index.js";
-import type { HarnessTarget } from "../target/harness-target.js";
 import { shoot } from "./burst.js";
 import { ScenarioContext } from "./context.js";
 import { LoadRecorder } from "./recorder.js";
+import { deploymentAt } from "./test-support.js";
 
 const KEY = "ak_test_loadconformance_0001";
 
@@ -32,18 +32,7 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise((resolve) => server.close(resolve)));
 
-const targetAt = (url: string): HarnessTarget => ({
-  kind: "external",
-  baseUrl: url,
-  keys: { main: KEY },
-  windowSeconds: 60,
-  messageTimeoutSeconds: 30,
-  referenceFaults: false,
-  idField: "id",
-  runPrefix: "ah-test-",
-  ledgerFile: "/dev/null",
-  seed: 1,
-});
+const targetAt = (url: string) => deploymentAt(url, { keys: { main: KEY } });
 
 describe("conformance under load (issue 9 §1)", () => {
   test("the harness's own requests and autocannon's answers go through verify's response checks: one finding per defect", async () => {
