@@ -102,7 +102,7 @@ export class ScenarioContext {
     const { keys } = this.target;
     if (key === keys.load) return "AGENT_API_LOAD_KEY";
     if (key === keys.tierBurst) return "AGENT_API_TIER_BURST_KEY";
-    if (key === keys.quota) return "AGENT_API_QUOTA_KEY";
+    if (key === keys.quota || key === keys.loadQuota) return "AGENT_API_QUOTA_KEY";
     return "AGENT_API_KEY";
   }
 

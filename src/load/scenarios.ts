@@ -653,12 +653,15 @@ function judgeBudgetStream(ctx: ScenarioContext, s: StreamResult, budgetMs: numb
 
 /* ------------------------------------------------------------------ quota */
 
+/** The load scenarios' own quota account on a reference target; on a deployment, --quota-key. */
+const quotaKeyOf = (target: HarnessTarget) => target.keys.loadQuota ?? target.keys.quota;
+
 /**
  * PROFILE §7 Quota: INSUFFICIENT_QUOTA is counted like any request and carries the buckets'
  * real X-RateLimit-* (not forced to 0): 20 refusals at once take exactly 20 from the bucket.
  */
 async function quotaHeaders(ctx: ScenarioContext): Promise<void> {
-  const key = ctx.target.keys.quota!;
+  const key = quotaKeyOf(ctx.target)!;
   const agent = await ctx.createAgent(key);
   const send = message(agent.id, { text: "spend" });
   let refused: LoadResponse | undefined;
@@ -844,7 +847,7 @@ export const SCENARIOS: readonly Scenario[] = [
     title: "INSUFFICIENT_QUOTA under a burst is counted like any request and carries the real X-RateLimit-*",
     clauses: ["limits.quota", "limits.headers"],
     quickGroup: 1,
-    unavailable: (t) => (t.keys.quota && t.referenceFaults ? undefined : "needs --quota-key and --reference-faults"),
+    unavailable: (t) => (quotaKeyOf(t) && t.referenceFaults ? undefined : "needs --quota-key and --reference-faults"),
     estimateSeconds: () => 2,
     run: quotaHeaders,
   },

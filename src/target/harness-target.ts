@@ -28,6 +28,11 @@ export interface HarnessTarget {
     /** load scenarios: a key of an account of its own with a small tier, for the tier burst */
     tierBurst?: string;
     /**
+     * load scenarios: a quota account of their own on reference targets, so the quick load
+     * scenarios never spend the quota the functional check counts unit by unit (same worker)
+     */
+    loadQuota?: string;
+    /**
      * keys (all four permissions) of an account of its own with a large tier, on reference
      * targets the harness starts: the property suites spread per-key buckets over them and
      * model the whole account (issue 8 §5)
@@ -133,16 +138,19 @@ export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys:
       quota: newApiKey(),
       load: newApiKey(),
       tierBurst: newApiKey(),
+      loadQuota: newApiKey(),
       propertyKeys,
     };
     const [main, other, quota] = [`acct_main${suffix}`, `acct_other${suffix}`, `acct_quota${suffix}`] as const;
     const [load, tierBurst, property] = [`acct_load${suffix}`, `acct_tier_burst${suffix}`, `acct_property${suffix}`] as const;
+    const loadQuota = `acct_load_quota${suffix}`;
     file.accounts.push(
       { id: main, tierLimit: plan.tierLimit, messageQuota: null },
       { id: other, tierLimit: plan.tierLimit, messageQuota: null },
       { id: quota, tierLimit: plan.tierLimit, messageQuota: plan.quota },
       { id: load, tierLimit: LOAD_TIERS.load, messageQuota: null },
       { id: tierBurst, tierLimit: LOAD_TIERS.tierBurst, messageQuota: null },
+      { id: loadQuota, tierLimit: plan.tierLimit, messageQuota: plan.quota },
       { id: property, tierLimit: PROPERTY_ACCOUNT.tierLimit, messageQuota: null },
     );
     file.keys.push(
@@ -153,6 +161,7 @@ export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys:
       { key: keys.quota, account: quota, permissions: [...PERMISSIONS] },
       { key: keys.load, account: load, permissions: [...PERMISSIONS] },
       { key: keys.tierBurst, account: tierBurst, permissions: [...PERMISSIONS] },
+      { key: keys.loadQuota, account: loadQuota, permissions: [...PERMISSIONS] },
     );
     sets.push(keys);
   }
