@@ -3,7 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { RATE_LIMITS } from "../contract/index.js";
-import { EMBEDDED_DEFAULTS, type HarnessTarget, startReferenceTarget } from "../target/harness-target.js";
+import {
+  deploymentPropertyRequests,
+  EMBEDDED_DEFAULTS,
+  type HarnessTarget,
+  startReferenceTarget,
+} from "../target/harness-target.js";
 import { type FootprintEntry, readFootprint } from "./footprint.js";
 
 /**
@@ -54,6 +59,8 @@ export async function calibrate({ target, runSuites }: CalibrationShape): Promis
       ...(target.tierLimit !== undefined ? { tierLimit: target.tierLimit } : {}),
       ...(target.referenceFaults ? { messageQuota: reference.target.messageQuota } : {}),
       referenceFaults: target.referenceFaults,
+      // the property suites size themselves by the target's budget, not the reference's (no cap)
+      property: { ...target.property, maxRequests: target.property?.maxRequests ?? deploymentPropertyRequests(target) },
       footprintFile,
     });
     return { entries: readFootprint(footprintFile), seconds: (performance.now() - started) / 1000 };

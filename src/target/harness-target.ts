@@ -81,6 +81,15 @@ export interface PropertyReplay {
   replayPath?: string;
 }
 
+/**
+ * The property suites' request budget on a deployment unless `--max-requests` says otherwise:
+ * 5 minutes of the main account's tier (PROFILE §7: tier requests per window W). A calibration
+ * run (src/plan) gives its embedded reference the same budget, so the plan counts what the run sends.
+ */
+export function deploymentPropertyRequests(target: Pick<HarnessTarget, "windowSeconds" | "tierLimit">): number {
+  return Math.floor((300 / target.windowSeconds) * (target.tierLimit ?? RATE_LIMITS.tiers.standard));
+}
+
 /** Start options for reference targets the harness starts itself. */
 export interface ReferencePlan {
   windowSeconds: number;

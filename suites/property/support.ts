@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import fc from "fast-check";
 import type { Exchange, ServiceClient } from "../../src/client/index.js";
 import { RATE_LIMITS } from "../../src/contract/index.js";
-import type { PropertyReplay } from "../../src/target/harness-target.js";
+import { deploymentPropertyRequests, type PropertyReplay } from "../../src/target/harness-target.js";
 import { ConformanceFailure, clientFor, observeExchanges, rememberToken, target } from "../support/harness.js";
 
 /**
@@ -47,9 +47,7 @@ export const requestsMade = () => requests;
  */
 export const MAX_REQUESTS =
   target.property?.maxRequests ??
-  (target.kind === "embedded" || PROPERTY_KEYS.length
-    ? Number.POSITIVE_INFINITY
-    : Math.floor((300 / target.windowSeconds) * (target.tierLimit ?? RATE_LIMITS.tiers.standard)));
+  (target.kind === "embedded" || PROPERTY_KEYS.length ? Number.POSITIVE_INFINITY : deploymentPropertyRequests(target));
 
 /**
  * Windows of W the budget spans at the account's tier (PROFILE §7): Create and Delete hold 10 a
