@@ -1,24 +1,41 @@
 import { describe, expect, test } from "vitest";
+import { type AgentBoundaries, expandFixture, loadFixture } from "../../fixtures/expand.js";
 import {
   agentOf,
   expectBodyRefused,
   expectError,
   fieldsOf,
   listOf,
-  loadBoundaries,
   makeServer,
   replyOf,
   type TestServer,
 } from "./test-support.js";
 
 type Body = Record<string, unknown>;
-const createRows = loadBoundaries<{ rows: { title: string; body: Body; status: 201 | 400; fields?: string[] }[] }>(
-  "agent-create.json",
-).rows;
-const update = loadBoundaries<{
-  base: Body;
-  rows: { title: string; patch: Body; status: 200 | 400; expect?: Body; fields?: string[] }[];
-}>("agent-update.json");
+/** The one boundary family (fixtures/boundaries/agent.json): every row, on every endpoint it applies to. */
+const boundaries = loadFixture<AgentBoundaries>("agent.json");
+/** A row's body as sent: generators expanded, the name "A" unless the row gives one or omits it on purpose. */
+function bodyOf(raw: Body, name = "A"): Body {
+  const { $omitName, ...rest } = raw;
+  const body = expandFixture(rest, { name }) as Body;
+  return $omitName || "name" in body ? body : { name, ...body };
+}
+const createRows = boundaries.accepted.map((row) => ({ title: row.title, body: bodyOf(row.body) }));
+const update = { base: bodyOf(boundaries.base, "Ada") };
+/** PROFILE §4: platforms given on input read {enabled, tokenSet}. */
+const asRead = (fields: Body): Body =>
+  fields.platforms && typeof fields.platforms === "object"
+    ? {
+        ...fields,
+        platforms: Object.fromEntries(
+          Object.entries(fields.platforms as Record<string, { enabled: boolean; token?: string; tokenSet?: boolean }>).map(
+            ([p, v]) => [p, "tokenSet" in v ? v : { enabled: v.enabled, tokenSet: typeof v.token === "string" }],
+          ),
+        ),
+      }
+    : fields;
+const rejectedOn = (endpoint: "create" | "update") =>
+  boundaries.rejected.filter((row) => row.on[endpoint]).map((row) => ({ ...row, body: bodyOf(row.body) }));
 
 const RECORD_KEYS = [
   "bio",
@@ -80,16 +97,18 @@ describe("§4 the agent record", () => {
     expect(agent.updatedAt).toBe(agent.createdAt);
   });
 
-  test.for(createRows)("§4 §5 create boundary: $title → $status", async (row) => {
+  test.for(createRows)("§4 §5 create boundary: $title → 201", async (row) => {
+    const agent = agentOf(await makeServer().call("POST", "/v1/agents", { body: row.body }), 201);
+    expect(agent.name).toBe(row.body.name);
+    expect(agent).toMatchObject(asRead(row.body));
+  });
+
+  test.for(rejectedOn("create"))("§4 §5 create boundary: $title → 400", async (row) => {
     const s = makeServer();
     const res = await s.call("POST", "/v1/agents", { body: row.body });
-    if (row.status === 201) {
-      expect(agentOf(res, 201).name).toBe(row.body.name);
-    } else {
-      expectError(res, 400, "INVALID_REQUEST");
-      expect(fieldsOf(res).sort()).toEqual([...(row.fields ?? [])].sort());
-      expect(await total(s)).toBe(0); // PROFILE §5: a rejected create creates nothing
-    }
+    expectError(res, 400, "INVALID_REQUEST");
+    expect(fieldsOf(res)).toEqual([row.fields[0]]);
+    expect(await total(s)).toBe(0); // PROFILE §5: a rejected create creates nothing
   });
 
   test("§4 a platform token is write-only: no response shows it, platforms read {enabled, tokenSet}", async () => {
@@ -163,24 +182,28 @@ describe("§5 get", () => {
 });
 
 describe("§5 update (JSON Merge Patch)", () => {
-  test.for(update.rows)("§5 update: $title → $status", async (row) => {
+  test.for(boundaries.merge)("§5 update: $title → 200", async (row) => {
     const s = makeServer();
     const before = await s.createAgent(update.base);
     await s.clock.advance(1000);
-    const res = await patch(s, before.id, row.patch);
-    if (row.status === 200) {
-      const after = agentOf(res);
-      expect(after).toMatchObject(row.expect ?? {});
-      if (row.expect?.modelSettings) expect(after.modelSettings).toEqual(row.expect.modelSettings);
-      if (row.expect?.platforms) expect(after.platforms).toEqual(row.expect.platforms);
-      expect(after.updatedAt).toBe(new Date(s.clock.now()).toISOString());
-      expect(after.createdAt).toBe(before.createdAt);
-      expect(await get(s, before.id)).toEqual(after);
-    } else {
-      expectError(res, 400, "INVALID_REQUEST");
-      expect(fieldsOf(res).sort()).toEqual([...(row.fields ?? [])].sort());
-      expect(await get(s, before.id)).toEqual(before); // PROFILE §5: a rejected update changes nothing
-    }
+    const after = agentOf(await patch(s, before.id, expandFixture(row.patch, { name: "Ada" })));
+    expect(after).toEqual({
+      ...before,
+      ...asRead(expandFixture(row.expect, { name: "Ada" }) as Body),
+      updatedAt: new Date(s.clock.now()).toISOString(),
+    });
+    expect(after.createdAt).toBe(before.createdAt);
+    expect(await get(s, before.id)).toEqual(after);
+  });
+
+  test.for(rejectedOn("update"))("§5 update: $title → 400", async (row) => {
+    const s = makeServer();
+    const before = await s.createAgent(update.base);
+    await s.clock.advance(1000);
+    const res = await patch(s, before.id, row.body);
+    expectError(res, 400, "INVALID_REQUEST");
+    expect(fieldsOf(res)).toEqual([row.fields[0]]);
+    expect(await get(s, before.id)).toEqual(before); // PROFILE §5: a rejected update changes nothing
   });
 
   test("§5 {} is a no-op: 200 and updatedAt unchanged", async () => {
