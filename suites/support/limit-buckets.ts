@@ -1,8 +1,28 @@
 import { describe } from "vitest";
 import type { ServiceClient } from "../../src/client/index.js";
 import { type Agent, type ClauseId, RATE_LIMITS } from "../../src/contract/index.js";
-import { type AgentFactory, check, expect, expectOk, waitForRefill } from "./harness.js";
-import { drainBucket, expectEmptyBucket429, MISSING_ID, type Probe, type Result, SIZES } from "./limits.js";
+import {
+  type AgentFactory,
+  check,
+  clientFor,
+  expect,
+  expectError,
+  expectOk,
+  HarnessError,
+  target,
+  waitForRefill,
+} from "./harness.js";
+import {
+  drainBucket,
+  expectEmptyBucket429,
+  expectTierLimit,
+  inBatches,
+  MAX_DRAIN_ATTEMPTS,
+  MISSING_ID,
+  type Probe,
+  type Result,
+  SIZES,
+} from "./limits.js";
 
 /**
  * PROFILE §7: each endpoint's bucket, one row each. The rows are checked in two files
@@ -19,6 +39,9 @@ export interface BucketCase {
   effect: Probe;
   noEffect?: () => Promise<void>;
   recovered: (res: Result) => Promise<void> | void;
+  /** the agent whose bucket it is, and one more of the account (Send Message) */
+  agent?: Agent;
+  another?: Agent;
 }
 
 export interface BucketRow {
@@ -26,13 +49,99 @@ export interface BucketRow {
   size: number;
   clause: ClauseId;
   arrange: (fx: { api: ServiceClient; agents: AgentFactory }) => Promise<BucketCase>;
+  /**
+   * A check that needs this bucket empty too, merged into this row's check (issue 10 §2: two checks
+   * that can share the drain spend one window, not two). Only when the run has what it needs
+   * (`enabled`); otherwise it is a check of its own, which then says what it needs.
+   */
+  whileEmpty?: WhileEmpty;
 }
+
+export interface WhileEmpty {
+  enabled: boolean;
+  clauses: ClauseId[];
+  title: string;
+  /** runs with the bucket just emptied (`limited` its 429); returns the 429 whose refill the check then waits for */
+  run: (fx: { api: ServiceClient; agents: AgentFactory; limited: Result; bucket: BucketCase }) => Promise<Result>;
+  /** after the refill, before the row's own recovery */
+  afterRefill?: (bucket: BucketCase) => Promise<void>;
+}
+
+/** The read-only key's client (`--read-only-key`), for the parts merged only when it is given. */
+const readOnlyApi = () => clientFor(target.keys.readOnly!, "main");
+const HAS_READ_ONLY = target.keys.readOnly !== undefined;
+/** PROFILE §7 limits.429-not-counted floods a tier's worth of 429s: a tier the run knows, small enough to flood. */
+export const FLOODABLE_TIER = target.tierLimit !== undefined && target.tierLimit <= 1000;
+
+/** PROFILE §7: endpoint buckets are per key — merged into the Create row when there is a read-only key. */
+export const PER_KEY: WhileEmpty = {
+  enabled: HAS_READ_ONLY,
+  clauses: ["limits.endpoint-bucket"],
+  title: "another key of the account still gets through",
+  run: async ({ agents, limited }) => {
+    // 429 beats 403 (PROFILE §3): a 403 shows this key's Create bucket is not the drained one
+    const other = await readOnlyApi().createAgent({ name: agents.name("-ro") }, { pace: false });
+    if (other.status === 201) agents.track((other.data as Agent).id);
+    expectError(other, "FORBIDDEN");
+    return limited;
+  },
+};
+
+/** PROFILE §7: the message bucket is the agent's, shared by the account's keys; §3 429 beats 403. */
+export const SHARED_BY_KEYS: WhileEmpty = {
+  enabled: HAS_READ_ONLY,
+  clauses: ["limits.agent-bucket", "status.precedence"],
+  title: "the bucket is shared by the account's keys (429 beats 403), another agent's is its own",
+  run: async ({ api, bucket }) => {
+    // a key without messages:send reaches the same empty bucket: 429, not 403
+    const readOnly = await readOnlyApi().sendMessage(bucket.agent!.id, { text: "hello" }, { pace: false });
+    expectEmptyBucket429(readOnly, RATE_LIMITS.perAgentMessages);
+    // another agent's bucket is its own (unless the tier itself ran out)
+    const elsewhere = await api.sendMessage(bucket.another!.id, { text: "hello" }, { pace: false });
+    if (elsewhere.status === 429) expectTierLimit(elsewhere);
+    else expectOk(elsewhere);
+    return readOnly;
+  },
+  afterRefill: async (bucket) => {
+    expectError(await readOnlyApi().sendMessage(bucket.agent!.id, { text: "hello" }), "FORBIDDEN");
+  },
+};
+
+/** PROFILE §7: a 429 counts in no bucket — a tier's worth of them, sent at the emptied Delete bucket. */
+export const NOT_COUNTED: WhileEmpty = {
+  enabled: FLOODABLE_TIER,
+  clauses: ["limits.429-not-counted"],
+  title: "a tier's worth of 429s leaves the tier intact",
+  run: async ({ api, bucket }) => {
+    const tier = target.tierLimit!;
+    for (let attempt = 1; ; attempt++) {
+      // were 429s counted in the account's tier, these alone would empty it
+      const flood = await inBatches(
+        tier,
+        25,
+        () => bucket.counted(false),
+        () => false,
+      );
+      if (flood.every((r) => r.status === 429)) {
+        const list = await api.listAgents({ limit: 1 }, { pace: false });
+        expect(list.status, `after ${tier} answers 429 the tier (${tier}) still admits a request`).not.toBe(429);
+        expectOk(list);
+        return flood.at(-1)!;
+      }
+      // a window that ends mid-flood refills the Delete bucket: inconclusive, so empty it and flood again
+      if (attempt === MAX_DRAIN_ATTEMPTS)
+        throw new HarnessError(`the Delete bucket refilled during the flood ${attempt} times: inconclusive`);
+      expectEmptyBucket429(await drainBucket(SIZES.deleteAgent, bucket.counted), SIZES.deleteAgent);
+    }
+  },
+};
 
 export const BUCKETS: BucketRow[] = [
   {
     name: "Create",
     size: SIZES.createAgent,
     clause: "limits.endpoint-bucket",
+    whileEmpty: PER_KEY,
     arrange: async ({ api, agents }) => {
       const name = agents.name("-limited");
       const before = await api.listAgents({ limit: 100 });
@@ -97,6 +206,7 @@ export const BUCKETS: BucketRow[] = [
     name: "Delete",
     size: SIZES.deleteAgent,
     clause: "limits.endpoint-bucket",
+    whileEmpty: NOT_COUNTED,
     arrange: async ({ api, agents }) => {
       const agent = await agents.create();
       return {
@@ -112,9 +222,13 @@ export const BUCKETS: BucketRow[] = [
     name: "Send Message (per agent)",
     size: RATE_LIMITS.perAgentMessages,
     clause: "limits.agent-bucket",
+    whileEmpty: SHARED_BY_KEYS,
     arrange: async ({ api, agents }) => {
       const agent = await agents.create();
+      const another = SHARED_BY_KEYS.enabled ? await agents.create() : undefined;
       return {
+        agent,
+        ...(another ? { another } : {}),
         counted: (pace) => api.call("sendMessage", { agentId: agent.id, body: { text: "" }, pace }),
         effect: (pace) => api.sendMessage(agent.id, { text: "hello", userId: "u-limited" }, { pace }),
         // the 429 took no turn: the first message that gets through opens the conversation
@@ -131,15 +245,18 @@ export const BUCKETS: BucketRow[] = [
 export function bucketChecks({ part, of }: { part: number; of: number }): void {
   describe("PROFILE §7 buckets, one 429 each", () => {
     for (const row of BUCKETS.filter((_, i) => i % of === part)) {
+      const also = row.whileEmpty?.enabled ? row.whileEmpty : undefined;
       check(
-        [row.clause, "limits.429", "limits.recovery"],
-        `${row.name}: ${row.size} per window; one more → 429 RATE_LIMIT_EXCEEDED with no effect; after the reset it succeeds`,
+        [...new Set<ClauseId>([row.clause, "limits.429", "limits.recovery", ...(also?.clauses ?? [])])],
+        `${row.name}: ${row.size} per window; one more → 429 RATE_LIMIT_EXCEEDED with no effect${also ? `; ${also.title}` : ""}; after the reset it succeeds`,
         async ({ api, agents }) => {
           const bucket = await row.arrange({ api, agents });
-          const limited = await drainBucket(row.size, bucket.counted, bucket.effect);
+          let limited = await drainBucket(row.size, bucket.counted, bucket.effect);
           expectEmptyBucket429(limited, row.size);
           await bucket.noEffect?.();
+          if (also) limited = await also.run({ api, agents, limited, bucket });
           await waitForRefill(limited.exchange);
+          await also?.afterRefill?.(bucket);
           await bucket.recovered(await bucket.effect(true));
         },
       );

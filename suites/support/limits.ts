@@ -15,6 +15,8 @@ export const W = target.windowSeconds;
 export const CLOCK_SKEW_SECONDS = target.kind === "external" ? 2 : 0;
 export const MISSING_ID = "agt_doesnotexist000";
 export const MAX_DRAIN_ATTEMPTS = 3;
+/** time a burst of up to 60 requests, 5 at a time, needs even at a few hundred ms per round trip */
+const BURST_MARGIN_MS = 5_000;
 /** requests of a burst in flight together: under the 10 Send Messages one agent may have in flight (PROFILE §7) */
 const DRAIN_BATCH = 5;
 export const SIZES = RATE_LIMITS.perKeyEndpoint;
@@ -46,8 +48,10 @@ export async function drainBucket(size: number, counted: Probe, final: Probe = c
       await waitForRefill(first.exchange);
       continue;
     }
-    // Reset is rounded up, so up to 1 s of it may be gone: the burst must fit in what is left
-    if (reset * 1000 - 1000 - first.exchange.receivedAt < W * 500) {
+    // Reset is rounded up, so up to 1 s of it may be gone: the burst must fit in what is left —
+    // half a short window, at most BURST_MARGIN_MS of a long one (a whole window waited is one
+    // the run's plan cannot use; a window that does end mid-burst is caught below and retried)
+    if (reset * 1000 - 1000 - first.exchange.receivedAt < Math.min(W * 500, BURST_MARGIN_MS)) {
       await waitForRefill(first.exchange);
       continue;
     }
