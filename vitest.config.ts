@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config";
 import { CHECK_TAGS } from "./src/plan/profiles.js";
+import { EMBEDDED_DEFAULTS } from "./src/target/harness-target.js";
 
 export default defineConfig({
   test: {
@@ -20,12 +21,11 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
           include: ["suites/functional/**/*.test.ts"],
           globalSetup: ["suites/support/global-setup.ts"],
-          // One worker under `npm test`. A worker takes its key set by VITEST_POOL_ID, and with
-          // several projects in one run the pool handed two functional workers the same id
-          // (measured: ids 1, 2, 3, 4, 4 with unit + functional), so two files shared buckets and
-          // agents and saw 429s no check sent. `verify` runs one project and keeps its workers.
+          // files in parallel workers, each on a key set of its own (accounts, buckets, agents):
+          // a worker claims one no other live worker holds (src/target/key-set-claim.ts) —
+          // VITEST_POOL_ID repeats across the projects of one run (measured: 1, 2, 3, 4, 4)
           pool: "forks",
-          fileParallelism: false,
+          maxWorkers: EMBEDDED_DEFAULTS.workers,
           isolate: false,
           testTimeout: 60_000,
           hookTimeout: 60_000,

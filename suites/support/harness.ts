@@ -21,6 +21,7 @@ import {
   observationMessage,
 } from "../../src/report/index.js";
 import { type HarnessTarget, keysOf, workerTarget } from "../../src/target/harness-target.js";
+import { claimDirFor, claimKeySet } from "../../src/target/key-set-claim.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -30,7 +31,15 @@ declare module "vitest" {
   }
 }
 
-export const target: HarnessTarget = workerTarget(inject("target"), Number(process.env.VITEST_POOL_ID ?? 1));
+/**
+ * This worker's key set: one no other live worker holds, claimed by PID for the run
+ * (src/target/key-set-claim.ts); VITEST_POOL_ID repeats across projects of one vitest run.
+ */
+const provided = inject("target");
+export const target: HarnessTarget = workerTarget(
+  provided,
+  (provided.keyPool?.length ?? 0) > 1 ? claimKeySet(claimDirFor(provided.ledgerFile), provided.keyPool!.length) : 1,
+);
 const FINDINGS_COLLECTED = inject("findingsCollected") === true;
 
 /** Tolerated clock difference with the target; none for a server in this very machine. */

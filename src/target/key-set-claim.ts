@@ -1,0 +1,77 @@
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/**
+ * Which key set of a run's pool a worker process owns (issue 10 §3: parallel files never share a
+ * bucket or an agent). VITEST_POOL_ID cannot say: with several projects in one `vitest run` the
+ * pool handed two live workers the same id. Each set has a claim file in `dir` holding its
+ * owner's PID; a worker takes the first set whose file is missing or whose owner is dead. No
+ * release is needed: a pool that kills a worker without an `exit` event leaves a claim whose PID
+ * is dead, which the next worker takes over.
+ */
+export function claimKeySet(dir: string, count: number, pid = process.pid, isAlive = processIsAlive): number {
+  mkdirSync(dir, { recursive: true });
+  return withMutex(join(dir, ".mutex"), () => {
+    const owners = Array.from({ length: count }, (_, i) => ownerOf(join(dir, `set-${i + 1}`)));
+    // a set this process already holds (a module evaluated again in the same worker keeps its set)
+    const mine = owners.indexOf(pid);
+    const free = mine !== -1 ? mine : owners.findIndex((owner) => owner === undefined || !isAlive(owner));
+    if (free === -1) throw new Error(`more parallel workers than the ${count} key sets of the run: lower --workers`);
+    writeFileSync(join(dir, `set-${free + 1}`), String(pid));
+    return free + 1;
+  });
+}
+
+/** The claims of one run, outside its report folder: a directory named by the run's ledger file. */
+export function claimDirFor(ledgerFile: string): string {
+  return join(tmpdir(), "agent-harness-key-sets", createHash("sha256").update(ledgerFile).digest("hex").slice(0, 16));
+}
+
+function ownerOf(file: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(file, "utf8"));
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `process.kill(pid, 0)` sends nothing: it throws ESRCH when no such process exists (EPERM: it exists). */
+export function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** A mutex older than this was left by a process killed inside the few milliseconds it is held. */
+const STALE_MUTEX_MS = 5_000;
+const MUTEX_ATTEMPTS = 2_000;
+
+/** Run `fn` holding an exclusive `mkdir` mutex (module evaluation is synchronous: so is this). */
+function withMutex<T>(path: string, fn: () => T): T {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 0; attempt < MUTEX_ATTEMPTS; attempt++) {
+    try {
+      mkdirSync(path);
+    } catch {
+      try {
+        if (Date.now() - statSync(path).mtimeMs > STALE_MUTEX_MS) rmSync(path, { recursive: true, force: true });
+      } catch {
+        // released meanwhile
+      }
+      Atomics.wait(pause, 0, 0, 5);
+      continue;
+    }
+    try {
+      return fn();
+    } finally {
+      rmSync(path, { recursive: true, force: true });
+    }
+  }
+  throw new Error(`could not take ${path} within ${MUTEX_ATTEMPTS} attempts`);
+}
