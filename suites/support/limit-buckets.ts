@@ -54,7 +54,7 @@ export interface BucketRow {
    * that can share the drain spend one window, not two). Only when the run has what it needs
    * (`enabled`); otherwise it is a check of its own, which then says what it needs.
    */
-  whileEmpty?: WhileEmpty;
+  whileEmpty?: WhileEmpty[];
 }
 
 export interface WhileEmpty {
@@ -72,6 +72,33 @@ const readOnlyApi = () => clientFor(target.keys.readOnly!, "main");
 const HAS_READ_ONLY = target.keys.readOnly !== undefined;
 /** PROFILE §7 limits.429-not-counted floods a tier's worth of 429s: a tier the run knows, small enough to flood. */
 export const FLOODABLE_TIER = target.tierLimit !== undefined && target.tierLimit <= 1000;
+
+const CREATE_VARIANTS = ["/agents/", "/AGENTS", "/Agents", "/%61gents"];
+
+/** PROFILE §9: with Create emptied, path variants and spoofed client addresses get 404 or 429, never 201. */
+const PATH_VARIANTS: WhileEmpty = {
+  enabled: true,
+  clauses: ["routing.variants"],
+  title: "path variants and spoofed client addresses get 404 or 429, never 201",
+  run: async ({ api, agents }) => {
+    for (const path of CREATE_VARIANTS) {
+      const ex = await api.send({ method: "POST", path, body: { name: agents.name("-variant") }, pace: false });
+      const made = (ex.response.json as { data?: { id?: string } } | undefined)?.data?.id;
+      if (ex.response.status === 201 && made) agents.track(made);
+      expect([404, 429], `POST ${path}: 404, or the same empty bucket`).toContain(ex.response.status);
+    }
+    const spoofed = await api.createAgent(
+      { name: agents.name("-spoofed") },
+      {
+        pace: false,
+        headers: { "x-forwarded-for": "203.0.113.7", "x-real-ip": "203.0.113.7", forwarded: "for=203.0.113.7" },
+      },
+    );
+    if (spoofed.status === 201) agents.track((spoofed.data as Agent).id);
+    expectEmptyBucket429(spoofed, SIZES.createAgent);
+    return spoofed;
+  },
+};
 
 /** PROFILE §7: endpoint buckets are per key — merged into the Create row when there is a read-only key. */
 export const PER_KEY: WhileEmpty = {
@@ -141,7 +168,7 @@ export const BUCKETS: BucketRow[] = [
     name: "Create",
     size: SIZES.createAgent,
     clause: "limits.endpoint-bucket",
-    whileEmpty: PER_KEY,
+    whileEmpty: [PATH_VARIANTS, PER_KEY],
     arrange: async ({ api, agents }) => {
       const name = agents.name("-limited");
       const before = await api.listAgents({ limit: 100 });
@@ -206,7 +233,7 @@ export const BUCKETS: BucketRow[] = [
     name: "Delete",
     size: SIZES.deleteAgent,
     clause: "limits.endpoint-bucket",
-    whileEmpty: NOT_COUNTED,
+    whileEmpty: [NOT_COUNTED],
     arrange: async ({ api, agents }) => {
       const agent = await agents.create();
       return {
@@ -222,7 +249,7 @@ export const BUCKETS: BucketRow[] = [
     name: "Send Message (per agent)",
     size: RATE_LIMITS.perAgentMessages,
     clause: "limits.agent-bucket",
-    whileEmpty: SHARED_BY_KEYS,
+    whileEmpty: [SHARED_BY_KEYS],
     arrange: async ({ api, agents }) => {
       const agent = await agents.create();
       const another = SHARED_BY_KEYS.enabled ? await agents.create() : undefined;
@@ -245,18 +272,18 @@ export const BUCKETS: BucketRow[] = [
 export function bucketChecks({ part, of }: { part: number; of: number }): void {
   describe("PROFILE §7 buckets, one 429 each", () => {
     for (const row of BUCKETS.filter((_, i) => i % of === part)) {
-      const also = row.whileEmpty?.enabled ? row.whileEmpty : undefined;
+      const also = (row.whileEmpty ?? []).filter((w) => w.enabled);
       check(
-        [...new Set<ClauseId>([row.clause, "limits.429", "limits.recovery", ...(also?.clauses ?? [])])],
-        `${row.name}: ${row.size} per window; one more → 429 RATE_LIMIT_EXCEEDED with no effect${also ? `; ${also.title}` : ""}; after the reset it succeeds`,
+        [...new Set<ClauseId>([row.clause, "limits.429", "limits.recovery", ...also.flatMap((w) => w.clauses)])],
+        `${row.name}: ${row.size} per window; one more → 429 RATE_LIMIT_EXCEEDED with no effect${also.map((w) => `; ${w.title}`).join("")}; after the reset it succeeds`,
         async ({ api, agents }) => {
           const bucket = await row.arrange({ api, agents });
           let limited = await drainBucket(row.size, bucket.counted, bucket.effect);
           expectEmptyBucket429(limited, row.size);
           await bucket.noEffect?.();
-          if (also) limited = await also.run({ api, agents, limited, bucket });
+          for (const w of also) limited = await w.run({ api, agents, limited, bucket });
           await waitForRefill(limited.exchange);
-          await also?.afterRefill?.(bucket);
+          for (const w of also) await w.afterRefill?.(bucket);
           await bucket.recovered(await bucket.effect(true));
         },
       );
