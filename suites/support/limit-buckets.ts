@@ -59,6 +59,8 @@ export interface BucketRow {
 
 export interface WhileEmpty {
   enabled: boolean;
+  /** what the run lacks when it is not enabled: the check is then reported skipped, saying so */
+  needs: string;
   clauses: ClauseId[];
   title: string;
   /** runs with the bucket just emptied (`limited` its 429); returns the 429 whose refill the check then waits for */
@@ -78,6 +80,7 @@ const CREATE_VARIANTS = ["/agents/", "/AGENTS", "/Agents", "/%61gents"];
 /** PROFILE §9: with Create emptied, path variants and spoofed client addresses get 404 or 429, never 201. */
 const PATH_VARIANTS: WhileEmpty = {
   enabled: true,
+  needs: "",
   clauses: ["routing.variants"],
   title: "path variants and spoofed client addresses get 404 or 429, never 201",
   run: async ({ api, agents }) => {
@@ -103,6 +106,7 @@ const PATH_VARIANTS: WhileEmpty = {
 /** PROFILE §7: endpoint buckets are per key — merged into the Create row when there is a read-only key. */
 export const PER_KEY: WhileEmpty = {
   enabled: HAS_READ_ONLY,
+  needs: "needs --read-only-key",
   clauses: ["limits.endpoint-bucket"],
   title: "another key of the account still gets through",
   run: async ({ agents, limited }) => {
@@ -117,6 +121,7 @@ export const PER_KEY: WhileEmpty = {
 /** PROFILE §7: the message bucket is the agent's, shared by the account's keys; §3 429 beats 403. */
 export const SHARED_BY_KEYS: WhileEmpty = {
   enabled: HAS_READ_ONLY,
+  needs: "needs --read-only-key",
   clauses: ["limits.agent-bucket", "status.precedence"],
   title: "the bucket is shared by the account's keys (429 beats 403), another agent's is its own",
   run: async ({ api, bucket }) => {
@@ -137,6 +142,7 @@ export const SHARED_BY_KEYS: WhileEmpty = {
 /** PROFILE §7: a 429 counts in no bucket — a tier's worth of them, sent at the emptied Delete bucket. */
 export const NOT_COUNTED: WhileEmpty = {
   enabled: FLOODABLE_TIER,
+  needs: target.tierLimit === undefined ? "needs --tier" : `a tier of ${target.tierLimit} is too large to flood`,
   clauses: ["limits.429-not-counted"],
   title: "a tier's worth of 429s leaves the tier intact",
   run: async ({ api, bucket }) => {
@@ -287,6 +293,9 @@ export function bucketChecks({ part, of }: { part: number; of: number }): void {
           await bucket.recovered(await bucket.effect(true));
         },
       );
+      // merged into this row when the run has what it needs; otherwise reported skipped, saying what
+      for (const w of (row.whileEmpty ?? []).filter((w) => !w.enabled))
+        check(w.clauses, `${row.name} emptied: ${w.title}`, ({ skip }) => skip(w.needs));
     }
   });
 }
