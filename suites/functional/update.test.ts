@@ -3,17 +3,7 @@ import { type AgentBoundaries, suiteEndpoints } from "../../fixtures/expand.js";
 import type { ServiceClient } from "../../src/client/index.js";
 import { type Agent, type ClauseId, type CreateAgentBody, PLATFORMS, type UpdateAgentBody } from "../../src/contract/index.js";
 import { expandFixture, loadFixture } from "../support/fixtures.js";
-import {
-  AgentFactory,
-  ConformanceFailure,
-  check,
-  expect,
-  expectError,
-  expectInvalid,
-  expectOk,
-  smoke,
-  target,
-} from "../support/harness.js";
+import { AgentFactory, check, expect, expectError, expectInvalid, expectOk, smoke, target } from "../support/harness.js";
 
 type JsonObject = Record<string, unknown>;
 
@@ -30,65 +20,9 @@ async function createBase(agents: AgentFactory): Promise<{ agent: Agent; restore
   return { agent, restore: { ...body, platforms, status: "active" } as UpdateAgentBody };
 }
 
-/** The top-level fields an equality assertion found different, so a row's failure says what differed. */
-function mismatch(error: unknown): string {
-  const { actual, expected } = (error ?? {}) as { actual?: unknown; expected?: unknown };
-  const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
-  if (!isObject(actual) || !isObject(expected)) return "";
-  const show = (v: unknown) => (v === undefined ? "(absent)" : JSON.stringify(v).slice(0, 200));
-  return [...new Set([...Object.keys(expected), ...Object.keys(actual)])]
-    .filter((k) => JSON.stringify(actual[k]) !== JSON.stringify(expected[k]))
-    .map((k) => `\n    ${k}: expected ${show(expected[k])}, received ${show(actual[k])}`)
-    .join("");
-}
-
-/** Run every row, then fail once listing each failed row, so one report shows the whole table. */
-async function eachRow<R extends { title: string }>(rows: readonly R[], run: (row: R) => Promise<void>): Promise<void> {
-  const failed: string[] = [];
-  for (const row of rows) {
-    try {
-      await run(row);
-    } catch (error) {
-      if (error instanceof Error && (error.name === "TransportError" || error.name === "HarnessError")) throw error;
-      failed.push(`[${row.title}] ${error instanceof Error ? error.message : String(error)}${mismatch(error)}`);
-    }
-  }
-  if (failed.length) throw new ConformanceFailure(`${failed.length} of ${rows.length} rows failed:\n${failed.join("\n")}`);
-}
-
 const patchOf = (api: ServiceClient, id: string, body: unknown) => api.call("updateAgent", { agentId: id, body });
 
 describe("PATCH /agents/{agentId}", () => {
-  check(
-    ["update.merge-patch", "record.timestamps", "record.token-write-only"],
-    "objects merge, arrays replace, null resets or removes; updatedAt moves, createdAt stays",
-    async ({ api, agents }) => {
-      const { agent: base, restore } = await createBase(agents);
-      let current = base;
-      await eachRow(
-        boundaries.merge.filter((r) => r.suite !== false),
-        async (row) => {
-          const before = current;
-          try {
-            const after = expectOk(await patchOf(api, base.id, expandFixture(row.patch, { name: base.name }))) as Agent;
-            expect(after).toEqual({
-              ...before,
-              ...(expandFixture(row.expect, { name: base.name }) as JsonObject),
-              updatedAt: after.updatedAt,
-            });
-            expect(after.createdAt, "createdAt never changes").toBe(base.createdAt);
-            expect(after.updatedAt, "updatedAt changes on an effective update").not.toBe(before.updatedAt);
-            expect(expectOk(await api.getAgent(base.id)), "GET shows the patched record").toEqual(after);
-          } finally {
-            // the next row starts from the base again, whatever this one did
-            current = expectOk(await api.updateAgent(base.id, restore));
-          }
-          expect(current, "the base restored").toEqual({ ...base, updatedAt: current.updatedAt });
-        },
-      );
-    },
-  );
-
   check("update.noop", "{} answers 200 with the record unchanged, updatedAt included", async ({ api, agents }) => {
     const { agent } = await createBase(agents);
     expect(expectOk(await patchOf(api, agent.id, {}))).toEqual(agent);
@@ -165,27 +99,69 @@ describe("PATCH /agents/{agentId}", () => {
 });
 
 /**
+ * One base agent shared by the rows of a table (issue 10 §2: a Create and a Delete per row saved),
+ * made by the first row that runs and deleted after the file; `seen` is the record as last read.
+ */
+function sharedBase() {
+  let shared: { factory: AgentFactory; agent: Agent; restore: UpdateAgentBody; seen: Agent } | undefined;
+  afterAll(async () => {
+    await shared?.factory.cleanup();
+  });
+  return async (api: ServiceClient) => {
+    if (!shared) {
+      const factory = new AgentFactory(api, "table");
+      const { agent, restore } = await createBase(factory);
+      shared = { factory, agent, restore, seen: agent };
+    }
+    return shared;
+  };
+}
+
+/** PROFILE §5 merge patch, one check per row of the table, each from the base record and back to it. */
+describe("PATCH /agents/{agentId} merges", () => {
+  const base = sharedBase();
+  for (const row of boundaries.merge.filter((r) => r.suite !== false))
+    check(
+      ["update.merge-patch", "record.timestamps", "record.token-write-only"],
+      `${row.title}; updatedAt moves, createdAt stays`,
+      async ({ api }) => {
+        const shared = await base(api);
+        const { agent, restore } = shared;
+        const before = shared.seen;
+        try {
+          const after = expectOk(await patchOf(api, agent.id, expandFixture(row.patch, { name: agent.name }))) as Agent;
+          expect(after).toEqual({
+            ...before,
+            ...(expandFixture(row.expect, { name: agent.name }) as JsonObject),
+            updatedAt: after.updatedAt,
+          });
+          expect(after.createdAt, "createdAt never changes").toBe(agent.createdAt);
+          expect(after.updatedAt, "updatedAt changes on an effective update").not.toBe(before.updatedAt);
+          expect(expectOk(await api.getAgent(agent.id)), "GET shows the patched record").toEqual(after);
+        } finally {
+          // the next row starts from the base again, whatever this one did
+          shared.seen = expectOk(await api.updateAgent(agent.id, restore));
+        }
+        expect(shared.seen, "the base restored").toEqual({ ...agent, updatedAt: shared.seen.updatedAt });
+      },
+    );
+});
+
+/**
  * PROFILE §5: a rejected update changes nothing — so the rows share one base agent rather than
  * spend a Create and a Delete each (issue 10 §2); each row reads it back after its patch. The rows
  * of a rule Update shares with Create are exercised here, where the bucket is wide (Update 30 a
  * window, Create 10); create.test.ts sends Create its own rows and a few probes.
  */
 describe("PATCH /agents/{agentId} rejects", () => {
-  let shared: { factory: AgentFactory; agent: Agent; seen: Agent } | undefined;
-  afterAll(async () => {
-    await shared?.factory.cleanup();
-  });
+  const base = sharedBase();
 
   for (const row of boundaries.rejected.filter((r) => suiteEndpoints(r).includes("update")))
     check(
       [...new Set<ClauseId>([row.on.update!, "update.rejected-no-effect"])],
       `${row.title}: 400 naming the field, the record unchanged`,
       async ({ api }) => {
-        if (!shared) {
-          const factory = new AgentFactory(api, "rejected");
-          const { agent } = await createBase(factory);
-          shared = { factory, agent, seen: agent };
-        }
+        const shared = await base(api);
         const { agent, seen } = shared;
         expectInvalid(await patchOf(api, agent.id, expandFixture(row.body, { name: agent.name })), row.fields);
         const after = expectOk(await api.getAgent(agent.id));
