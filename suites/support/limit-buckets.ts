@@ -103,6 +103,48 @@ const PATH_VARIANTS: WhileEmpty = {
   },
 };
 
+/**
+ * PROFILE §3 precedence: with the Update bucket empty, invalid updates get 429 RATE_LIMIT_EXCEEDED
+ * (the limit is checked before the body and the agent), and a missing key still 401.
+ */
+const PRECEDENCE: WhileEmpty = {
+  enabled: true,
+  needs: "",
+  clauses: ["status.precedence"],
+  title: "with it empty, invalid updates get 429 (and a missing key still 401)",
+  run: async ({ api, limited, bucket }) => {
+    const id = bucket.agent!.id;
+    const invalid: Array<{ title: string; send: () => Promise<Result> }> = [
+      { title: "an invalid field", send: () => api.call("updateAgent", { agentId: id, body: { status: "error" }, pace: false }) },
+      { title: "an unknown agent", send: () => api.updateAgent(MISSING_ID, {}, { pace: false }) },
+      { title: "malformed JSON", send: () => api.call("updateAgent", { agentId: id, rawBody: '{"bio": ', pace: false }) },
+      {
+        title: "text/plain",
+        send: () => api.call("updateAgent", { agentId: id, rawBody: "{}", contentType: "text/plain", pace: false }),
+      },
+    ];
+    // a window may roll over between the bucket running dry and the invalid requests: then empty it again
+    for (let attempt = 1; ; attempt++) {
+      const answers: { title: string; res: Result }[] = [];
+      for (const row of invalid) answers.push({ title: row.title, res: await row.send() });
+      const unauthenticated = await api.updateAgent(id, {}, { auth: "none" });
+      const rolled = answers.some(
+        ({ res }) => res.status !== 429 && (res.exchange.rate?.reset ?? 0) > (limited.exchange.rate?.reset ?? Infinity),
+      );
+      if (rolled && attempt < MAX_DRAIN_ATTEMPTS) {
+        limited = await drainBucket(SIZES.updateAgent, bucket.counted);
+        continue;
+      }
+      for (const { title, res } of answers) {
+        expect(res.status, `${title}: status`).toBe(429);
+        expectError(res, "RATE_LIMIT_EXCEEDED");
+      }
+      expectError(unauthenticated, "UNAUTHORIZED");
+      return answers.at(-1)!.res;
+    }
+  },
+};
+
 /** PROFILE §7: endpoint buckets are per key — merged into the Create row when there is a read-only key. */
 export const PER_KEY: WhileEmpty = {
   enabled: HAS_READ_ONLY,
@@ -219,9 +261,11 @@ export const BUCKETS: BucketRow[] = [
     name: "Update",
     size: SIZES.updateAgent,
     clause: "limits.endpoint-bucket",
+    whileEmpty: [PRECEDENCE],
     arrange: async ({ api, agents }) => {
       const agent = await agents.create({ bio: "before" });
       return {
+        agent,
         counted: (pace) => api.updateAgent(agent.id, {}, { pace }),
         effect: (pace) => api.updateAgent(agent.id, { bio: "after" }, { pace }),
         noEffect: async () => {
