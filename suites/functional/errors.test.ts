@@ -1,7 +1,7 @@
-import { afterAll, describe } from "vitest";
+import { describe } from "vitest";
 import type { ApiResult, AuthMode, Exchange, ServiceClient } from "../../src/client/index.js";
-import { type Agent, BODY_LIMIT_BYTES, ENDPOINT_LIST, ENDPOINTS, type EndpointId } from "../../src/contract/index.js";
-import { AgentFactory, check, clientFor, expect, expectError, expectOk, target } from "../support/harness.js";
+import { BODY_LIMIT_BYTES, ENDPOINT_LIST, ENDPOINTS, type EndpointId } from "../../src/contract/index.js";
+import { type AgentFactory, check, expect, expectError, expectOk, sharedAgent } from "../support/harness.js";
 
 /* PROFILE §3 precedence, §7 sizes and content types, §9 routing. */
 
@@ -15,15 +15,7 @@ interface Fixtures {
  * One agent for the rows below, which leave it as it is: made on first use (inside a check, so
  * its exchange is checked too) and deleted after the file. Saves a create per row (PROFILE §7: 10 a window).
  */
-const shared = (() => {
-  const factory = new AgentFactory(clientFor(target.keys.main, "main"), "errors");
-  let agent: Promise<Agent> | undefined;
-  afterAll(() => factory.cleanup());
-  return () => {
-    agent ??= factory.create();
-    return agent;
-  };
-})();
+const shared = sharedAgent("errors");
 
 /** The endpoints with a body, each with a body it would accept. */
 const BODY_ENDPOINTS: Array<{ id: EndpointId; body: (agents: AgentFactory) => Record<string, unknown> }> = [

@@ -7,7 +7,7 @@ import {
   type MessageReply,
   SSE_CONTENT_TYPE,
 } from "../../src/contract/index.js";
-import { type AgentFactory, check, expect, expectError, expectOk, smoke, target } from "../support/harness.js";
+import { type AgentFactory, check, expect, expectError, expectOk, sharedAgent, smoke, target } from "../support/harness.js";
 
 /** PROFILE §5 Send Message with `"stream": true`; §10 `mock-slow`. */
 
@@ -74,6 +74,9 @@ interface PreStreamFault {
   prepare: (agents: AgentFactory) => Promise<{ agentId: string; body: Omit<MessageBody, "stream">; auth?: "none" }>;
 }
 
+/** One agent for the rows refused before the message reaches it (none of them changes it). */
+const idleAgent = sharedAgent("prestream");
+
 const PRE_STREAM_FAULTS: PreStreamFault[] = [
   {
     title: "an unknown agent",
@@ -83,7 +86,7 @@ const PRE_STREAM_FAULTS: PreStreamFault[] = [
   {
     title: "an invalid body",
     code: "INVALID_REQUEST",
-    prepare: async (agents) => ({ agentId: (await agents.create()).id, body: { text: "" } }),
+    prepare: async () => ({ agentId: (await idleAgent()).id, body: { text: "" } }),
   },
   {
     title: "an inactive agent",
@@ -96,7 +99,7 @@ const PRE_STREAM_FAULTS: PreStreamFault[] = [
   {
     title: "no API key",
     code: "UNAUTHORIZED",
-    prepare: async (agents) => ({ agentId: (await agents.create()).id, body: { text: "hello" }, auth: "none" }),
+    prepare: async () => ({ agentId: (await idleAgent()).id, body: { text: "hello" }, auth: "none" }),
   },
 ];
 
@@ -110,8 +113,8 @@ describe("stream: faults found before streaming are JSON errors", () => {
     });
   }
 
-  smoke("message.stream-error", "a key without messages:send → 403 FORBIDDEN as JSON", async ({ agents, readOnlyApi }) => {
-    const agent = await agents.create();
+  smoke("message.stream-error", "a key without messages:send → 403 FORBIDDEN as JSON", async ({ readOnlyApi }) => {
+    const agent = await idleAgent();
     const res = await readOnlyApi.streamMessage(agent.id, { text: "hello" }, { signal: closeGuard() });
     expectError(res, "FORBIDDEN");
     expect({ contentType: mediaTypeOf(res), events: res.events.length }).toEqual({ contentType: JSON_CONTENT_TYPE, events: 0 });

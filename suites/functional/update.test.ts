@@ -117,15 +117,17 @@ function sharedBase() {
   };
 }
 
+/** The merge rows put it back to the base; the rejected rows leave it as it is: one agent for both tables. */
+const tableBase = sharedBase();
+
 /** PROFILE §5 merge patch, one check per row of the table, each from the base record and back to it. */
 describe("PATCH /agents/{agentId} merges", () => {
-  const base = sharedBase();
   for (const row of boundaries.merge.filter((r) => r.suite !== false))
     check(
       ["update.merge-patch", "record.timestamps", "record.token-write-only"],
       `${row.title}; updatedAt moves, createdAt stays`,
       async ({ api }) => {
-        const shared = await base(api);
+        const shared = await tableBase(api);
         const { agent, restore } = shared;
         const before = shared.seen;
         try {
@@ -154,14 +156,12 @@ describe("PATCH /agents/{agentId} merges", () => {
  * window, Create 10); create.test.ts sends Create its own rows and a few probes.
  */
 describe("PATCH /agents/{agentId} rejects", () => {
-  const base = sharedBase();
-
   for (const row of boundaries.rejected.filter((r) => suiteEndpoints(r).includes("update")))
     check(
       [...new Set<ClauseId>([row.on.update!, "update.rejected-no-effect"])],
       `${row.title}: 400 naming the field, the record unchanged`,
       async ({ api }) => {
-        const shared = await base(api);
+        const shared = await tableBase(api);
         const { agent, seen } = shared;
         expectInvalid(await patchOf(api, agent.id, expandFixture(row.body, { name: agent.name })), row.fields);
         const after = expectOk(await api.getAgent(agent.id));

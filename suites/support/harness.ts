@@ -1,5 +1,5 @@
 import { appendFileSync } from "node:fs";
-import { test as base, expect, inject, type TestContext } from "vitest";
+import { afterAll, test as base, expect, inject, type TestContext } from "vitest";
 import { runChecks } from "../../src/checks/run.js";
 import { type ApiResult, type Exchange, RateBudget, ServiceClient, type ServiceClientOptions } from "../../src/client/index.js";
 import {
@@ -223,6 +223,21 @@ export class AgentFactory {
         throw new Error(`cleanup: DELETE ${id} answered ${res.status} ${res.error?.code ?? ""}`);
     }
   }
+}
+
+/**
+ * One agent for the checks of a file that leave it as they found it: made on first use (inside a
+ * check, so its exchange is judged too) and deleted after the file — a Create and a Delete saved
+ * per check (issue 10 §2). Call at the top of a file or describe.
+ */
+export function sharedAgent(label: string, body: Partial<CreateAgentBody> = {}): () => Promise<Agent> {
+  const factory = new AgentFactory(clientFor(target.keys.main, "main"), label);
+  let agent: Promise<Agent> | undefined;
+  afterAll(() => factory.cleanup());
+  return () => {
+    agent ??= factory.create(body);
+    return agent;
+  };
 }
 
 /** Remember a platform token the test sends, so the leak check knows it. */
