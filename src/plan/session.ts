@@ -5,6 +5,9 @@ import { calibrate } from "./calibrate.js";
 import type { FootprintEntry } from "./footprint.js";
 import { formatPlan, formatSeconds, type PlanLimits, planRun, type RunPlan, secondsLeft, withActual } from "./plan.js";
 
+/** The end-of-run sweep's request: one page of the main account's agents (more only if some were left). */
+const SWEEP: FootprintEntry = { check: "run.cleanup", key: "main#0", account: "main", endpoint: "listAgents", counted: true };
+
 /**
  * `verify` against an external target: plan the run before sending anything, show the plan's
  * estimate of the time left as checks finish, and measure the run against the plan's bound.
@@ -21,7 +24,9 @@ export class PlannedRun {
 
   /** Calibrate against an embedded reference shaped like `target`, running the same suites. */
   static async calibrate(target: HarnessTarget, runSuites: (t: HarnessTarget) => Promise<unknown>): Promise<PlannedRun> {
-    const { entries, seconds } = await calibrate({ target, runSuites });
+    const { entries: suites, seconds } = await calibrate({ target, runSuites });
+    // the run ends with the sweep (src/cli/cleanup.ts): it lists the account to prove nothing is left
+    const entries = [...suites, SWEEP];
     const limits = {
       windowSeconds: target.windowSeconds,
       tierLimit: target.tierLimit,
