@@ -71,14 +71,8 @@ class ExchangeLog {
       clockSkewSeconds: CLOCK_SKEW_SECONDS,
       idField: target.idField,
     });
-    // the raw body names the identifier as the target does (PROFILE §11)
-    const data = (ex.response.json as { data?: Record<string, unknown> } | undefined)?.data;
-    const id = data?.[target.idField] ?? data?.id;
-    if (typeof id === "string" && ex.response.status === 201 && endpoint?.id === "createAgent") {
-      ledger({ created: id });
-      this.creates.set(id, evidenceOf(ex));
-    }
-    if (typeof id === "string" && ex.response.status === 200 && endpoint?.id === "deleteAgent") ledger({ deleted: id });
+    const id = createdId(ex);
+    if (id !== undefined) this.creates.set(id, evidenceOf(ex));
     for (const v of found) {
       const key = findingKey(v);
       const seen = this.observations.get(key);
@@ -109,6 +103,28 @@ class ExchangeLog {
 
 function ledger(entry: { created: string } | { deleted: string }): void {
   appendFileSync(target.ledgerFile, `${JSON.stringify(entry)}\n`);
+}
+
+/** The agent a 201 create made, as the target names its identifier (PROFILE §11). */
+function createdId(ex: Exchange): string | undefined {
+  const data = (ex.response.json as { data?: Record<string, unknown> } | undefined)?.data;
+  const id = data?.[target.idField] ?? data?.id;
+  const endpoint = matchEndpoint(ex.request.method, ex.request.url, { baseUrl: target.baseUrl })?.spec.id;
+  return typeof id === "string" && ex.response.status === 201 && endpoint === "createAgent" ? id : undefined;
+}
+
+/**
+ * Every create and delete of the run, inside a check or not (an afterAll deleting a shared agent):
+ * the run's sweep deletes what the ledger says is left, so a delete it missed costs a request.
+ */
+function recordInLedger(ex: Exchange): void {
+  const created = createdId(ex);
+  if (created !== undefined) {
+    ledger({ created });
+    return;
+  }
+  const deleted = matchEndpoint(ex.request.method, ex.request.url, { baseUrl: target.baseUrl });
+  if (deleted?.spec.id === "deleteAgent" && ex.response.status === 200 && deleted.agentId) ledger({ deleted: deleted.agentId });
 }
 
 let currentLog: ExchangeLog | undefined;
@@ -160,6 +176,7 @@ export function clientFor(key: string, account: string, options: Partial<Service
       timeoutMs: (target.messageTimeoutSeconds + 15) * 1000,
       onExchange: (ex) => {
         const auth = ex.request.headers.authorization ?? "";
+        recordInLedger(ex);
         currentLog?.record(ex, /^bearer \*\*\*$/i.test(auth));
         if (target.footprintFile) recordFootprint(ex, key, account);
         for (const observe of observers) observe(ex, key);
