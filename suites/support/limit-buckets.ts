@@ -203,10 +203,11 @@ export const NOT_COUNTED: WhileEmpty = {
   run: async ({ api, bucket }) => {
     const tier = target.tierLimit!;
     for (let attempt = 1; ; attempt++) {
-      // were 429s counted in the account's tier, these alone would empty it
+      // were 429s counted in the account's tier, these alone would empty it; all at once, so the
+      // flood fits in what is left of the window even on a short window and a busy machine
       const flood = await inBatches(
         tier,
-        25,
+        tier,
         () => bucket.counted(false),
         () => false,
       );
@@ -369,13 +370,13 @@ export function bucketChecks({ part, of }: { part: number; of: number }): void {
           for (const row of rows) buckets.push(await row.arrange({ api, agents }));
           // emptied at the same time: each in its own bucket, all of them in one window of the tier
           const limited = await Promise.all(rows.map((row, i) => drainBucket(row.size, buckets[i]!.counted, buckets[i]!.effect)));
+          // row by row, the Delete flood first (it needs most of what is left of the window); a part
+          // that finds its window rolled over empties its bucket again
           for (const [i, row] of rows.entries()) {
             expectEmptyBucket429(limited[i]!, row.size);
             await buckets[i]!.noEffect?.();
-          }
-          // the last arranged first: the Create row's parts right after its drain, the Delete flood after
-          for (const [i, row] of [...rows.entries()].reverse())
             for (const w of alsoOf(row)) limited[i] = await w.run({ api, agents, limited: limited[i]!, bucket: buckets[i]! });
+          }
           for (const res of limited) await waitForRefill(res.exchange);
           for (const [i, row] of rows.entries()) {
             for (const w of alsoOf(row)) await w.afterRefill?.(buckets[i]!);
