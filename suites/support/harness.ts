@@ -35,7 +35,8 @@ declare module "vitest" {
  * This worker's key set: one no other live worker holds, claimed by PID for the run
  * (src/target/key-set-claim.ts); VITEST_POOL_ID repeats across projects of one vitest run.
  */
-const provided = inject("target");
+// mutation mode (issue 11) starts the server in this worker: suites/support/worker-target.ts
+const provided = globalThis.agentHarnessWorkerTarget ?? inject("target");
 export const target: HarnessTarget = workerTarget(
   provided,
   (provided.keyPool?.length ?? 0) > 1 ? claimKeySet(claimDirFor(provided.ledgerFile), provided.keyPool!.length) : 1,
