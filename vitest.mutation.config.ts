@@ -7,13 +7,14 @@ import { CHECK_TAGS } from "./src/plan/profiles.js";
  * worker starts its embedded reference server itself (suites/support/worker-target.ts), so the
  * mutated server runs where Stryker records which test reached which mutant. The server's own
  * unit tests (src/server/*.test.ts) are not here: the score says what the harness catches.
- * The load project runs at the embedded budget (4.5 s), not the real 30 s: a mutant is judged
- * by the same checks in a seventh of the time.
+ * The load project runs its quick scenarios at the embedded budget (4.5 s), not the real 30 s.
  */
-const suite = (name: string, include: string, testTimeout: number) => ({
+const suite = (name: string, include: string, testTimeout: number, groupOrder: number) => ({
   extends: true as const,
   test: {
     name,
+    // functional first: most mutants are killed by a quick functional check, and Stryker bails on the first failure
+    sequence: { groupOrder },
     include: [include],
     setupFiles: ["suites/support/worker-target.ts"],
     pool: "forks" as const,
@@ -30,9 +31,9 @@ export default defineConfig({
     tags: CHECK_TAGS,
     reporters: ["default"],
     projects: [
-      suite("functional", "suites/functional/**/*.test.ts", 60_000),
-      suite("property", "suites/property/**/*.test.ts", 300_000),
-      suite("load", "suites/load/**/*.test.ts", 120_000),
+      suite("functional", "suites/functional/**/*.test.ts", 60_000, 0),
+      suite("property", "suites/property/**/*.test.ts", 300_000, 1),
+      suite("load", "suites/load/quick-*.test.ts", 120_000, 2),
     ],
   },
 });
