@@ -161,6 +161,17 @@ describe("routing (§9)", () => {
     expectError(resultOf(await api.send({ method: "QUERY", path: "/nope" })), "NOT_FOUND");
   });
 
+  // a percent-encoding that does not decode is still a path under {base_url}: routed (404, in the
+  // envelope, after auth), not refused by a framework before any of that (mutation testing, issue 11)
+  for (const path of ["/agents/%zz", "/agents/%E0%A4%A", "/agents%zz"])
+    check(
+      ["routing.variants", "routing.unknown"],
+      `GET ${path} (percent-encoding that does not decode) → 404`,
+      async ({ api }) => {
+        expectError(resultOf(await api.send({ method: "GET", path })), ["NOT_FOUND", "AGENT_NOT_FOUND"]);
+      },
+    );
+
   for (const { method, path, body } of EMPTY_IDS)
     check("routing.empty-id", `${method} ${path} → 404`, async ({ api }) => {
       const ex = await api.send({ method, path, ...(body ? { body } : {}) });
