@@ -48,6 +48,17 @@ describe("PATCH /agents/{agentId}", () => {
     expect(plain).toEqual({ ...merged, bio: "via json", updatedAt: plain.updatedAt });
   });
 
+  // HTTP media types: case-insensitive, optional whitespace before parameters (RFC 9110 §8.3.1)
+  check("update.content-type", "Application/Merge-Patch+JSON ; charset=utf-8 is accepted too", async ({ api, agents }) => {
+    const { agent } = await createBase(agents);
+    const res = await api.updateAgent(
+      agent.id,
+      { bio: "spelled otherwise" },
+      { contentType: "Application/Merge-Patch+JSON ; charset=utf-8" },
+    );
+    expect(expectOk(res)).toEqual({ ...agent, bio: "spelled otherwise", updatedAt: expect.any(String) });
+  });
+
   smoke("update.status", "status alone switches active ↔ inactive, both ways", async ({ api, agents }) => {
     const { agent } = await createBase(agents);
     const config = { ...agent, updatedAt: expect.any(String) };
