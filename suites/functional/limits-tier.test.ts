@@ -1,7 +1,7 @@
 import type { StreamResult } from "../../src/client/index.js";
 import { RATE_LIMITS } from "../../src/contract/index.js";
 import { check, clientFor, expect, expectError, expectOk, HarnessError, target, waitForRefill } from "../support/harness.js";
-import { inBatches, label, type Result } from "../support/limits.js";
+import { inBatches, label, MAX_DRAIN_ATTEMPTS, MISSING_ID, type Result, SIZES } from "../support/limits.js";
 
 /**
  * PROFILE §7 tier and concurrency (§9 path variants under an emptied Create bucket: the Create row of
@@ -90,5 +90,51 @@ check(
     const finished = await Promise.all(streams);
     for (const res of finished) expect(res.done, `${label(res)}: the held stream completed`).toBeDefined();
     expectOk(await api.sendMessage(agent.id, { text: "a slot is free" }, { pace: false }));
+  },
+);
+
+// PROFILE §7: "on a 429 RATE_LIMIT_EXCEEDED from an empty bucket, the empty bucket that refills
+// last". Mutation testing (issue 11) found no check that ever had two buckets empty at once.
+check(
+  ["limits.headers", "limits.tier"],
+  "with the tier and the Create bucket both empty, the 429 describes Create's, whose window opened last",
+  async ({ skip }) => {
+    const tier = target.loadTiers?.tierBurst;
+    if (!target.keys.tierBurst || tier === undefined) return skip("needs a small-tier account of its own (reference targets)");
+    const client = clientFor(target.keys.tierBurst, "tierBurst");
+    for (let attempt = 1; attempt <= MAX_DRAIN_ATTEMPTS; attempt++) {
+      // the tier's window opens with a Get (404: counted, no effect), Create's after it
+      const opener = await client.getAgent(MISSING_ID, { pace: false });
+      expectError(opener, "AGENT_NOT_FOUND");
+      const invalidCreate = (): Promise<Result> => client.call("createAgent", { body: { name: "" }, pace: false });
+      const creates = await inBatches(SIZES.createAgent, 5, invalidCreate, () => false);
+      // the rest of the tier with Gets and Lists, each well inside its own bucket
+      const gets = SIZES.getAgent - 1;
+      const rest = await inBatches(
+        tier - 1 - SIZES.createAgent,
+        10,
+        (i): Promise<Result> =>
+          i < gets ? client.getAgent(MISSING_ID, { pace: false }) : client.listAgents({ limit: 1 }, { pace: false }),
+        () => false,
+      );
+      const tierEmpty = await client.listAgents({ limit: 1 }, { pace: false });
+      const last = await invalidCreate();
+      // a window that ended in the middle leaves a bucket with room: not both empty, try in a fresh window
+      const admitted = [...creates, ...rest].some((r) => r.status === 429) || tierEmpty.status !== 429 || last.status !== 429;
+      if (admitted) {
+        await waitForRefill((last.status === 429 ? last : tierEmpty).exchange);
+        continue;
+      }
+      expectError(tierEmpty, "RATE_LIMIT_EXCEEDED");
+      expect(tierEmpty.exchange.rate?.limit, `${label(tierEmpty)}: the tier is empty`).toBe(tier);
+      expectError(last, "RATE_LIMIT_EXCEEDED");
+      expect(
+        { limit: last.exchange.rate?.limit, remaining: last.exchange.rate?.remaining },
+        `${label(last)}: the Create bucket (it refills last, or with the tier and is the endpoint's)`,
+      ).toEqual({ limit: SIZES.createAgent, remaining: 0 });
+      await waitForRefill(last.exchange);
+      return;
+    }
+    throw new HarnessError(`windows ended mid-burst ${MAX_DRAIN_ATTEMPTS} times: inconclusive`);
   },
 );
