@@ -93,6 +93,56 @@ check(
   },
 );
 
+// PROFILE §7: a slot frees when its client goes away, and it frees one slot: the other nine still
+// count. Mutation testing (issue 11): a gate that forgot every slot of the agent on one release survived.
+check(
+  "limits.concurrency",
+  "with 10 in flight, one client going away frees exactly one slot: one more is admitted, the next → 429",
+  async ({ api, agents, skip }) => {
+    if (!target.referenceFaults) skip("needs --reference-faults (mock-slow)");
+    const agent = await agents.create({ modelSettings: { model: "mock-slow" } });
+    let ended = 0;
+    /** a stream, settled as soon as it is answered: admitted (its first event) or refused */
+    const open = (text: string, signal?: AbortSignal) =>
+      new Promise<{ admitted: boolean; endedAtAnswer: number; stream: Promise<StreamResult> }>((resolve) => {
+        const stream = api.streamMessage(
+          agent.id,
+          { text },
+          { pace: false, ...(signal ? { signal } : {}), onEvent: () => answered(true) },
+        );
+        const answered = (admitted: boolean) => resolve({ admitted, endedAtAnswer: ended, stream });
+        void stream.then(
+          (res) => answered(res.status === 200),
+          () => answered(false),
+        );
+      });
+    const leave = new AbortController();
+    const held = await Promise.all(
+      Array.from({ length: RATE_LIMITS.messageConcurrency }, (_, i) => open(`slot ${i}`, i === 0 ? leave.signal : undefined)),
+    );
+    for (const h of held.slice(1))
+      void h.stream.then(
+        () => ended++,
+        () => ended++,
+      );
+    expect(
+      held.map((h) => h.admitted),
+      "ten streams admitted",
+    ).toEqual(held.map(() => true));
+    leave.abort();
+    // the server frees the slot when it sees the connection close: 429s (counted nowhere) until then
+    let refill = await open("in the freed slot");
+    for (let attempt = 1; !refill.admitted && attempt < 50; attempt++) refill = await open("in the freed slot");
+    expect(refill.admitted, "a stream admitted in the freed slot").toBe(true);
+    const extra = await open("one too many");
+    if (extra.endedAtAnswer > 0) throw new HarnessError(`${extra.endedAtAnswer} held streams had ended: inconclusive`);
+    const refused = await extra.stream;
+    expectError(refused, "RATE_LIMIT_EXCEEDED");
+    expect(refused.exchange.retryAfterSeconds, `${label(refused)}: Retry-After`).toBe(RATE_LIMITS.concurrencyRetryAfterSeconds);
+    await Promise.all([...held.map((h) => h.stream), refill.stream]);
+  },
+);
+
 // PROFILE §7: "on a 429 RATE_LIMIT_EXCEEDED from an empty bucket, the empty bucket that refills
 // last". Mutation testing (issue 11) found no check that ever had two buckets empty at once.
 check(
