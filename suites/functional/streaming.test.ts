@@ -141,4 +141,27 @@ describe("stream: the mock-slow model", () => {
       expect(res.exchange.durationMs, "the stream ends within the time budget").toBeLessThanOrEqual(BUDGET_MS + 1000);
     },
   );
+
+  // PROFILE §5: a failed exchange takes no turn, and one whose client went away before done never
+  // replied. Mutation testing (issue 11): a server that let it run on, handing it the turn, survived.
+  check(
+    ["message.turn", "reference.mock-models"],
+    "a client that goes away mid-stream takes no turn: the conversation's next exchange is turn 1",
+    async ({ api, agents, skip }) => {
+      if (!target.referenceFaults) skip("needs --reference-faults");
+      const agent = await agents.create({ modelSettings: { model: "mock-slow" } });
+      const leave = new AbortController();
+      const gone = await api.streamMessage(
+        agent.id,
+        { text: "going away", userId: "u-gone" },
+        { signal: AbortSignal.any([leave.signal, closeGuard()]), onEvent: (e) => e.event === "delta" && leave.abort() },
+      );
+      expect({ aborted: gone.aborted, done: gone.done }, "the client left after the first delta").toEqual({
+        aborted: true,
+        done: undefined,
+      });
+      const next = expectOk(await api.sendMessage(agent.id, { text: "still here", userId: "u-gone" }));
+      expect(next.turn, "the turn of the conversation's next exchange").toBe(1);
+    },
+  );
 });
