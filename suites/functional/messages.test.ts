@@ -172,4 +172,32 @@ describe("POST /agents/{agentId}/messages: conversations", () => {
       expect(second).toEqual(first);
     },
   );
+
+  // Mutation testing (issue 11): a server that let two exchanges of one conversation run at once
+  // made both replies for the same turn, while numbering them 1 and 2; no check saw it.
+  check(
+    ["reference.deterministic", "message.turn"],
+    "two messages sent at once in one conversation: turns 1 and 2, each the reply its turn gives in order",
+    async ({ api, agents, skip }) => {
+      if (!target.referenceFaults) skip("needs --reference-faults (mock-slow)");
+      const agent = await agents.create({ modelSettings: { model: "mock-slow" } });
+      const texts = ["first", "second"];
+      const together = (
+        await Promise.all(texts.map((text) => api.sendMessage(agent.id, { text, userId: "u-together" }, { pace: false })))
+      ).map((res, i) => ({ text: texts[i]!, reply: expectOk(res) }));
+      together.sort((a, b) => a.reply.turn - b.reply.turn);
+      expect(
+        together.map((t) => t.reply.turn),
+        "the turns of the two",
+      ).toEqual([1, 2]);
+      // the same texts one after the other, in the order the service took them
+      for (const { text, reply } of together) {
+        const inOrder = expectOk(await api.sendMessage(agent.id, { text, userId: "u-in-order" }));
+        expect({ turn: inOrder.turn, text: inOrder.text }, `"${text}" at turn ${reply.turn}`).toEqual({
+          turn: reply.turn,
+          text: reply.text,
+        });
+      }
+    },
+  );
 });
