@@ -4,6 +4,7 @@ import type { ServiceClient } from "../../src/client/index.js";
 import { type Agent, type ClauseId, type CreateAgentBody, PLATFORMS, type UpdateAgentBody } from "../../src/contract/index.js";
 import { expandFixture, loadFixture } from "../support/fixtures.js";
 import { AgentFactory, check, expect, expectError, expectInvalid, expectOk, smoke, target } from "../support/harness.js";
+import { CLOCK_SKEW_SECONDS } from "../support/limits.js";
 
 type JsonObject = Record<string, unknown>;
 
@@ -46,6 +47,20 @@ describe("PATCH /agents/{agentId}", () => {
     });
     const plain = expectOk(await api.updateAgent(agent.id, { bio: "via json" }, { contentType: "application/json" }));
     expect(plain).toEqual({ ...merged, bio: "via json", updatedAt: plain.updatedAt });
+  });
+
+  // Mutation testing (issue 11): an updatedAt that moved by 1 ms from the last one on each update,
+  // whatever the time, survived every check; it is the time of the update (within the clock skew).
+  check("record.timestamps", "updatedAt is the time of the update that changed something", async ({ api, agents }) => {
+    const { agent } = await createBase(agents);
+    const skewMs = CLOCK_SKEW_SECONDS * 1000;
+    for (const bio of ["first change", "second change", "third change"]) {
+      const res = await api.updateAgent(agent.id, { bio });
+      const updatedAt = Date.parse(expectOk(res).updatedAt);
+      // whole milliseconds on the wire: the answer may round the send time down
+      expect(updatedAt, `updatedAt after "${bio}"`).toBeGreaterThanOrEqual(Math.floor(res.exchange.sentAt) - skewMs);
+      expect(updatedAt, `updatedAt after "${bio}"`).toBeLessThanOrEqual(res.exchange.receivedAt + skewMs + 1000);
+    }
   });
 
   // HTTP media types: case-insensitive, optional whitespace before parameters (RFC 9110 §8.3.1)
