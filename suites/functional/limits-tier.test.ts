@@ -129,6 +129,8 @@ check(
       held.map((h) => h.admitted),
       "ten streams admitted",
     ).toEqual(held.map(() => true));
+    // the slots hold Send Message only: the agent's other endpoints answer as usual
+    expect(expectOk(await api.getAgent(agent.id, { pace: false })).id, "GET of the agent with 10 in flight").toBe(agent.id);
     leave.abort();
     // the server frees the slot when it sees the connection close: 429s (counted nowhere) until then
     let refill = await open("in the freed slot");
