@@ -190,3 +190,26 @@ check(
     throw new HarnessError(`windows ended mid-burst ${MAX_DRAIN_ATTEMPTS} times: inconclusive`);
   },
 );
+
+// PROFILE §7: the tier is per account. Mutation testing (issue 11): one tier bucket shared by every
+// account survived, since each account that emptied it had the smallest tier of the run.
+check("limits.tier", "another account's 100 requests leave the small-tier account's tier untouched", async ({ api, skip }) => {
+  const tier = target.loadTiers?.tierBurst;
+  if (!target.keys.tierBurst || tier === undefined) return skip("needs a small-tier account of its own (reference targets)");
+  const gets = SIZES.getAgent - 1;
+  const others = await inBatches(
+    tier,
+    10,
+    (i): Promise<Result> =>
+      i < gets ? api.getAgent(MISSING_ID, { pace: false }) : api.listAgents({ limit: 1 }, { pace: false }),
+    () => false,
+  );
+  const refused = others.find((r) => r.status === 429);
+  if (refused) {
+    // the main account's own buckets ran out (a deployment's small tier): nothing to conclude
+    await waitForRefill(refused.exchange);
+    return skip("the main account could not send 100 requests in one window");
+  }
+  const small = await clientFor(target.keys.tierBurst, "tierBurst").getAgent(MISSING_ID, { pace: false });
+  expectError(small, "AGENT_NOT_FOUND");
+});
