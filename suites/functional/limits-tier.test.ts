@@ -177,6 +177,13 @@ check(
         await waitForRefill((last.status === 429 ? last : tierEmpty).exchange);
         continue;
       }
+      // the Lists came last: the tier ran down below the List bucket, so their headers describe the tier
+      const lists = rest.slice(gets).filter((r) => r.exchange.rate?.remaining !== undefined);
+      const lastList = lists.reduce((a, b) => (b.exchange.rate!.remaining! < a.exchange.rate!.remaining! ? b : a));
+      expect(
+        { limit: lastList.exchange.rate?.limit, remaining: lastList.exchange.rate?.remaining },
+        `${label(lastList)}: the headers of the ${tier}th request describe the tier (the fewest left)`,
+      ).toEqual({ limit: tier, remaining: 0 });
       expectError(tierEmpty, "RATE_LIMIT_EXCEEDED");
       expect(tierEmpty.exchange.rate?.limit, `${label(tierEmpty)}: the tier is empty`).toBe(tier);
       expectError(last, "RATE_LIMIT_EXCEEDED");
