@@ -1,5 +1,13 @@
 import type { StreamResult } from "../client/index.js";
-import { type ClauseId, ENDPOINTS, HEADERS, MESSAGE_TIMING, RATE_LIMITS, type RateLimitedEndpoint } from "../contract/index.js";
+import {
+  type ClauseId,
+  ENDPOINTS,
+  type EndpointId,
+  HEADERS,
+  MESSAGE_TIMING,
+  RATE_LIMITS,
+  type RateLimitedEndpoint,
+} from "../contract/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { burst, type LoadRequest, shoot } from "./burst.js";
 import {
@@ -725,18 +733,22 @@ async function throughput(ctx: ScenarioContext): Promise<void> {
   const seconds = Math.max(2, Math.min(4, ctx.target.windowSeconds * 1.5));
   const connections = 8;
   const created: string[] = [];
-  const shapes: Array<{ request: LoadRequest; size: number; uniqueIds?: boolean }> = [
-    { request: { method: "GET", path: `/agents/${agent.id}` }, size: SIZES.getAgent },
-    { request: { method: "GET", path: "/agents?limit=5" }, size: SIZES.listAgents },
-    { request: { method: "PATCH", path: `/agents/${agent.id}`, body: { bio: "throughput" } }, size: SIZES.updateAgent },
-    { request: message(agent.id, { text: "throughput" }), size: ENDPOINTS.sendMessage.bucket.size },
+  // each endpoint's own bucket, as the contract's endpoint table says (PROFILE §7)
+  const shapes: Array<{ endpoint: EndpointId; request: LoadRequest; uniqueIds?: boolean }> = [
+    { endpoint: "getAgent", request: { method: "GET", path: `/agents/${agent.id}` } },
+    { endpoint: "listAgents", request: { method: "GET", path: "/agents?limit=5" } },
+    { endpoint: "updateAgent", request: { method: "PATCH", path: `/agents/${agent.id}`, body: { bio: "throughput" } } },
+    { endpoint: "sendMessage", request: message(agent.id, { text: "throughput" }) },
     {
+      endpoint: "createAgent",
       request: { method: "POST", path: "/agents", body: { name: `${ctx.name("burst")}-[<id>]` } },
-      size: SIZES.createAgent,
       uniqueIds: true,
     },
   ];
+
   for (const shape of shapes) {
+    const { bucket } = ENDPOINTS[shape.endpoint];
+    const clause: ClauseId = bucket.kind === "agentMessages" ? "limits.agent-bucket" : "limits.endpoint-bucket";
     const perWindow = new Map<number, number>();
     await shoot({
       ...ctx.generator(key),
@@ -746,7 +758,7 @@ async function throughput(ctx: ScenarioContext): Promise<void> {
       uniqueIds: shape.uniqueIds ?? false,
       onResponse: (r) => {
         const rate = rateOf(r);
-        if (r.status !== 429 && rate?.limit === shape.size) perWindow.set(rate.reset, (perWindow.get(rate.reset) ?? 0) + 1);
+        if (r.status !== 429 && rate?.limit === bucket.size) perWindow.set(rate.reset, (perWindow.get(rate.reset) ?? 0) + 1);
         const id = dataFieldOf(r, ctx.target.idField);
         if (r.status === 201 && typeof id === "string") {
           created.push(id);
@@ -766,12 +778,10 @@ async function throughput(ctx: ScenarioContext): Promise<void> {
     if (ctx.target.windowSeconds >= 1)
       for (const [reset, count] of perWindow)
         ctx.recorder.expect(
-          count <= shape.size,
-          ENDPOINTS.sendMessage.method === shape.request.method && shape.request.path.endsWith("/messages")
-            ? "limits.agent-bucket"
-            : "limits.endpoint-bucket",
+          count <= bucket.size,
+          clause,
           "throughput",
-          `${shape.request.method} ${shape.request.path.split("?")[0]}: at most ${shape.size} admitted in the window ending ${reset}`,
+          `${shape.request.method} ${shape.request.path.split("?")[0]}: at most ${bucket.size} admitted in the window ending ${reset}`,
           () => `${count} admitted`,
         );
     if (ctx.signal.aborted) return;
