@@ -51,7 +51,9 @@ export interface BucketState {
   resetAt: number;
 }
 
-type Admission = { admitted: true; headers: BucketState } | { admitted: false; headers: BucketState; retryAfterSeconds: number };
+/** An admitted request's buckets are described when its answer leaves (the guard's onSend), not here. */
+type Admission = { readonly admitted: true } | { admitted: false; headers: BucketState; retryAfterSeconds: number };
+const ADMITTED: Admission = { admitted: true };
 
 /**
  * PROFILE §7 buckets. `admit` counts one request in every bucket it belongs to, or in none
@@ -78,43 +80,46 @@ export class RateLimiter {
     return w;
   }
 
-  private state(ref: RateBucket, now: number): BucketState {
-    const w = this.current(ref.key, now);
-    return w
-      ? { size: ref.size, remaining: Math.max(0, ref.size - w.count), resetAt: w.resetAt }
-      : { size: ref.size, remaining: ref.size, resetAt: now + this.windowMs };
-  }
-
-  /** The first bucket is the endpoint's own: it wins ties when choosing which to report. */
+  /**
+   * The first bucket is the endpoint's own: it wins ties when choosing which to report. Runs on
+   * every request: plain loops, and no object but the answer of a 429 (issue 9 §3).
+   */
   admit(buckets: readonly RateBucket[]): Admission {
     const now = this.clock.now();
     this.sweep(now);
-    const windows = buckets.map((b) => this.current(b.key, now));
     // the empty bucket that refills last, so Retry-After and X-RateLimit-Reset agree
     let last: BucketState | undefined;
-    buckets.forEach((b, i) => {
-      const resetAt = windows[i]?.resetAt ?? now + this.windowMs;
-      if ((windows[i]?.count ?? 0) >= b.size && (!last || resetAt > last.resetAt)) last = { size: b.size, remaining: 0, resetAt };
-    });
+    for (const b of buckets) {
+      const w = this.current(b.key, now);
+      const resetAt = w?.resetAt ?? now + this.windowMs;
+      if ((w?.count ?? 0) >= b.size && (!last || resetAt > last.resetAt)) last = { size: b.size, remaining: 0, resetAt };
+    }
     // Retry-After: whole seconds until that bucket refills, at least 1
     if (last) return { admitted: false, headers: last, retryAfterSeconds: Math.max(1, Math.ceil((last.resetAt - now) / 1000)) };
-    buckets.forEach((b, i) => {
-      const w = windows[i];
+    for (const b of buckets) {
+      const w = this.windows.get(b.key); // current() above dropped the windows that had ended
       if (w) w.count++;
       else this.windows.set(b.key, { count: 1, resetAt: now + this.windowMs });
-    });
-    return { admitted: true, headers: this.tightest(buckets, now) };
+    }
+    return ADMITTED;
   }
 
   /** The state of the bucket with the fewest remaining requests, the first on a tie. */
   tightest(buckets: readonly RateBucket[], now = this.clock.now()): BucketState {
-    let best: BucketState | undefined;
+    let best: RateBucket | undefined;
+    let bestRemaining = 0;
+    let bestResetAt = 0;
     for (const b of buckets) {
-      const s = this.state(b, now);
-      if (!best || s.remaining < best.remaining) best = s;
+      const w = this.current(b.key, now);
+      const remaining = w ? Math.max(0, b.size - w.count) : b.size;
+      if (!best || remaining < bestRemaining) {
+        best = b;
+        bestRemaining = remaining;
+        bestResetAt = w ? w.resetAt : now + this.windowMs;
+      }
     }
     if (!best) throw new Error("no bucket");
-    return best;
+    return { size: best.size, remaining: bestRemaining, resetAt: bestResetAt };
   }
 
   /** Drop windows that have ended, at most once per window length. */

@@ -77,12 +77,16 @@ function agentView(a: StoredAgent): Agent {
   return a.view;
 }
 
-/** Agents as JSON text, serialised once per view; an agent a fault made up is serialised anew. */
+/**
+ * The PROFILE §2 success envelope around one agent as JSON text, built once per view and kept
+ * flat (one string, not a concatenation node V8 would flatten on every send); an agent a fault
+ * made up is serialised anew.
+ */
 const serialised = new WeakMap<Agent, string>();
-export function agentJson(agent: Agent): string {
+export function agentEnvelopeJson(agent: Agent): string {
   const known = serialised.get(agent);
   if (known !== undefined) return known;
-  const json = JSON.stringify(agent);
+  const json = JSON.stringify({ success: true, data: agent });
   serialised.set(agent, json);
   return json;
 }

@@ -14,6 +14,10 @@ const BEARER = /^bearer[ ]+(\S+)\s*$/i;
  * then, once (a stream, which skips onSend, describes them when it opens).
  */
 export function installGuard(app: FastifyInstance, ctx: ServerContext): void {
+  // declared up front, so every request object has the same shape from its start: a property
+  // added per request would move each one through V8's map transitions (issue 9 §3)
+  app.decorateRequest("principal");
+  app.decorateRequest("rateBuckets");
   // callback hooks: no promise per request; a hook that answers does not call done (fastify's rule)
   app.addHook("onRequest", (req, reply, done) => {
     if (admit(ctx, req, reply)) done();
@@ -41,9 +45,9 @@ function admit(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply): bo
   const endpoint = config?.endpoint ? ENDPOINTS[config.endpoint] : undefined;
   const agentId = agentIdParam(req);
   const buckets = ctx.seam.rateBuckets(rateBucketsOf(principal, endpoint, agentId), principal, req);
-  const agentKey = agentSlotKey(principal, agentId);
+  const agentKey = endpoint?.id === "sendMessage" ? agentSlotKey(principal, agentId) : undefined;
 
-  if (endpoint?.id === "sendMessage" && !ctx.gate.available(agentKey)) {
+  if (agentKey !== undefined && !ctx.gate.available(agentKey)) {
     setRateHeaders(reply, ctx.limiter.tightest(buckets));
     reply.header(HEADERS.retryAfter, String(RATE_LIMITS.concurrencyRetryAfterSeconds));
     sendError(reply, "RATE_LIMIT_EXCEEDED", "Too many messages in flight for this agent");
@@ -59,7 +63,7 @@ function admit(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply): bo
     return false;
   }
   // PROFILE §7: a slot frees when the exchange ends: reply sent, stream closed or client gone
-  const release = endpoint?.id === "sendMessage" ? ctx.gate.tryAcquire(agentKey) : undefined;
+  const release = agentKey !== undefined ? ctx.gate.tryAcquire(agentKey) : undefined;
   if (release) reply.raw.once("close", release);
 
   if (endpoint && !principal.permissions.has(endpoint.permission)) {

@@ -2,14 +2,11 @@ import type { FastifyPluginAsync, FastifyReply } from "fastify";
 import { type Agent, detailsFromIssues, ENDPOINTS, listQuerySchema } from "../../contract/index.js";
 import type { ServerContext } from "../context.js";
 import { agentIdParam, agentNotFound, invalidFields, parseJsonBody, route, sendError } from "../http.js";
-import { agentJson } from "../store.js";
+import { agentEnvelopeJson } from "../store.js";
 
 /** PROFILE §2 success envelope around one agent, whose JSON text the store keeps until it changes. */
 const sendAgent = (reply: FastifyReply, agent: Agent, status = 200) =>
-  reply
-    .code(status)
-    .type("application/json; charset=utf-8")
-    .send(`{"success":true,"data":${agentJson(agent)}}`);
+  reply.code(status).type("application/json; charset=utf-8").send(agentEnvelopeJson(agent));
 
 /** PROFILE §5 Create, List, Get, Update, Delete: a fastify plugin, registered with the server's context. */
 export const agentRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (app, { ctx: { store } }) => {
