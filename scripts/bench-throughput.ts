@@ -5,13 +5,18 @@
  *     large tier) and on POST /v1/agents (create),
  *   - a plain node:http server answering the very same bytes (status, headers, body),
  *   - autocannon's own ceiling against a raw TCP responder (no HTTP parsing on the server).
- * Each server runs alone in its own process; autocannon drives it from this one. Prints the
- * medians, each server's CPU time per request (from /proc: what req/s tends to on a busy
- * machine) and the ratios; the last line is `ratio GET agent ÷ node:http: 0.NN` (scripts read it).
+ * Each server runs alone in its own process; autocannon drives it from this one. On Linux with
+ * `taskset`, the generator is pinned to the first CPU and every server to the second, so each
+ * side gets the same core and the scheduler never puts a server and autocannon on one core.
+ * Each round measures every side once, back to back; a ratio is taken within each round (the
+ * two sides ran seconds apart, under the same neighbours) and the headline is the median of
+ * those per-round ratios, with their range. Also printed: each server's CPU time per request
+ * (from /proc: what req/s tends to on a busy machine). The last line is
+ * `ratio GET agent ÷ node:http: 0.NN` (scripts read it).
  *
- *   npm run bench -- [--seconds 3] [--rounds 3] [--connections 32] [--cpu-prof DIR]
+ *   npm run bench -- [--seconds 2] [--rounds 7] [--connections 32] [--no-pin] [--cpu-prof DIR]
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,15 +26,38 @@ import { PERMISSIONS } from "../src/contract/index.js";
 
 const { values } = parseArgs({
   options: {
-    seconds: { type: "string", default: "3" },
-    rounds: { type: "string", default: "3" },
+    seconds: { type: "string", default: "2" },
+    rounds: { type: "string", default: "7" },
     connections: { type: "string", default: "32" },
+    "no-pin": { type: "boolean", default: false },
     "cpu-prof": { type: "string" },
   },
 });
 const duration = Number(values.seconds);
 const rounds = Number(values.rounds);
 const connections = Number(values.connections);
+for (const [flag, n] of [
+  ["--seconds", duration],
+  ["--rounds", rounds],
+  ["--connections", connections],
+] as const)
+  if (!Number.isFinite(n) || n <= 0 || (flag !== "--seconds" && !Number.isInteger(n))) {
+    console.error(`bench: ${flag} must be a positive ${flag === "--seconds" ? "number" : "integer"}`);
+    process.exit(2);
+  }
+
+/**
+ * Pin the generator (this process) to CPU 0 and the servers to CPU 1 where `taskset` exists and
+ * the machine has two CPUs or more: the same core for every side, and never one core for a
+ * server and autocannon together.
+ */
+const pinned =
+  !values["no-pin"] &&
+  process.platform === "linux" &&
+  (await import("node:os")).availableParallelism() >= 2 &&
+  spawnSync("taskset", ["-a", "-pc", "0", String(process.pid)], { stdio: "ignore" }).status === 0;
+const serverCommand = (args: string[]): [string, string[]] =>
+  pinned ? ["taskset", ["-c", "1", process.execPath, ...args]] : [process.execPath, args];
 
 /** A node:http server replaying one recorded answer per route (same status, headers, body). */
 const REPLAY_SERVER = `
@@ -57,7 +85,9 @@ require("node:net").createServer((socket) => {
 
 /** Start a server process and resolve its base URL from the ready line. */
 function start(args: string[], env: Record<string, string> = {}): Promise<{ baseUrl: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...env } });
+  const [command, argv] = serverCommand(args);
+  // taskset execs node in its own process, so the child's PID is the server's (for /proc)
+  const child = spawn(command, argv, { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...env } });
   return new Promise((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (chunk: Buffer) => {
@@ -168,14 +198,17 @@ const sides = {
 type Side = keyof typeof sides;
 
 console.log(
-  `autocannon: ${duration} s per side, ${rounds} interleaved rounds, ${connections} connections, node ${process.version}`,
+  `autocannon: ${duration} s per side, ${rounds} interleaved rounds, ${connections} connections, node ${process.version}, ` +
+    (pinned ? "generator pinned to CPU 0, servers to CPU 1" : "not pinned"),
 );
 const samples = new Map<Side, number[]>();
 const cpuSamples = new Map<Side, number[]>();
 const serverOf = (side: Side) => (side.startsWith("reference") ? ref : side.startsWith("node:http") ? replay : raw);
+const order = Object.keys(sides) as Side[];
 for (let round = 1; round <= rounds; round++) {
-  for (const [name, shape] of Object.entries(sides) as [Side, Shape][]) {
-    const { rps, non2xx, cpuUs } = await measure(shape, serverOf(name).child.pid);
+  // every other round runs the sides in reverse, so neither side of a pair always goes first
+  for (const name of round % 2 ? order : [...order].reverse()) {
+    const { rps, non2xx, cpuUs } = await measure(sides[name], serverOf(name).child.pid);
     samples.set(name, [...(samples.get(name) ?? []), rps]);
     if (cpuUs !== undefined) cpuSamples.set(name, [...(cpuSamples.get(name) ?? []), cpuUs]);
     const cpu = cpuUs !== undefined ? `  server CPU ${cpuUs.toFixed(1)} µs/req` : "";
@@ -188,21 +221,34 @@ await Promise.all([stop(ref.child), stop(replay.child), stop(raw.child)]);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 const m = (side: Side) => median(samples.get(side) ?? []);
+/** The ratio of two sides within each round (measured back to back): median, lowest and highest. */
+function paired(top: Side, bottom: Side, from = samples) {
+  const t = from.get(top) ?? [];
+  const b = from.get(bottom) ?? [];
+  const ratios = t.map((x, i) => x / (b[i] ?? Number.NaN)).filter(Number.isFinite);
+  const text = (x: number) => x.toFixed(2);
+  return {
+    median: median(ratios),
+    range: ratios.length ? `${text(Math.min(...ratios))}–${text(Math.max(...ratios))} over ${ratios.length} rounds` : "no rounds",
+  };
+}
 console.log("");
-for (const side of Object.keys(sides) as Side[]) console.log(`median ${side.padEnd(48)} ${m(side).toFixed(0).padStart(8)} req/s`);
-for (const side of Object.keys(sides) as Side[])
+for (const side of order) console.log(`median ${side.padEnd(48)} ${m(side).toFixed(0).padStart(8)} req/s`);
+for (const side of order)
   if (cpuSamples.has(side))
     console.log(`median CPU ${side.padEnd(48)} ${median(cpuSamples.get(side)!).toFixed(1).padStart(8)} µs/req (server)`);
-const cpuOf = (side: Side) => median(cpuSamples.get(side) ?? []);
-if (cpuSamples.size)
+const GET_REF = "reference GET /v1/agents/{id} (auth + buckets)";
+const GET_NODE = "node:http GET, the same bytes";
+if (cpuSamples.size) {
+  const cpu = paired(GET_NODE, GET_REF, cpuSamples);
   console.log(
-    `ratio CPU per GET node:http ÷ reference: ${(cpuOf("node:http GET, the same bytes") / cpuOf("reference GET /v1/agents/{id} (auth + buckets)")).toFixed(2)} (what req/s tends to when the machine is busy)`,
+    `ratio CPU per GET node:http ÷ reference: ${cpu.median.toFixed(2)} (${cpu.range}; what req/s tends to when the machine is busy)`,
   );
-const ceiling = m("raw TCP responder (autocannon's ceiling)");
-console.log(`ratio node:http ÷ autocannon ceiling: ${(m("node:http GET, the same bytes") / ceiling).toFixed(2)}`);
-console.log(
-  `ratio create ÷ node:http:          ${(m("reference POST /v1/agents (create)") / m("node:http POST, the same bytes")).toFixed(2)}`,
-);
-console.log(
-  `ratio GET agent ÷ node:http: ${(m("reference GET /v1/agents/{id} (auth + buckets)") / m("node:http GET, the same bytes")).toFixed(2)}`,
-);
+}
+const ceiling = paired(GET_NODE, "raw TCP responder (autocannon's ceiling)");
+console.log(`ratio node:http ÷ autocannon ceiling: ${ceiling.median.toFixed(2)} (${ceiling.range})`);
+const create = paired("reference POST /v1/agents (create)", "node:http POST, the same bytes");
+console.log(`ratio create ÷ node:http:          ${create.median.toFixed(2)} (${create.range})`);
+const get = paired(GET_REF, GET_NODE);
+console.log(`ratio GET agent ÷ node:http, per round: ${get.range}`);
+console.log(`ratio GET agent ÷ node:http: ${get.median.toFixed(2)}`);
