@@ -9,7 +9,17 @@ import {
   HEADERS,
   LIST_LIMITS,
 } from "../../src/contract/index.js";
-import { type AgentFactory, check, expect, expectError, expectOk, HarnessError, smoke, target } from "../support/harness.js";
+import {
+  type AgentFactory,
+  check,
+  clientFor,
+  expect,
+  expectError,
+  expectOk,
+  HarnessError,
+  smoke,
+  target,
+} from "../support/harness.js";
 
 /* PROFILE §6 authentication, permissions, isolation and keys. */
 
@@ -188,6 +198,23 @@ describe("isolation between accounts", () => {
       }
       expect(listed, "the other account's listing").not.toContain(agent.id);
       expect(expectOk(await api.getAgent(agent.id)), "the agent after the other account's requests").toEqual(agent);
+    },
+  );
+
+  // PROFILE §5 from an account that has never had an agent. Mutation testing (issue 11): a store that
+  // looked such an account up unguarded on DELETE (a 500) survived: every account of the run had
+  // created an agent before its first DELETE.
+  check(
+    ["agent.not-found", "get.not-found"],
+    "an account that has never had an agent gets 404 AGENT_NOT_FOUND on every path of an unknown id",
+    async ({ agents, skip }) => {
+      // a target the harness started has an account no check creates in; a deployment's other
+      // account may hold agents, and the 404s hold all the same
+      const key = target.keys.agentless ?? target.keys.otherAccount;
+      if (!key) return skip("needs --other-account-key");
+      const agentless = clientFor(key, target.keys.agentless ? "agentless" : "other");
+      for (const endpoint of PATHS)
+        expectError(await callAs(agentless, endpoint, { agentId: FAKE_ID, agents }), "AGENT_NOT_FOUND");
     },
   );
 });

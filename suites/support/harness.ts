@@ -156,9 +156,11 @@ const KEY_VARIABLE = {
   readOnly: "AGENT_API_READ_ONLY_KEY",
   otherAccount: "AGENT_API_OTHER_ACCOUNT_KEY",
   quota: "AGENT_API_QUOTA_KEY",
+  // a deployment is given no key of an account without agents: its other account's stands in
+  agentless: "AGENT_API_OTHER_ACCOUNT_KEY",
 } as const;
 const keyVariableOf = (key: string): keyof typeof KEY_VARIABLE | undefined =>
-  (["readOnly", "otherAccount", "quota"] as const).find((role) => target.keys[role] === key);
+  (["readOnly", "otherAccount", "quota", "agentless"] as const).find((role) => target.keys[role] === key);
 
 /** A client for one of the run's keys; every response it sees goes through every check. */
 export function clientFor(key: string, account: string, options: Partial<ServiceClientOptions> = {}): ServiceClient {
