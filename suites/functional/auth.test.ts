@@ -9,17 +9,7 @@ import {
   HEADERS,
   LIST_LIMITS,
 } from "../../src/contract/index.js";
-import {
-  type AgentFactory,
-  check,
-  clientFor,
-  expect,
-  expectError,
-  expectOk,
-  HarnessError,
-  smoke,
-  target,
-} from "../support/harness.js";
+import { type AgentFactory, check, expect, expectError, expectOk, HarnessError, smoke, target } from "../support/harness.js";
 
 /* PROFILE §6 authentication, permissions, isolation and keys. */
 
@@ -207,14 +197,11 @@ describe("isolation between accounts", () => {
   check(
     ["agent.not-found", "get.not-found"],
     "an account that has never had an agent gets 404 AGENT_NOT_FOUND on every path of an unknown id",
-    async ({ agents, skip }) => {
-      // a target the harness started has an account no check creates in; a deployment's other
-      // account may hold agents, and the 404s hold all the same
-      const key = target.keys.agentless ?? target.keys.otherAccount;
-      if (!key) return skip("needs --other-account-key");
-      const agentless = clientFor(key, target.keys.agentless ? "agentless" : "other");
+    // a target the harness started has an account no check creates in; a deployment's other account
+    // may hold agents, and the 404s hold all the same
+    async ({ agentlessApi, agents }) => {
       for (const endpoint of PATHS)
-        expectError(await callAs(agentless, endpoint, { agentId: FAKE_ID, agents }), "AGENT_NOT_FOUND");
+        expectError(await callAs(agentlessApi, endpoint, { agentId: FAKE_ID, agents }), "AGENT_NOT_FOUND");
     },
   );
 });

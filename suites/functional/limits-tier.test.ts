@@ -46,8 +46,7 @@ check(
   "limits.concurrency",
   "with 10 messages in flight to one agent the 11th → 429 with Retry-After: 1; an ended exchange frees its slot",
   async ({ api, agents, skip }) => {
-    if (!target.referenceFaults) skip("needs --reference-faults (mock-slow)");
-    const agent = await agents.create({ modelSettings: { model: "mock-slow" } });
+    const agent = await agents.withMockModel("mock-slow", skip);
     let ended = 0;
     const streams: Promise<StreamResult>[] = [];
     const inFlight: Promise<void>[] = [];
@@ -99,8 +98,7 @@ check(
   "limits.concurrency",
   "with 10 in flight, one client going away frees exactly one slot: one more is admitted, the next → 429",
   async ({ api, agents, skip }) => {
-    if (!target.referenceFaults) skip("needs --reference-faults (mock-slow)");
-    const agent = await agents.create({ modelSettings: { model: "mock-slow" } });
+    const agent = await agents.withMockModel("mock-slow", skip);
     let ended = 0;
     /** a stream, settled as soon as it is answered: admitted (its first event) or refused */
     const open = (text: string, signal?: AbortSignal) =>

@@ -226,6 +226,15 @@ export class AgentFactory {
     }
   }
 
+  /**
+   * An agent of a PROFILE §10 mock model. A target that is not reference-compatible would answer
+   * that model like any other: there the check is skipped, naming the flag.
+   */
+  async withMockModel(model: "mock-slow" | "mock-error" | "mock-timeout", skip: (note: string) => never): Promise<Agent> {
+    if (!target.referenceFaults) skip(`needs --reference-faults (${model})`);
+    return this.create({ modelSettings: { model } });
+  }
+
   track(id: string): void {
     this.made.push(id);
   }
@@ -303,6 +312,8 @@ interface Fixtures {
   readOnlyApi: ServiceClient;
   otherApi: ServiceClient;
   quotaApi: ServiceClient;
+  /** an account no check creates an agent in (a target the harness started); on a deployment, the other account */
+  agentlessApi: ServiceClient;
   agents: AgentFactory;
 }
 
@@ -347,6 +358,11 @@ export const test = base.extend<Fixtures>({
   readOnlyApi: optionalClient("readOnly", "--read-only-key", "main"),
   otherApi: optionalClient("otherAccount", "--other-account-key", "other"),
   quotaApi: optionalClient("quota", "--quota-key", "quota"),
+  agentlessApi: async ({ conformance: _c, skip }, use) => {
+    const key = target.keys.agentless ?? target.keys.otherAccount;
+    if (!key) skip("needs --other-account-key");
+    await use(clientFor(key!, target.keys.agentless ? "agentless" : "other"));
+  },
   agents: async ({ api, task }, use) => {
     const factory = new AgentFactory(api, task.id.replace(/[^A-Za-z0-9]/g, "").slice(-8));
     await use(factory);
