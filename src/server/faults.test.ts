@@ -271,6 +271,11 @@ const PROBES: Record<string, Probe> = {
     expected: 403,
     probe: async (s) => (await s.call("DELETE", `/v1/agents/${seedOne(s).id}`, { key: KEYS.readOnly })).status,
   },
+  "delete-account-unguarded": {
+    expected: 404,
+    // a fresh server: the other account has never created an agent
+    probe: async (s) => (await s.call("DELETE", "/v1/agents/agt_missing", { key: KEYS.other })).status,
+  },
   "delete-without-deleted-flag": {
     expected: true,
     probe: async (s) => dataOf(await s.call("DELETE", `/v1/agents/${seedOne(s).id}`)).deleted,

@@ -19,6 +19,12 @@ export interface HarnessTarget {
     /** a key of an account with a small message quota — enables the quota check */
     quota?: string;
     /**
+     * a key (all four permissions) of an account no check ever creates an agent in, on reference
+     * targets the harness starts: a request there meets an account the server has never stored an
+     * agent for (mutation testing, issue 11: an unguarded lookup of such an account survived)
+     */
+    agentless?: string;
+    /**
      * every key of the main account with all four permissions, `main` first (`--api-key` given
      * several times): the checks take them in turn, so per-key buckets are spread over them
      */
@@ -129,7 +135,8 @@ export const LOAD_TIERS = { load: 1_000_000, tierBurst: 100 } as const;
 
 /**
  * The accounts and keys a full verification needs: main, read-only, another account, a quota
- * account, the load scenarios' two accounts and the property suites' account — one such set per
+ * account, an account that never gets an agent, the load scenarios' accounts and the property
+ * suites' account — one such set per
  * worker, each its own accounts.
  */
 export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys: HarnessTarget["keys"][] } {
@@ -145,6 +152,7 @@ export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys:
       readOnly: newApiKey(),
       otherAccount: newApiKey(),
       quota: newApiKey(),
+      agentless: newApiKey(),
       load: newApiKey(),
       tierBurst: newApiKey(),
       loadQuota: newApiKey(),
@@ -152,7 +160,7 @@ export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys:
     };
     const [main, other, quota] = [`acct_main${suffix}`, `acct_other${suffix}`, `acct_quota${suffix}`] as const;
     const [load, tierBurst, property] = [`acct_load${suffix}`, `acct_tier_burst${suffix}`, `acct_property${suffix}`] as const;
-    const loadQuota = `acct_load_quota${suffix}`;
+    const [loadQuota, agentless] = [`acct_load_quota${suffix}`, `acct_agentless${suffix}`] as const;
     file.accounts.push(
       { id: main, tierLimit: plan.tierLimit, messageQuota: null },
       { id: other, tierLimit: plan.tierLimit, messageQuota: null },
@@ -161,6 +169,7 @@ export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys:
       { id: tierBurst, tierLimit: LOAD_TIERS.tierBurst, messageQuota: null },
       { id: loadQuota, tierLimit: plan.tierLimit, messageQuota: plan.quota },
       { id: property, tierLimit: PROPERTY_ACCOUNT.tierLimit, messageQuota: null },
+      { id: agentless, tierLimit: plan.tierLimit, messageQuota: null },
     );
     file.keys.push(
       ...mainKeys.map((key) => ({ key, account: main, permissions: [...PERMISSIONS] })),
@@ -168,6 +177,7 @@ export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys:
       { key: keys.readOnly, account: main, permissions: ["agents:read"] },
       { key: keys.otherAccount, account: other, permissions: [...PERMISSIONS] },
       { key: keys.quota, account: quota, permissions: [...PERMISSIONS] },
+      { key: keys.agentless, account: agentless, permissions: [...PERMISSIONS] },
       { key: keys.load, account: load, permissions: [...PERMISSIONS] },
       { key: keys.tierBurst, account: tierBurst, permissions: [...PERMISSIONS] },
       { key: keys.loadQuota, account: loadQuota, permissions: [...PERMISSIONS] },

@@ -190,6 +190,20 @@ describe("isolation between accounts", () => {
       expect(expectOk(await api.getAgent(agent.id)), "the agent after the other account's requests").toEqual(agent);
     },
   );
+
+  // PROFILE §5 from an account that has never had an agent. Mutation testing (issue 11): a store that
+  // looked such an account up unguarded on DELETE (a 500) survived: every account of the run had
+  // created an agent before its first DELETE.
+  check(
+    ["agent.not-found", "get.not-found"],
+    "an account that has never had an agent gets 404 AGENT_NOT_FOUND on every path of an unknown id",
+    // a target the harness started has an account no check creates in; a deployment's other account
+    // may hold agents, and the 404s hold all the same
+    async ({ agentlessApi, agents }) => {
+      for (const endpoint of PATHS)
+        expectError(await callAs(agentlessApi, endpoint, { agentId: FAKE_ID, agents }), "AGENT_NOT_FOUND");
+    },
+  );
 });
 
 describe("keys never appear in a response", () => {

@@ -46,8 +46,7 @@ check(
   "limits.concurrency",
   "with 10 messages in flight to one agent the 11th → 429 with Retry-After: 1; an ended exchange frees its slot",
   async ({ api, agents, skip }) => {
-    if (!target.referenceFaults) skip("needs --reference-faults (mock-slow)");
-    const agent = await agents.create({ modelSettings: { model: "mock-slow" } });
+    const agent = await agents.withMockModel("mock-slow", skip);
     let ended = 0;
     const streams: Promise<StreamResult>[] = [];
     const inFlight: Promise<void>[] = [];
@@ -99,8 +98,7 @@ check(
   "limits.concurrency",
   "with 10 in flight, one client going away frees exactly one slot: one more is admitted, the next → 429",
   async ({ api, agents, skip }) => {
-    if (!target.referenceFaults) skip("needs --reference-faults (mock-slow)");
-    const agent = await agents.create({ modelSettings: { model: "mock-slow" } });
+    const agent = await agents.withMockModel("mock-slow", skip);
     let ended = 0;
     /** a stream, settled as soon as it is answered: admitted (its first event) or refused */
     const open = (text: string, signal?: AbortSignal) =>
@@ -146,55 +144,71 @@ check(
 );
 
 // PROFILE §7: "on a 429 RATE_LIMIT_EXCEEDED from an empty bucket, the empty bucket that refills
-// last". Mutation testing (issue 11) found no check that ever had two buckets empty at once.
+// last" and "the endpoint's bucket on a tie". Mutation testing (issue 11) found no check that ever had
+// two buckets empty at once, nor one where the endpoint's bucket and the tier tied.
 check(
   ["limits.headers", "limits.tier"],
-  "with the tier and the Create bucket both empty, the 429 describes Create's, whose window opened last",
+  "with the tier and the Create bucket both empty, the 429 describes Create's: its window opened last, or with the tier's (a tie)",
   async ({ skip }) => {
     const tier = target.loadTiers?.tierBurst;
     if (!target.keys.tierBurst || tier === undefined) return skip("needs a small-tier account of its own (reference targets)");
     const client = clientFor(target.keys.tierBurst, "tierBurst");
-    for (let attempt = 1; attempt <= MAX_DRAIN_ATTEMPTS; attempt++) {
-      // the tier's window opens with a Get (404: counted, no effect), Create's after it
-      const opener = await client.getAgent(MISSING_ID, { pace: false });
-      expectError(opener, "AGENT_NOT_FOUND");
-      const invalidCreate = (): Promise<Result> => client.call("createAgent", { body: { name: "" }, pace: false });
-      const creates = await inBatches(SIZES.createAgent, 5, invalidCreate, () => false);
-      // the rest of the tier with Gets and Lists, each well inside its own bucket
-      const gets = SIZES.getAgent - 1;
-      const rest = await inBatches(
-        tier - 1 - SIZES.createAgent,
+    const invalidCreate = (): Promise<Result> => client.call("createAgent", { body: { name: "" }, pace: false });
+    const creates = () => inBatches(SIZES.createAgent, 5, invalidCreate, () => false);
+    // the rest of the tier: Gets (a 404 is counted, no effect) and Lists, each well inside its own bucket
+    const gets = SIZES.getAgent - 1;
+    const others = () =>
+      inBatches(
+        tier - SIZES.createAgent,
         10,
         (i): Promise<Result> =>
           i < gets ? client.getAgent(MISSING_ID, { pace: false }) : client.listAgents({ limit: 1 }, { pace: false }),
         () => false,
       );
-      const tierEmpty = await client.listAgents({ limit: 1 }, { pace: false });
-      const last = await invalidCreate();
-      // a window that ended in the middle leaves a bucket with room: not both empty, try in a fresh window
-      const admitted = [...creates, ...rest].some((r) => r.status === 429) || tierEmpty.status !== 429 || last.status !== 429;
-      if (admitted) {
-        await waitForRefill((last.status === 429 ? last : tierEmpty).exchange);
-        continue;
+    // 1. Gets and Lists open the tier's window and leave it Create's size: each create then leaves both
+    //    buckets as many requests (a tie: the endpoint's is described), and Create's window opens last.
+    // 2. The first create opens both windows (phase 1 waited both out): they refill in the same millisecond.
+    for (const createsFirst of [false, true]) {
+      let done = false;
+      for (let attempt = 1; attempt <= MAX_DRAIN_ATTEMPTS && !done; attempt++) {
+        const made = createsFirst ? await creates() : [];
+        const rest = await others();
+        if (!createsFirst) made.push(...(await creates()));
+        const tierEmpty = await client.listAgents({ limit: 1 }, { pace: false });
+        const last = await invalidCreate();
+        // a window that ended in the middle leaves a bucket with room: not both empty, try in a fresh window
+        const admitted = [...made, ...rest].some((r) => r.status === 429) || tierEmpty.status !== 429 || last.status !== 429;
+        if (admitted) {
+          await waitForRefill((last.status === 429 ? last : tierEmpty).exchange);
+          continue;
+        }
+        // after 59 Gets the tier has fewer left than the List bucket: the Lists' headers describe the tier
+        const lists = rest.slice(gets).filter((r) => r.exchange.rate?.remaining !== undefined);
+        const lastList = lists.reduce((a, b) => (b.exchange.rate!.remaining! < a.exchange.rate!.remaining! ? b : a));
+        const leftAfterLists = createsFirst ? 0 : SIZES.createAgent;
+        expect(
+          { limit: lastList.exchange.rate?.limit, remaining: lastList.exchange.rate?.remaining },
+          `${label(lastList)}: the headers of the ${tier - leftAfterLists}th request describe the tier (the fewest left)`,
+        ).toEqual({ limit: tier, remaining: leftAfterLists });
+        if (!createsFirst)
+          for (const res of made)
+            expect(
+              res.exchange.rate?.limit,
+              `${label(res)}: Create and the tier have as many left; the headers describe the endpoint's bucket`,
+            ).toBe(SIZES.createAgent);
+        expectError(tierEmpty, "RATE_LIMIT_EXCEEDED");
+        expect(tierEmpty.exchange.rate?.limit, `${label(tierEmpty)}: the tier is empty`).toBe(tier);
+        expectError(last, "RATE_LIMIT_EXCEEDED");
+        expect(
+          { limit: last.exchange.rate?.limit, remaining: last.exchange.rate?.remaining },
+          `${label(last)}: the Create bucket (it refills last, or with the tier and is the endpoint's)`,
+        ).toEqual({ limit: SIZES.createAgent, remaining: 0 });
+        // both windows end by Create's reset: the next phase opens fresh ones
+        await waitForRefill(last.exchange);
+        done = true;
       }
-      // the Lists came last: the tier ran down below the List bucket, so their headers describe the tier
-      const lists = rest.slice(gets).filter((r) => r.exchange.rate?.remaining !== undefined);
-      const lastList = lists.reduce((a, b) => (b.exchange.rate!.remaining! < a.exchange.rate!.remaining! ? b : a));
-      expect(
-        { limit: lastList.exchange.rate?.limit, remaining: lastList.exchange.rate?.remaining },
-        `${label(lastList)}: the headers of the ${tier}th request describe the tier (the fewest left)`,
-      ).toEqual({ limit: tier, remaining: 0 });
-      expectError(tierEmpty, "RATE_LIMIT_EXCEEDED");
-      expect(tierEmpty.exchange.rate?.limit, `${label(tierEmpty)}: the tier is empty`).toBe(tier);
-      expectError(last, "RATE_LIMIT_EXCEEDED");
-      expect(
-        { limit: last.exchange.rate?.limit, remaining: last.exchange.rate?.remaining },
-        `${label(last)}: the Create bucket (it refills last, or with the tier and is the endpoint's)`,
-      ).toEqual({ limit: SIZES.createAgent, remaining: 0 });
-      await waitForRefill(last.exchange);
-      return;
+      if (!done) throw new HarnessError(`windows ended mid-burst ${MAX_DRAIN_ATTEMPTS} times: inconclusive`);
     }
-    throw new HarnessError(`windows ended mid-burst ${MAX_DRAIN_ATTEMPTS} times: inconclusive`);
   },
 );
 

@@ -179,8 +179,7 @@ describe("POST /agents/{agentId}/messages: conversations", () => {
     ["reference.deterministic", "message.turn"],
     "two messages sent at once in one conversation: turns 1 and 2, each the reply its turn gives in order",
     async ({ api, agents, skip }) => {
-      if (!target.referenceFaults) skip("needs --reference-faults (mock-slow)");
-      const agent = await agents.create({ modelSettings: { model: "mock-slow" } });
+      const agent = await agents.withMockModel("mock-slow", skip);
       const texts = ["first", "second"];
       const together = (
         await Promise.all(texts.map((text) => api.sendMessage(agent.id, { text, userId: "u-together" }, { pace: false })))

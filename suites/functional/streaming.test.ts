@@ -126,8 +126,7 @@ describe("stream: the mock-slow model", () => {
     ["reference.mock-models", "message.stream"],
     "mock-slow streams ≥ 20 deltas spread over time, done within the budget",
     async ({ api, agents, skip }) => {
-      if (!target.referenceFaults) skip("needs --reference-faults");
-      const agent = await agents.create({ modelSettings: { model: "mock-slow" } });
+      const agent = await agents.withMockModel("mock-slow", skip);
       const res = await api.streamMessage(agent.id, { text: "take your time" }, { signal: closeGuard() });
       expectCompleteStream(res);
       const deltas = res.events.filter((e) => e.event === "delta");
@@ -148,8 +147,7 @@ describe("stream: the mock-slow model", () => {
     ["message.turn", "reference.mock-models"],
     "a client that goes away mid-stream takes no turn: the conversation's next exchange is turn 1",
     async ({ api, agents, skip }) => {
-      if (!target.referenceFaults) skip("needs --reference-faults");
-      const agent = await agents.create({ modelSettings: { model: "mock-slow" } });
+      const agent = await agents.withMockModel("mock-slow", skip);
       const leave = new AbortController();
       const gone = await api.streamMessage(
         agent.id,

@@ -3,7 +3,7 @@ import { type AgentBoundaries, suiteEndpoints } from "../../fixtures/expand.js";
 import type { ServiceClient } from "../../src/client/index.js";
 import { type Agent, type ClauseId, type CreateAgentBody, PLATFORMS, type UpdateAgentBody } from "../../src/contract/index.js";
 import { expandFixture, loadFixture } from "../support/fixtures.js";
-import { AgentFactory, check, expect, expectError, expectInvalid, expectOk, smoke, target } from "../support/harness.js";
+import { AgentFactory, check, expect, expectError, expectInvalid, expectOk, smoke } from "../support/harness.js";
 import { CLOCK_SKEW_SECONDS } from "../support/limits.js";
 
 type JsonObject = Record<string, unknown>;
@@ -84,8 +84,7 @@ describe("PATCH /agents/{agentId}", () => {
   });
 
   check("update.status", "from error, status alone goes to inactive or to active", async ({ api, agents, skip }) => {
-    if (!target.referenceFaults) skip("needs a reference-compatible target (--reference-faults) for the mock-error model");
-    const agent = await agents.create({ modelSettings: { model: "mock-error" } });
+    const agent = await agents.withMockModel("mock-error", skip);
     /** PROFILE §5 / §10: a model failure puts the agent in `error`. */
     const fail = async () => {
       expectError(await api.sendMessage(agent.id, { text: "fail, please" }), "MODEL_ERROR");

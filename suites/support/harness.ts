@@ -156,9 +156,11 @@ const KEY_VARIABLE = {
   readOnly: "AGENT_API_READ_ONLY_KEY",
   otherAccount: "AGENT_API_OTHER_ACCOUNT_KEY",
   quota: "AGENT_API_QUOTA_KEY",
+  // a deployment is given no key of an account without agents: its other account's stands in
+  agentless: "AGENT_API_OTHER_ACCOUNT_KEY",
 } as const;
 const keyVariableOf = (key: string): keyof typeof KEY_VARIABLE | undefined =>
-  (["readOnly", "otherAccount", "quota"] as const).find((role) => target.keys[role] === key);
+  (["readOnly", "otherAccount", "quota", "agentless"] as const).find((role) => target.keys[role] === key);
 
 /** A client for one of the run's keys; every response it sees goes through every check. */
 export function clientFor(key: string, account: string, options: Partial<ServiceClientOptions> = {}): ServiceClient {
@@ -222,6 +224,15 @@ export class AgentFactory {
       // the check's setup, not its subject: a defect here blocks the check (issue 7)
       throw new Blocked(`setup: could not create an agent: ${(err as Error).message.split("\n", 1)[0]}`);
     }
+  }
+
+  /**
+   * An agent of a PROFILE §10 mock model. A target that is not reference-compatible would answer
+   * that model like any other: there the check is skipped, naming the flag.
+   */
+  async withMockModel(model: "mock-slow" | "mock-error" | "mock-timeout", skip: (note: string) => never): Promise<Agent> {
+    if (!target.referenceFaults) skip(`needs --reference-faults (${model})`);
+    return this.create({ modelSettings: { model } });
   }
 
   track(id: string): void {
@@ -301,6 +312,8 @@ interface Fixtures {
   readOnlyApi: ServiceClient;
   otherApi: ServiceClient;
   quotaApi: ServiceClient;
+  /** an account no check creates an agent in (a target the harness started); on a deployment, the other account */
+  agentlessApi: ServiceClient;
   agents: AgentFactory;
 }
 
@@ -345,6 +358,11 @@ export const test = base.extend<Fixtures>({
   readOnlyApi: optionalClient("readOnly", "--read-only-key", "main"),
   otherApi: optionalClient("otherAccount", "--other-account-key", "other"),
   quotaApi: optionalClient("quota", "--quota-key", "quota"),
+  agentlessApi: async ({ conformance: _c, skip }, use) => {
+    const key = target.keys.agentless ?? target.keys.otherAccount;
+    if (!key) skip("needs --other-account-key");
+    await use(clientFor(key!, target.keys.agentless ? "agentless" : "other"));
+  },
   agents: async ({ api, task }, use) => {
     const factory = new AgentFactory(api, task.id.replace(/[^A-Za-z0-9]/g, "").slice(-8));
     await use(factory);

@@ -203,6 +203,17 @@ export const AGENTS_FAULTS: FaultRecord = {
       return p && { ...p, permissions: new Set([...p.permissions, "agents:delete" as const]) };
     });
   }),
+  "delete-account-unguarded": fault(
+    "agent.not-found",
+    "a DELETE from an account that has never had an agent answers 500 (an unguarded lookup)",
+    (_app, ctx) => {
+      const accounts = trackAccounts(ctx.store);
+      wrap(ctx.store, "delete", (orig) => (accountId, id) => {
+        if (!accounts.has(accountId)) throw new TypeError("Cannot read properties of undefined (reading 'delete')");
+        return orig(accountId, id);
+      });
+    },
+  ),
   "delete-without-deleted-flag": fault("delete.ok", "DELETE answers data {id} without deleted: true", (app) => {
     rewriteJson(app, (body, req, reply) => {
       if (endpointOf(req) === "deleteAgent" && reply.statusCode === 200 && isObj(body.data)) delete body.data.deleted;
