@@ -2,31 +2,17 @@ import { describe, expect, test } from "vitest";
 import { sampleRun } from "../report/test-support.js";
 import { renderLoadHtml } from "./charts.js";
 import { runScenario } from "./run.js";
-import { deploymentAt } from "./test-support.js";
+import { answer, deploymentAt, observing, recordingScenario } from "./test-support.js";
+
+const target = deploymentAt("http://127.0.0.1:9/v1", { windowSeconds: 2 });
 
 describe("the load report", () => {
   test("is named after the load command and carries the charts inline (no CDN)", async () => {
-    const target = deploymentAt("http://127.0.0.1:9/v1", { windowSeconds: 2 });
-    // a scenario that only records answers: a 200 and a 429 a second later
-    const report = await runScenario(target, {
-      id: "chart",
-      title: "a chart",
-      clauses: ["limits.429"],
-      estimateSeconds: () => 1,
-      run: async (ctx) => {
-        const at = ctx.recorder.startedAt;
-        const answer = {
-          method: "GET",
-          url: "http://127.0.0.1:9/v1/agents",
-          endpoint: "GET /agents",
-          headers: {},
-          bodyText: "",
-          json: undefined,
-        };
-        ctx.recorder.observe({ ...answer, status: 200, receivedAt: at + 10, latencyMs: 3 });
-        ctx.recorder.observe({ ...answer, status: 429, receivedAt: at + 1010, latencyMs: 1 });
-      },
-    });
+    // a 200 and a 429 a second later
+    const report = await runScenario(
+      target,
+      recordingScenario(observing((at) => [answer(200, 3, at + 10), answer(429, 1, at + 1010)])),
+    );
     expect(report.statusPerSecond).toEqual([
       { second: 0, statuses: { "200": 1 } },
       { second: 1, statuses: { "429": 1 } },
@@ -35,5 +21,37 @@ describe("the load report", () => {
     expect(html).toContain("<h1>agent-harness load ");
     expect(html).toContain("<svg");
     expect(html).not.toMatch(/<script[^>]+src=|https?:\/\/cdn/);
+  });
+
+  test("admitted and refused latencies have a panel and table rows each, with their counts and the scenario's note", async () => {
+    const report = await runScenario(
+      target,
+      recordingScenario(
+        observing((at) => [
+          ...Array.from({ length: 4 }, (_, i) => answer(200, 5, at + i)),
+          ...Array.from({ length: 36 }, (_, i) => answer(429, 0.1, at + i)),
+        ]),
+        { note: "the 429s are intended", judged: true },
+      ),
+    );
+    const html = renderLoadHtml(sampleRun(), { target, scenarios: [report], thresholds: [] });
+    const panels = [...html.matchAll(/<figcaption>([^<]*latency[^<]*)<\/figcaption><svg.*?<\/svg>/g)];
+    expect(panels.map((p) => p[1])).toEqual([
+      "recorded: latency of 2xx admitted answers by percentile (HDR)",
+      "recorded: latency of 429 refused answers by percentile (HDR)",
+    ]);
+    // the 2xx panel's line is the 5 ms answers alone; the refusals are dashed in their own panel
+    expect(panels[0]?.[0]).toContain("GET /agents (p99 5.00, n 4)");
+    expect(panels[0]?.[0]).not.toContain("stroke-dasharray");
+    expect(panels[1]?.[0]).toContain("GET /agents (p99 0.10, n 36)");
+    expect(panels[1]?.[0]).toContain("stroke-dasharray");
+    const rows = [...html.matchAll(/<tr class="outcome-[^"]+">(.*?)<\/tr>/g)].map((m) =>
+      [...(m[1] ?? "").matchAll(/<td>([^<]*)<\/td>/g)].map((c) => c[1]),
+    );
+    expect(rows).toEqual([
+      ["GET /agents", "2xx admitted", "4 (10.0%)", "5.00", "5.00", "5.00", "5.00"],
+      ["GET /agents", "429 refused", "36 (90.0%)", "0.10", "0.10", "0.10", "0.10"],
+    ]);
+    expect(html).toContain("Latency, per endpoint and outcome: the 429s are intended.");
   });
 });

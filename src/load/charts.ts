@@ -1,5 +1,5 @@
 import { escapeHtml, type ReportOptions, type RunResult, renderHtml } from "../report/index.js";
-import type { HistogramSummary } from "./recorder.js";
+import { type HistogramSummary, OUTCOME_LABEL, OUTCOMES } from "./recorder.js";
 import type { ScenarioReport } from "./run.js";
 
 /** What the charts read of a load run (load.json). */
@@ -33,11 +33,19 @@ function niceMax(v: number): number {
   return ([1, 2, 5, 10].find((m) => m * p >= v) ?? 10) * p;
 }
 
+/** One line of an HDR chart: its colour (the endpoint's, the same in every panel), dashed for refusals. */
+export interface HdrSeries {
+  name: string;
+  h: HistogramSummary;
+  color?: string;
+  dashed?: boolean;
+}
+
 /**
  * The HDR percentile plot: x is the percentile on the usual log scale (1 / (1 − p): 90%, 99%,
- * 99.9% …), y the latency in ms; one line per series.
+ * 99.9% …), y the latency in ms; one line per series, its legend with the answers it rests on.
  */
-export function hdrChart(title: string, series: Array<{ name: string; h: HistogramSummary }>): string {
+export function hdrChart(title: string, series: HdrSeries[]): string {
   const usable = series.filter((s) => s.h.count > 0 && s.h.distribution.length > 1);
   if (!usable.length) return "";
   const xOf = (p: number) => Math.log10(1 / (1 - Math.min(p, 99.999) / 100));
@@ -60,8 +68,9 @@ export function hdrChart(title: string, series: Array<{ name: string; h: Histogr
   const lines = usable
     .map((s, i) => {
       const pts = s.h.distribution.map((d) => `${px(d.percentile).toFixed(1)},${py(d.ms).toFixed(1)}`).join(" ");
-      const color = COLORS[i % COLORS.length];
-      return `<polyline points="${pts}" fill="none" stroke="${color}" stroke-width="2"/><rect x="${W - PAD.right + 10}" y="${PAD.top + i * 16}" width="10" height="10" fill="${color}"/><text x="${W - PAD.right + 24}" y="${PAD.top + i * 16 + 9}">${escapeHtml(s.name)} (p99 ${fmt(s.h.percentiles.p99 ?? 0)})</text>`;
+      const color = s.color ?? COLORS[i % COLORS.length];
+      const dash = s.dashed ? ' stroke-dasharray="5 3"' : "";
+      return `<polyline points="${pts}" fill="none" stroke="${color}" stroke-width="2"${dash}/><line x1="${W - PAD.right + 8}" x2="${W - PAD.right + 22}" y1="${PAD.top + i * 16 + 5}" y2="${PAD.top + i * 16 + 5}" stroke="${color}" stroke-width="3"${dash}/><text x="${W - PAD.right + 26}" y="${PAD.top + i * 16 + 9}">${escapeHtml(s.name)} (p99 ${fmt(s.h.percentiles.p99 ?? 0)}, n ${s.h.count})</text>`;
     })
     .join("");
   return `<figure><figcaption>${escapeHtml(title)}</figcaption><svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${escapeHtml(title)}">${ticksY}${ticksX}${lines}<text x="${(W - PAD.right + PAD.left) / 2}" y="${H - 6}" text-anchor="middle">percentile</text><text x="12" y="${H / 2}" transform="rotate(-90 12 ${H / 2})" text-anchor="middle">ms</text></svg></figure>`;
@@ -109,14 +118,40 @@ export function timelineChart(title: string, rows: ScenarioReport["statusPerSeco
   return `<figure><figcaption>${escapeHtml(title)}</figcaption><svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${escapeHtml(title)}">${ticksY}${bars}${ticksX}${legend}<text x="${(W - PAD.right + PAD.left) / 2}" y="${H - 6}" text-anchor="middle">seconds since the scenario started</text><text x="12" y="${H / 2}" transform="rotate(-90 12 ${H / 2})" text-anchor="middle">answers / s</text></svg></figure>`;
 }
 
+/** Per endpoint, one row per outcome: the admitted work's figures never mixed with the refusals'. */
 function latencyTable(r: ScenarioReport): string {
   const rows = Object.entries(r.latency)
-    .map(
-      ([ep, h]) =>
-        `<tr><td>${escapeHtml(ep)}</td><td>${h.count}</td><td>${fmt(h.percentiles.p50 ?? 0)}</td><td>${fmt(h.percentiles.p90 ?? 0)}</td><td>${fmt(h.percentiles.p99 ?? 0)}</td><td>${fmt(h.maxMs)}</td></tr>`,
-    )
+    .flatMap(([ep, byOutcome]) => {
+      const total = OUTCOMES.reduce((n, o) => n + (byOutcome[o]?.count ?? 0), 0);
+      return OUTCOMES.flatMap((o) => {
+        const h = byOutcome[o];
+        if (!h) return [];
+        const share = total ? ` (${((h.count / total) * 100).toFixed(1)}%)` : "";
+        return [
+          `<tr class="outcome-${o}"><td>${escapeHtml(ep)}</td><td>${OUTCOME_LABEL[o]}</td><td>${h.count}${share}</td><td>${fmt(h.percentiles.p50 ?? 0)}</td><td>${fmt(h.percentiles.p90 ?? 0)}</td><td>${fmt(h.percentiles.p99 ?? 0)}</td><td>${fmt(h.maxMs)}</td></tr>`,
+        ];
+      });
+    })
     .join("");
-  return `<table><thead><tr><th>endpoint</th><th>answers</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return `<table class="latency"><thead><tr><th>endpoint</th><th>outcome</th><th>answers</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+/**
+ * The latency charts of a scenario: one HDR panel per outcome (each on its own scale: the 429s
+ * are answered at once), an endpoint in the same colour in every panel, refusals dashed.
+ */
+function latencyCharts(r: ScenarioReport): string {
+  const endpoints = Object.keys(r.latency);
+  const colorOf = (ep: string) => COLORS[endpoints.indexOf(ep) % COLORS.length];
+  return OUTCOMES.map((o) =>
+    hdrChart(
+      `${r.id}: latency of ${OUTCOME_LABEL[o]} answers by percentile (HDR)`,
+      endpoints.flatMap((ep) => {
+        const h = r.latency[ep]?.[o];
+        return h ? [{ name: ep, h, color: colorOf(ep), dashed: o !== "2xx" }] : [];
+      }),
+    ),
+  ).join("");
 }
 
 const CHART_STYLE = `
@@ -135,12 +170,7 @@ export function loadSection(run: LoadRunView): string {
   const parts = ordered.map((r) => {
     const charts = [
       timelineChart(`${r.id}: statuses per second`, r.statusPerSecond),
-      Object.keys(r.latency).length
-        ? hdrChart(
-            `${r.id}: latency by percentile (HDR)`,
-            Object.entries(r.latency).map(([name, h]) => ({ name, h })),
-          )
-        : "",
+      latencyCharts(r),
       r.streams
         ? hdrChart(`${r.id}: stream timings by percentile (TTFB, first delta, gaps between deltas, total)`, [
             { name: "TTFB", h: r.streams.ttfb },
@@ -158,6 +188,7 @@ export function loadSection(run: LoadRunView): string {
 <p class="note">${r.conformance.responses} answers in ${(r.durationMs / 1000).toFixed(1)} s (${r.rps}/s); response-level checks on ${escapeHtml(r.conformance.sampling)} (${(r.conformance.share * 100).toFixed(1)}%).</p>
 <p class="${r.generator.saturated ? "saturated" : "note"}">Generator: ${escapeHtml(r.generator.note)}.</p>
 ${r.message ? `<p class="note">${escapeHtml(r.message)}</p>` : ""}
+${Object.keys(r.latency).length ? `<p class="note">Latency, per endpoint and outcome: ${escapeHtml(r.latencyNote)}${r.latencyJudged ? "" : " (latency thresholds do not judge these figures)"}.</p>` : ""}
 ${r.findings.length ? `<ul>${r.findings.map((f) => `<li>[${escapeHtml(f.clause)}] ${escapeHtml(f.check)}: expected ${escapeHtml(f.expected)}; received ${escapeHtml(f.received)} (×${f.occurrences})</li>`).join("")}</ul>` : ""}
 ${streams}<div class="charts">${charts}</div>${Object.keys(r.latency).length ? latencyTable(r) : ""}</div>`;
   });

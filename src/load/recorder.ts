@@ -44,6 +44,27 @@ export function summarizeHistogram(h: hdr.Histogram): HistogramSummary {
   };
 }
 
+/**
+ * What kind of answer a latency figure rests on. A rate-limited answer (429) costs the target
+ * little and comes back at once, so mixed with the admitted ones it would pull every percentile
+ * down: latency is kept, reported and judged per endpoint and per outcome.
+ */
+export const OUTCOMES = ["2xx", "429", "other"] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+export const OUTCOME_LABEL: Record<Outcome, string> = {
+  "2xx": "2xx admitted",
+  "429": "429 refused",
+  other: "other statuses",
+};
+
+export function outcomeOf(status: number): Outcome {
+  return status >= 200 && status < 300 ? "2xx" : status === 429 ? "429" : "other";
+}
+
+/** One endpoint's latency, one summary per outcome seen. */
+export type LatencyByOutcome = Partial<Record<Outcome, HistogramSummary>>;
+
 /** One answer the generator received, as the scenarios and the checks read it. */
 export interface LoadResponse {
   method: string;
@@ -96,7 +117,8 @@ export interface GeneratorHealth {
  */
 export class LoadRecorder {
   readonly startedAt = Date.now();
-  readonly latency = new Map<string, hdr.Histogram>();
+  /** endpoint label → outcome → histogram (µs) */
+  readonly latency = new Map<string, Map<Outcome, hdr.Histogram>>();
   /** second since start → status → count */
   readonly statusPerSecond = new Map<number, Map<number, number>>();
   readonly streams = {
@@ -123,13 +145,19 @@ export class LoadRecorder {
     this.loopDelay.enable();
   }
 
-  /** Record one answer: its latency per endpoint and its status in the timeline. */
+  /** Record one answer: its latency per endpoint and outcome, and its status in the timeline. */
   observe(res: LoadResponse): void {
     this.responses++;
-    let h = this.latency.get(res.endpoint);
+    let byOutcome = this.latency.get(res.endpoint);
+    if (!byOutcome) {
+      byOutcome = new Map();
+      this.latency.set(res.endpoint, byOutcome);
+    }
+    const outcome = outcomeOf(res.status);
+    let h = byOutcome.get(outcome);
     if (!h) {
       h = newHistogram();
-      this.latency.set(res.endpoint, h);
+      byOutcome.set(outcome, h);
     }
     h.recordValue(Math.max(1, Math.round(res.latencyMs * 1000)));
     this.countStatus(res.status, res.receivedAt);
@@ -178,8 +206,22 @@ export class LoadRecorder {
     row.set(status, (row.get(status) ?? 0) + 1);
   }
 
-  transportError(message: string): void {
-    this.transportErrors.set(message, (this.transportErrors.get(message) ?? 0) + 1);
+  transportError(message: string, count = 1): void {
+    this.transportErrors.set(message, (this.transportErrors.get(message) ?? 0) + count);
+  }
+
+  /** The latency figures as load.json holds them: endpoint → outcome → summary, outcomes in OUTCOMES order. */
+  latencySummary(): Record<string, LatencyByOutcome> {
+    const out: Record<string, LatencyByOutcome> = {};
+    for (const [endpoint, byOutcome] of this.latency) {
+      const row: LatencyByOutcome = {};
+      for (const outcome of OUTCOMES) {
+        const h = byOutcome.get(outcome);
+        if (h) row[outcome] = summarizeHistogram(h);
+      }
+      out[endpoint] = row;
+    }
+    return out;
   }
 
   /**

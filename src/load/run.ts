@@ -2,7 +2,15 @@ import type { ClauseId } from "../contract/index.js";
 import type { Observation } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { InconclusiveError, ScenarioContext, ScenarioSetupError } from "./context.js";
-import { type Finding, type GeneratorHealth, type HistogramSummary, LoadRecorder, summarizeHistogram } from "./recorder.js";
+import {
+  type Finding,
+  type GeneratorHealth,
+  type HistogramSummary,
+  type LatencyByOutcome,
+  LoadRecorder,
+  OUTCOMES,
+  summarizeHistogram,
+} from "./recorder.js";
 import type { Scenario } from "./scenarios.js";
 
 /** One scenario's outcome and figures: what `load.json` holds per scenario. */
@@ -17,8 +25,15 @@ export interface ScenarioReport {
   findings: Finding[];
   /** the response-level findings with evidence, as verify's findings take them (src/report/findings.ts) */
   observations: Observation[];
-  /** per endpoint label */
-  latency: Record<string, HistogramSummary>;
+  /**
+   * per endpoint label, per outcome (2xx admitted, 429 refused, other): a 429 is answered at
+   * once, so the admitted work's latency is never mixed with the refusals'
+   */
+  latency: Record<string, LatencyByOutcome>;
+  /** what the latency figures hold besides the target's work (intended waits, pipelining) */
+  latencyNote: string;
+  /** whether latency thresholds may judge these figures (false where they hold intended waits) */
+  latencyJudged: boolean;
   /** one row per second since the scenario started: status → count */
   statusPerSecond: Array<{ second: number; statuses: Record<string, number> }>;
   streams?: {
@@ -32,7 +47,7 @@ export interface ScenarioReport {
   transportErrors: Record<string, number>;
   /** answers per second over the scenario */
   rps: number;
-  /** 5xx and transport errors */
+  /** 5xx answers and transport errors (each failed request); a 429 is an outcome, never an error */
   errors: number;
   generator: GeneratorHealth;
 }
@@ -45,7 +60,13 @@ export async function runScenario(
 ): Promise<ScenarioReport> {
   const started = Date.now();
   const recorder = new LoadRecorder(target, scenario.id);
-  const base = { id: scenario.id, title: scenario.title, clauses: scenario.clauses };
+  const base = {
+    id: scenario.id,
+    title: scenario.title,
+    clauses: scenario.clauses,
+    latencyNote: scenario.latency.note,
+    latencyJudged: scenario.latency.judged,
+  };
   const unavailable = scenario.unavailable?.(target);
   if (unavailable) return { ...base, ...emptyFigures(recorder), status: "skipped", message: unavailable, durationMs: 0 };
   const ctx = new ScenarioContext(target, recorder, signal);
@@ -71,8 +92,7 @@ export async function runScenario(
 }
 
 function emptyFigures(recorder: LoadRecorder) {
-  const latency: Record<string, HistogramSummary> = {};
-  for (const [endpoint, h] of recorder.latency) latency[endpoint] = summarizeHistogram(h);
+  const latency = recorder.latencySummary();
   const statusPerSecond = [...recorder.statusPerSecond]
     .sort(([a], [b]) => a - b)
     .map(([second, row]) => ({ second, statuses: Object.fromEntries([...row].map(([s, n]) => [String(s), n])) }));
@@ -103,7 +123,29 @@ function emptyFigures(recorder: LoadRecorder) {
     conformance: recorder.conformance,
     transportErrors,
     rps: Math.round((responses / seconds) * 10) / 10,
-    errors: fiveXx + Object.values(transportErrors).length,
+    errors: fiveXx + Object.values(transportErrors).reduce((n, c) => n + c, 0),
     generator: recorder.generatorHealth(),
   };
+}
+
+const ms = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
+
+/**
+ * The CLI's latency lines of one scenario: per endpoint, p50 / p99 per outcome with the number
+ * of answers each rests on, after a line saying what the figures hold besides the target's work.
+ */
+export function formatLatency(r: Pick<ScenarioReport, "latency" | "latencyNote">): string[] {
+  const endpoints = Object.entries(r.latency);
+  if (!endpoints.length) return [];
+  const width = Math.max(...endpoints.map(([e]) => e.length));
+  return [
+    `latency p50 / p99 ms per outcome (answers) — ${r.latencyNote}`,
+    ...endpoints.map(
+      ([endpoint, byOutcome]) =>
+        `  ${endpoint.padEnd(width)}  ${OUTCOMES.flatMap((o) => {
+          const h = byOutcome[o];
+          return h ? [`${o} ${ms(h.percentiles.p50 ?? 0)} / ${ms(h.percentiles.p99 ?? 0)} (${h.count})`] : [];
+        }).join(" · ")}`,
+    ),
+  ];
 }

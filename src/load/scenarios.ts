@@ -9,7 +9,7 @@ import {
   type RateLimitedEndpoint,
 } from "../contract/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
-import { burst, type LoadRequest, shoot } from "./burst.js";
+import { BURST_PIPELINING, burst, type LoadRequest, shoot } from "./burst.js";
 import {
   dataFieldOf,
   errorCodeOf,
@@ -35,6 +35,11 @@ export interface Scenario {
    * so groups run in parallel workers, each with accounts of its own.
    */
   quickGroup?: number;
+  /**
+   * What its latency figures measure besides the target's work, said next to them in every
+   * report; `judged`: latency thresholds may judge them (false where they hold intended waits).
+   */
+  latency: { note: string; judged: boolean };
   /** why it cannot run against this target, or undefined */
   unavailable?(target: HarnessTarget): string | undefined;
   estimateSeconds(target: HarnessTarget): number;
@@ -664,6 +669,9 @@ function judgeBudgetStream(ctx: ScenarioContext, s: StreamResult, budgetMs: numb
 /** The load scenarios' own quota account on a reference target; on a deployment, --quota-key. */
 const quotaKeyOf = (target: HarnessTarget) => target.keys.loadQuota ?? target.keys.quota;
 
+/** simultaneous refusals in the quota burst */
+const QUOTA_BURST = 20;
+
 /**
  * PROFILE §7 Quota: INSUFFICIENT_QUOTA is counted like any request and carries the buckets'
  * real X-RateLimit-* (not forced to 0): 20 refusals at once take exactly 20 from the bucket.
@@ -682,7 +690,7 @@ async function quotaHeaders(ctx: ScenarioContext): Promise<void> {
     throw new ScenarioSetupError(
       `the quota account's messages never answered INSUFFICIENT_QUOTA (${refused?.status ?? "all 200"})`,
     );
-  const n = 20;
+  const n = QUOTA_BURST;
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const before = await ctx.single(key, send);
     const answers = await burst(ctx.generator(key), [{ request: send, count: n }]);
@@ -722,6 +730,9 @@ async function quotaHeaders(ctx: ScenarioContext): Promise<void> {
 
 /* ------------------------------------------------------------------ throughput and conformance */
 
+/** autocannon's connections per endpoint in the throughput profile */
+const THROUGHPUT_CONNECTIONS = 8;
+
 /**
  * Every endpoint driven flat out for a few seconds with the enterprise-tier key: latency
  * (HDR) and statuses per second, every answer through the response-level checks, no bucket
@@ -731,7 +742,6 @@ async function throughput(ctx: ScenarioContext): Promise<void> {
   const key = ctx.loadKey;
   const agent = await ctx.createAgent(key);
   const seconds = Math.max(2, Math.min(4, ctx.target.windowSeconds * 1.5));
-  const connections = 8;
   const created: string[] = [];
   // each endpoint's own bucket, as the contract's endpoint table says (PROFILE §7)
   const shapes: Array<{ endpoint: EndpointId; request: LoadRequest; uniqueIds?: boolean }> = [
@@ -753,7 +763,7 @@ async function throughput(ctx: ScenarioContext): Promise<void> {
     await shoot({
       ...ctx.generator(key),
       request: shape.request,
-      connections,
+      connections: THROUGHPUT_CONNECTIONS,
       durationSeconds: seconds,
       uniqueIds: shape.uniqueIds ?? false,
       onResponse: (r) => {
@@ -800,6 +810,9 @@ async function throughput(ctx: ScenarioContext): Promise<void> {
 
 /* ------------------------------------------------------------------ the table */
 
+/** A burst's answers: pipelined, so each one's latency includes its turn behind the others on its connection. */
+const BURST_LATENCY = `pipelined bursts (${BURST_PIPELINING} requests a connection): an answer's latency includes its wait behind the others on its connection; the 429s are the burst's intended refusals`;
+
 /** Quick groups of the bucket bursts (about 3 W each): two to a file, Create (the longest) with the quota burst. */
 const BUCKET_GROUP = { createAgent: 1, getAgent: 2, listAgents: 2, updateAgent: 3, deleteAgent: 3 } as const;
 
@@ -814,6 +827,7 @@ export const SCENARIOS: readonly Scenario[] = [
         "limits.recovery",
         ...(endpoint === "createAgent" ? (["create.rejected-no-effect"] as const) : []),
       ],
+      latency: { note: BURST_LATENCY, judged: true },
       unavailable: needsRoomFor(SIZES[endpoint]),
       quickGroup: BUCKET_GROUP[endpoint],
       estimateSeconds: (t) => 3 * t.windowSeconds + 1,
@@ -824,6 +838,7 @@ export const SCENARIOS: readonly Scenario[] = [
     id: "tier-mixed",
     title: "the account tier across Get, List and Update in one burst: exactly the tier admitted",
     clauses: ["limits.tier", "limits.429", "limits.recovery"],
+    latency: { note: BURST_LATENCY, judged: true },
     quickGroup: 4,
     unavailable: (t) => {
       const tier = t.loadTiers?.tierBurst;
@@ -838,6 +853,10 @@ export const SCENARIOS: readonly Scenario[] = [
     id: "concurrency-bursts",
     title: "bursts of 11, 20, 50 messages to a mock-slow agent: exactly 10 in flight, the rest 429 Retry-After: 1, uncounted",
     clauses: ["limits.concurrency", "limits.429-not-counted"],
+    latency: {
+      note: `the admitted messages go to mock-slow, about ${MESSAGE_TIMING.slowModelSeconds} s each on purpose (PROFILE §10); the 429s are the cap's intended refusals`,
+      judged: false,
+    },
     quickGroup: 5,
     unavailable: needsReference,
     estimateSeconds: () => 3 * (MESSAGE_TIMING.slowModelSeconds + 1),
@@ -847,6 +866,10 @@ export const SCENARIOS: readonly Scenario[] = [
     id: "slot-release",
     title: "a client that goes away frees its slot at once; ten going away at once free ten",
     clauses: ["limits.concurrency"],
+    latency: {
+      note: "streams held open and abandoned on purpose: a message's latency is how long the harness held it; the 429s are intended (a full cap, polling for a freed slot)",
+      judged: false,
+    },
     quickGroup: 4,
     unavailable: needsReference,
     estimateSeconds: () => 2 * MESSAGE_TIMING.slowModelSeconds + 1,
@@ -856,6 +879,10 @@ export const SCENARIOS: readonly Scenario[] = [
     id: "quota-headers",
     title: "INSUFFICIENT_QUOTA under a burst is counted like any request and carries the real X-RateLimit-*",
     clauses: ["limits.quota", "limits.headers"],
+    latency: {
+      note: `the 429s are mostly INSUFFICIENT_QUOTA (the intended refusal), in a pipelined burst of ${QUOTA_BURST} that waits behind itself`,
+      judged: true,
+    },
     quickGroup: 1,
     unavailable: (t) => (quotaKeyOf(t) && t.referenceFaults ? undefined : "needs --quota-key and --reference-faults"),
     estimateSeconds: () => 2,
@@ -865,6 +892,10 @@ export const SCENARIOS: readonly Scenario[] = [
     id: "throughput",
     title: "every endpoint flat out: HDR latency, statuses per second, every answer checked, no window over its size",
     clauses: ["limits.endpoint-bucket", "limits.agent-bucket", "status.no-5xx-on-input", "create.rejected-no-effect"],
+    latency: {
+      note: `each endpoint flat out on ${THROUGHPUT_CONNECTIONS} connections: once its bucket is empty most answers are 429s, answered at once; the 2xx figures are the work the target did`,
+      judged: true,
+    },
     unavailable: needsRoomFor(Math.max(...Object.values(SIZES))),
     estimateSeconds: (t) => 5 * Math.max(2, Math.min(4, t.windowSeconds * 1.5)) + 2,
     run: throughput,
@@ -874,6 +905,10 @@ export const SCENARIOS: readonly Scenario[] = [
     title: "waves of mock-slow streams while ten mock-timeout streams wait out the real budget: timings, done/error, heartbeats",
     clauses: ["message.stream", "message.budget", "message.heartbeat", "limits.concurrency", "reference.mock-models"],
     long: true,
+    latency: {
+      note: `a message's latency is its whole stream on purpose: mock-slow about ${MESSAGE_TIMING.slowModelSeconds} s, mock-timeout the full message budget; the stream timings are the figures to read`,
+      judged: false,
+    },
     unavailable: needsReference,
     estimateSeconds: (t) => t.messageTimeoutSeconds + 4,
     run: streamsAtBudget,

@@ -1,4 +1,6 @@
 import type { HarnessTarget } from "../target/harness-target.js";
+import type { LoadRecorder, LoadResponse } from "./recorder.js";
+import type { Scenario } from "./scenarios.js";
 
 /** A deployment as the load scenarios see it, for unit tests: nothing is sent unless a test serves `baseUrl`. */
 export function deploymentAt(baseUrl: string, overrides: Partial<HarnessTarget> = {}): HarnessTarget {
@@ -16,3 +18,39 @@ export function deploymentAt(baseUrl: string, overrides: Partial<HarnessTarget> 
     ...overrides,
   };
 }
+
+/** An answer as the generator hands it to the recorder, for unit tests: `GET /agents` unless told. */
+export function answer(status: number, latencyMs: number, receivedAt: number, endpoint = "GET /agents"): LoadResponse {
+  return {
+    method: endpoint.split(" ")[0]!,
+    url: `http://127.0.0.1:9/v1${endpoint.split(" ")[1]}`,
+    endpoint,
+    status,
+    headers: {},
+    bodyText: "",
+    json: undefined,
+    receivedAt,
+    latencyMs,
+  };
+}
+
+/** A scenario that sends nothing: `record` hands the recorder what it would have seen. */
+export function recordingScenario(
+  record: (recorder: LoadRecorder) => void,
+  latency: Scenario["latency"] = { note: "answers recorded by the test", judged: true },
+  id = "recorded",
+): Scenario {
+  return {
+    id,
+    title: "answers recorded by a unit test",
+    clauses: ["limits.429"],
+    latency,
+    estimateSeconds: () => 1,
+    run: async (ctx) => record(ctx.recorder),
+  };
+}
+
+/** Record each answer `answers` makes from the scenario's start time. */
+export const observing = (answers: (startedAt: number) => LoadResponse[]) => (recorder: LoadRecorder) => {
+  for (const a of answers(recorder.startedAt)) recorder.observe(a);
+};

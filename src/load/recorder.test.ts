@@ -1,0 +1,78 @@
+import { describe, expect, test } from "vitest";
+import { LoadRecorder, outcomeOf } from "./recorder.js";
+import { formatLatency, runScenario } from "./run.js";
+import { answer, deploymentAt, observing, recordingScenario } from "./test-support.js";
+
+const target = deploymentAt("http://127.0.0.1:9/v1", { windowSeconds: 2 });
+
+/** 100 admitted answers at 5 ms among 900 refusals at 0.1 ms: the refusals outnumber the work nine to one. */
+const mixed = (at: number) => [
+  ...Array.from({ length: 100 }, (_, i) => answer(200, 5, at + i)),
+  ...Array.from({ length: 900 }, (_, i) => answer(429, 0.1, at + i)),
+  answer(404, 2, at),
+];
+
+describe("latency per endpoint and outcome (PROFILE §7: a 429 is answered at once)", () => {
+  test("outcomes: 2xx admitted, 429 refused, everything else", () => {
+    expect([200, 201, 204, 429, 400, 404, 500, 503].map(outcomeOf)).toEqual([
+      "2xx",
+      "2xx",
+      "2xx",
+      "429",
+      "other",
+      "other",
+      "other",
+      "other",
+    ]);
+  });
+
+  test("the 2xx figures are the admitted answers' alone, however many 429s come with them", () => {
+    const recorder = new LoadRecorder(target, "mixed");
+    for (const a of mixed(recorder.startedAt)) recorder.observe(a);
+    recorder.generatorHealth();
+    const figures = recorder.latencySummary()["GET /agents"];
+    // HDR keeps 3 significant digits: 5 ms reads back as 5.003
+    expect(figures?.["2xx"]?.count).toBe(100);
+    expect(figures?.["2xx"]?.percentiles.p50).toBeCloseTo(5, 1);
+    expect(figures?.["2xx"]?.percentiles.p99).toBeCloseTo(5, 1);
+    expect(figures?.["2xx"]?.minMs).toBeCloseTo(5, 1);
+    expect(figures?.["429"]?.count).toBe(900);
+    expect(figures?.["429"]?.percentiles.p50).toBeCloseTo(0.1, 2);
+    expect(figures?.["429"]?.maxMs).toBeCloseTo(0.1, 2);
+    expect(figures?.other?.count).toBe(1);
+    expect(figures?.other?.maxMs).toBeCloseTo(2, 1);
+  });
+
+  test("an endpoint's outcomes stay apart from another endpoint's", () => {
+    const recorder = new LoadRecorder(target, "two");
+    const at = recorder.startedAt;
+    recorder.observe(answer(200, 8, at, "GET /agents/:agentId"));
+    recorder.observe(answer(429, 0.2, at, "GET /agents"));
+    recorder.generatorHealth();
+    expect(Object.keys(recorder.latencySummary()["GET /agents/:agentId"] ?? {})).toEqual(["2xx"]);
+    expect(Object.keys(recorder.latencySummary()["GET /agents"] ?? {})).toEqual(["429"]);
+  });
+
+  test("load.json and the CLI give each outcome's figures with the answers they rest on, and the scenario's note", async () => {
+    const report = await runScenario(target, recordingScenario(observing(mixed), { note: "a note on waits", judged: false }));
+    expect(report.latency["GET /agents"]?.["2xx"]?.percentiles.p50).toBeCloseTo(5, 1);
+    expect(report).toMatchObject({ latencyNote: "a note on waits", latencyJudged: false });
+    const lines = formatLatency(report);
+    expect(lines[0]).toContain("a note on waits");
+    expect(lines[1]).toMatch(
+      /GET \/agents {2}2xx 5\.00 \/ 5\.00 \(100\) · 429 0\.10 \/ 0\.10 \(900\) · other 2\.00 \/ 2\.00 \(1\)/,
+    );
+  });
+
+  test("a 429 is not an error: errors counts 5xx and each failed request", async () => {
+    const report = await runScenario(
+      target,
+      recordingScenario((recorder) => {
+        observing((at) => [answer(429, 1, at), answer(503, 1, at), answer(200, 1, at)])(recorder);
+        recorder.transportError("GET /agents: request timed out");
+        recorder.transportError("GET /agents: request timed out");
+      }),
+    );
+    expect(report.errors).toBe(3);
+  });
+});
