@@ -49,9 +49,10 @@ describe("the load report", () => {
       [...(m[1] ?? "").matchAll(/<td>([^<]*)<\/td>/g)].map((c) => c[1]),
     );
     expect(rows).toEqual([
-      ["GET /agents", "2xx admitted", "4 (10.0%)", "5.00", "5.00", "5.00", "5.00"],
-      ["GET /agents", "429 refused", "36 (90.0%)", "0.10", "0.10", "0.10", "0.10"],
+      ["GET /agents", "2xx admitted", "4* (10.0%)", "5.00", "5.00", "5.00", "5.00"],
+      ["GET /agents", "429 refused", "36* (90.0%)", "0.10", "0.10", "0.10", "0.10"],
     ]);
+    expect(html).toContain("* fewer than 100 answers: the p99 is about their maximum.");
     expect(html).toContain("Latency, per endpoint and outcome: the 429s are intended.");
   });
 });

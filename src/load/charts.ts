@@ -1,5 +1,5 @@
 import { escapeHtml, type ReportOptions, type RunResult, renderHtml } from "../report/index.js";
-import { type HistogramSummary, OUTCOME_LABEL, OUTCOMES } from "./recorder.js";
+import { FEW_ANSWERS, formatMs as fmt, type HistogramSummary, OUTCOME_LABEL, OUTCOMES } from "./recorder.js";
 import type { ScenarioReport } from "./run.js";
 
 /** What the charts read of a load run (load.json). */
@@ -21,10 +21,9 @@ const STATUS_COLOR = (status: number) =>
           ? "#16a34a"
           : "#64748b";
 
-const W = 660;
+const W = 800;
 const H = 260;
-const PAD = { left: 56, right: 220, top: 16, bottom: 40 };
-const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
+const PAD = { left: 56, right: 330, top: 16, bottom: 40 };
 
 /** Rounded-up axis maximum: 1, 2, 5 × 10^k. */
 function niceMax(v: number): number {
@@ -127,13 +126,18 @@ function latencyTable(r: ScenarioReport): string {
         const h = byOutcome[o];
         if (!h) return [];
         const share = total ? ` (${((h.count / total) * 100).toFixed(1)}%)` : "";
+        const few = h.count < FEW_ANSWERS ? "*" : "";
         return [
-          `<tr class="outcome-${o}"><td>${escapeHtml(ep)}</td><td>${OUTCOME_LABEL[o]}</td><td>${h.count}${share}</td><td>${fmt(h.percentiles.p50 ?? 0)}</td><td>${fmt(h.percentiles.p90 ?? 0)}</td><td>${fmt(h.percentiles.p99 ?? 0)}</td><td>${fmt(h.maxMs)}</td></tr>`,
+          `<tr class="outcome-${o}"><td>${escapeHtml(ep)}</td><td>${OUTCOME_LABEL[o]}</td><td>${h.count}${few}${share}</td><td>${fmt(h.percentiles.p50 ?? 0)}</td><td>${fmt(h.percentiles.p90 ?? 0)}</td><td>${fmt(h.percentiles.p99 ?? 0)}</td><td>${fmt(h.maxMs)}</td></tr>`,
         ];
       });
     })
     .join("");
-  return `<table class="latency"><thead><tr><th>endpoint</th><th>outcome</th><th>answers</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th></tr></thead><tbody>${rows}</tbody></table>`;
+  const anyFew = Object.values(r.latency).some((byOutcome) =>
+    OUTCOMES.some((o) => (byOutcome[o]?.count ?? FEW_ANSWERS) < FEW_ANSWERS),
+  );
+  const few = anyFew ? `<p class="note">* fewer than ${FEW_ANSWERS} answers: the p99 is about their maximum.</p>` : "";
+  return `<table class="latency"><thead><tr><th>endpoint</th><th>outcome</th><th>answers</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th></tr></thead><tbody>${rows}</tbody></table>${few}`;
 }
 
 /**

@@ -60,8 +60,10 @@ describe("latency per endpoint and outcome (PROFILE §7: a 429 is answered at on
     const lines = formatLatency(report);
     expect(lines[0]).toContain("a note on waits");
     expect(lines[1]).toMatch(
-      /GET \/agents {2}2xx 5\.00 \/ 5\.00 \(100\) · 429 0\.10 \/ 0\.10 \(900\) · other 2\.00 \/ 2\.00 \(1\)/,
+      /GET \/agents {2}2xx 5\.00 \/ 5\.00 \(100\) · 429 0\.10 \/ 0\.10 \(900\) · other 2\.00 \/ 2\.00 \(1\*\)/,
     );
+    // a figure on a single answer is marked: its p99 is that answer
+    expect(lines.at(-1)).toBe("  * fewer than 100 answers: the p99 is about their maximum");
   });
 
   test("a 429 is not an error: errors counts 5xx and each failed request", async () => {

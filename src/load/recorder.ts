@@ -14,6 +14,12 @@ export function newHistogram(): hdr.Histogram {
 
 export const PERCENTILES = [50, 90, 95, 99, 99.9] as const;
 
+/** Milliseconds with three significant digits or so, as every load report prints them. */
+export const formatMs = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
+
+/** Under this many answers a p99 is about the largest of them: the reports say so. */
+export const FEW_ANSWERS = 100;
+
 /** A histogram as JSON: percentiles in ms, and the distribution for the HDR chart. */
 export interface HistogramSummary {
   count: number;

@@ -3,7 +3,9 @@ import type { Observation } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { InconclusiveError, ScenarioContext, ScenarioSetupError } from "./context.js";
 import {
+  FEW_ANSWERS,
   type Finding,
+  formatMs,
   type GeneratorHealth,
   type HistogramSummary,
   type LatencyByOutcome,
@@ -128,8 +130,6 @@ function emptyFigures(recorder: LoadRecorder) {
   };
 }
 
-const ms = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
-
 /**
  * The CLI's latency lines of one scenario: per endpoint, p50 / p99 per outcome with the number
  * of answers each rests on, after a line saying what the figures hold besides the target's work.
@@ -138,14 +138,17 @@ export function formatLatency(r: Pick<ScenarioReport, "latency" | "latencyNote">
   const endpoints = Object.entries(r.latency);
   if (!endpoints.length) return [];
   const width = Math.max(...endpoints.map(([e]) => e.length));
+  const few = endpoints.some(([, byOutcome]) => OUTCOMES.some((o) => (byOutcome[o]?.count ?? FEW_ANSWERS) < FEW_ANSWERS));
   return [
     `latency p50 / p99 ms per outcome (answers) — ${r.latencyNote}`,
     ...endpoints.map(
       ([endpoint, byOutcome]) =>
         `  ${endpoint.padEnd(width)}  ${OUTCOMES.flatMap((o) => {
           const h = byOutcome[o];
-          return h ? [`${o} ${ms(h.percentiles.p50 ?? 0)} / ${ms(h.percentiles.p99 ?? 0)} (${h.count})`] : [];
+          const few = h && h.count < FEW_ANSWERS ? "*" : "";
+          return h ? [`${o} ${formatMs(h.percentiles.p50 ?? 0)} / ${formatMs(h.percentiles.p99 ?? 0)} (${h.count}${few})`] : [];
         }).join(" · ")}`,
     ),
+    ...(few ? [`  * fewer than ${FEW_ANSWERS} answers: the p99 is about their maximum`] : []),
   ];
 }

@@ -1,4 +1,4 @@
-import { type LatencyByOutcome, OUTCOME_LABEL, OUTCOMES, type Outcome } from "./recorder.js";
+import { formatMs, type LatencyByOutcome, OUTCOME_LABEL, OUTCOMES, type Outcome } from "./recorder.js";
 import type { ScenarioReport } from "./run.js";
 
 /**
@@ -107,7 +107,7 @@ export function evaluateThreshold(t: Threshold, input: ThresholdInput): Threshol
       passed: false,
       observed: `no ${answers} to judge in ${input.latency.map((l) => l.scenario).join(", ") || "any scenario that ran"}`,
     };
-  const said = (f: (typeof figures)[number]) => `${f.where} ${t.metric} ${f.ms} ms over ${f.count} ${answers}`;
+  const said = (f: (typeof figures)[number]) => `${f.where} ${t.metric} ${formatMs(f.ms)} ms over ${f.count} ${answers}`;
   const broken = figures.filter((f) => !holds(t.op, f.ms, t.value));
   if (broken.length) return { source: t.source, passed: false, observed: broken.map(said).join("; ") };
   const worst = figures.reduce((a, b) => (b.ms > a.ms === (t.op === "<" || t.op === "<=") ? b : a));
