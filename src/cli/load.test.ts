@@ -5,6 +5,8 @@ import { main } from "./main.js";
 describe("agent-harness load usage", () => {
   test.for([
     [["--threshold", "p99~250"], /--threshold "p99~250"/],
+    [["--threshold", "p99[5xx]<250"], /the outcome in \[\] is one of 2xx, 429, other/],
+    [["--threshold", "errors[429]<1%"], /takes no \[outcome\]/],
     [["--scenario", "no-such"], /--scenario takes/],
     [["--base-url", "http://198.51.100.7/v1", "--api-key", "k"], /not a loopback address/],
     [["--base-url", "http://127.0.0.1:1/v1"], /--base-url needs --api-key/],

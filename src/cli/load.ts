@@ -61,13 +61,19 @@ ${optionsHelp(LOAD_OPTIONS)}
 
 Latency is kept per endpoint and per outcome — 2xx admitted, 429 refused, other — and each
 figure says how many answers it rests on: a 429 is answered at once and would flatter the
-percentiles of the work the target did. A latency threshold (p50 p90 p95 p99 p99.9 max mean)
-judges the 2xx answers unless it names another outcome (p99[429]<50, p99[other]<100), on every
-endpoint of the throughput scenario, or, when it did not run, of every scenario whose latencies
-hold no intended wait (not concurrency-bursts, slot-release, streams-at-budget: mock-slow and
-the message budget are in their figures on purpose); with no such answer it fails. errors<N%
-counts 5xx and transport errors among all answers: a 429 is an outcome the scenarios expect,
-and one a scenario did not expect is a finding of that scenario.
+percentiles of the work the target did.
+
+A latency threshold (p50 p90 p95 p99 p99.9 max mean) judges the 2xx answers unless it names
+another outcome (p99[429]<50, p99[other]<100), on every endpoint of the throughput scenario or,
+when it did not run, of every scenario whose latencies hold no intended wait; these hold
+mock-slow, held streams or the message budget on purpose and are never judged:
+${SCENARIOS.filter((s) => !s.latency.judged)
+  .map((s) => s.id)
+  .join(", ")}.
+A latency threshold with no such answer to judge fails.
+
+errors<N% counts 5xx answers and transport errors among all answers: a 429 is an outcome the
+scenarios expect, and one a scenario did not expect is a finding of that scenario.
 
 exit codes: 0 every scenario and threshold passed; 1 a finding or a threshold broke; 2 bad usage
 or target unreachable; 130 interrupted`;

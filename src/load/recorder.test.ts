@@ -66,6 +66,24 @@ describe("latency per endpoint and outcome (PROFILE §7: a 429 is answered at on
     expect(lines.at(-1)).toBe("  * fewer than 100 answers: the p99 is about their maximum");
   });
 
+  test("where a scenario streamed, the CLI gives the stream timings with how many each rests on", async () => {
+    const report = await runScenario(
+      target,
+      recordingScenario((recorder) => {
+        observing((at) => [answer(200, 2000, at, "POST /agents/:agentId/messages")])(recorder);
+        const { streams } = recorder;
+        streams.ttfb.recordValue(12_000);
+        streams.firstDelta.recordValue(100_000);
+        for (const gap of [90_000, 110_000]) streams.gap.recordValue(gap);
+        streams.total.recordValue(2_000_000);
+        streams.ended.done++;
+      }),
+    );
+    expect(formatLatency(report).at(-1)).toMatch(
+      /^streams p50 \/ p99 ms \(count\): TTFB 12\.0 \/ 12\.0 \(1\) · first delta 100 \/ 100 \(1\) · gap 90\.0 \/ 110 \(2\) · total 2001 \/ 2001 \(1\); ended 1 done, 0 error, 0 neither$/,
+    );
+  });
+
   test("a 429 is not an error: errors counts 5xx and each failed request", async () => {
     const report = await runScenario(
       target,

@@ -132,11 +132,26 @@ function emptyFigures(recorder: LoadRecorder) {
 
 /**
  * The CLI's latency lines of one scenario: per endpoint, p50 / p99 per outcome with the number
- * of answers each rests on, after a line saying what the figures hold besides the target's work.
+ * of answers each rests on, after a line saying what the figures hold besides the target's work;
+ * then the stream timings, when the scenario streamed (the figures to read where a message's
+ * latency is its whole stream).
  */
-export function formatLatency(r: Pick<ScenarioReport, "latency" | "latencyNote">): string[] {
+export function formatLatency(r: Pick<ScenarioReport, "latency" | "latencyNote" | "streams">): string[] {
   const endpoints = Object.entries(r.latency);
   if (!endpoints.length) return [];
+  const s = r.streams;
+  const timing = (name: string, h: HistogramSummary) =>
+    `${name} ${formatMs(h.percentiles.p50 ?? 0)} / ${formatMs(h.percentiles.p99 ?? 0)} (${h.count})`;
+  const streams = s
+    ? [
+        `streams p50 / p99 ms (count): ${[
+          timing("TTFB", s.ttfb),
+          timing("first delta", s.firstDelta),
+          timing("gap", s.gap),
+          timing("total", s.total),
+        ].join(" · ")}; ended ${s.ended.done} done, ${s.ended.error} error, ${s.ended.neither} neither`,
+      ]
+    : [];
   const width = Math.max(...endpoints.map(([e]) => e.length));
   const few = endpoints.some(([, byOutcome]) => OUTCOMES.some((o) => (byOutcome[o]?.count ?? FEW_ANSWERS) < FEW_ANSWERS));
   return [
@@ -150,5 +165,6 @@ export function formatLatency(r: Pick<ScenarioReport, "latency" | "latencyNote">
         }).join(" · ")}`,
     ),
     ...(few ? [`  * fewer than ${FEW_ANSWERS} answers: the p99 is about their maximum`] : []),
+    ...streams,
   ];
 }

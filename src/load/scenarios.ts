@@ -854,7 +854,7 @@ export const SCENARIOS: readonly Scenario[] = [
     title: "bursts of 11, 20, 50 messages to a mock-slow agent: exactly 10 in flight, the rest 429 Retry-After: 1, uncounted",
     clauses: ["limits.concurrency", "limits.429-not-counted"],
     latency: {
-      note: `the admitted messages go to mock-slow, about ${MESSAGE_TIMING.slowModelSeconds} s each on purpose (PROFILE §10); the 429s are the cap's intended refusals`,
+      note: `the admitted messages go to mock-slow, about ${MESSAGE_TIMING.slowModelSeconds} s each on purpose (PROFILE §10); the 429s are the cap's intended refusals, pipelined (${BURST_PIPELINING} a connection): one queued behind an admitted message arrives when that message ends`,
       judged: false,
     },
     quickGroup: 5,
