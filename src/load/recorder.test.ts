@@ -31,16 +31,19 @@ describe("latency per endpoint and outcome (PROFILE §7: a 429 is answered at on
     for (const a of mixed(recorder.startedAt)) recorder.observe(a);
     recorder.generatorHealth();
     const figures = recorder.latencySummary()["GET /agents"];
-    // HDR keeps 3 significant digits: 5 ms reads back as 5.003
-    expect(figures?.["2xx"]?.count).toBe(100);
-    expect(figures?.["2xx"]?.percentiles.p50).toBeCloseTo(5, 1);
-    expect(figures?.["2xx"]?.percentiles.p99).toBeCloseTo(5, 1);
-    expect(figures?.["2xx"]?.minMs).toBeCloseTo(5, 1);
-    expect(figures?.["429"]?.count).toBe(900);
-    expect(figures?.["429"]?.percentiles.p50).toBeCloseTo(0.1, 2);
-    expect(figures?.["429"]?.maxMs).toBeCloseTo(0.1, 2);
-    expect(figures?.other?.count).toBe(1);
-    expect(figures?.other?.maxMs).toBeCloseTo(2, 1);
+    expect(figures?.["2xx"]).toMatchObject({ count: 100, minMs: 5, maxMs: 5, percentiles: { p50: 5, p99: 5 } });
+    expect(figures?.["429"]).toMatchObject({ count: 900, maxMs: 0.1, percentiles: { p50: 0.1, p99: 0.1 } });
+    expect(figures?.other).toMatchObject({ count: 1, maxMs: 2, percentiles: { p50: 2 } });
+  });
+
+  test("a percentile never reads above the largest answer recorded (HDR answers a bucket's top)", () => {
+    const recorder = new LoadRecorder(target, "top");
+    for (const ms of [1, 2, 30_019]) recorder.observe(answer(200, ms, recorder.startedAt));
+    recorder.generatorHealth();
+    const figure = recorder.latencySummary()["GET /agents"]?.["2xx"];
+    expect(figure?.maxMs).toBe(30_019);
+    expect(figure?.percentiles["p99.9"]).toBe(30_019);
+    expect(Math.max(...(figure?.distribution ?? []).map((d) => d.ms))).toBe(30_019);
   });
 
   test("an endpoint's outcomes stay apart from another endpoint's", () => {
@@ -55,7 +58,7 @@ describe("latency per endpoint and outcome (PROFILE §7: a 429 is answered at on
 
   test("load.json and the CLI give each outcome's figures with the answers they rest on, and the scenario's note", async () => {
     const report = await runScenario(target, recordingScenario(observing(mixed), { note: "a note on waits", judged: false }));
-    expect(report.latency["GET /agents"]?.["2xx"]?.percentiles.p50).toBeCloseTo(5, 1);
+    expect(report.latency["GET /agents"]?.["2xx"]?.percentiles.p50).toBe(5);
     expect(report).toMatchObject({ latencyNote: "a note on waits", latencyJudged: false });
     const lines = formatLatency(report);
     expect(lines[0]).toContain("a note on waits");
@@ -80,7 +83,7 @@ describe("latency per endpoint and outcome (PROFILE §7: a 429 is answered at on
       }),
     );
     expect(formatLatency(report).at(-1)).toMatch(
-      /^streams p50 \/ p99 ms \(count\): TTFB 12\.0 \/ 12\.0 \(1\) · first delta 100 \/ 100 \(1\) · gap 90\.0 \/ 110 \(2\) · total 2001 \/ 2001 \(1\); ended 1 done, 0 error, 0 neither$/,
+      /^streams p50 \/ p99 ms \(count\): TTFB 12\.0 \/ 12\.0 \(1\) · first delta 100 \/ 100 \(1\) · gap 90\.0 \/ 110 \(2\) · total 2000 \/ 2000 \(1\); ended 1 done, 0 error, 0 neither$/,
     );
   });
 

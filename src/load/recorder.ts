@@ -34,12 +34,14 @@ export interface HistogramSummary {
 
 export function summarizeHistogram(h: hdr.Histogram): HistogramSummary {
   const ms = (us: number) => Math.round(us) / 1000;
+  // HDR answers a bucket's highest equivalent value: kept within what was recorded, so a p99 never reads above the max
+  const at = (p: number) => ms(Math.min(h.maxValue, Math.max(h.minNonZeroValue, h.getValueAtPercentile(p))));
   const percentiles: Record<string, number> = {};
-  for (const p of PERCENTILES) percentiles[`p${p}`] = h.totalCount ? ms(h.getValueAtPercentile(p)) : 0;
+  for (const p of PERCENTILES) percentiles[`p${p}`] = h.totalCount ? at(p) : 0;
   const distribution: HistogramSummary["distribution"] = [];
   if (h.totalCount)
     for (const p of [0, 10, 25, 50, 75, 90, 95, 97.5, 99, 99.5, 99.9, 99.95, 99.99, 100])
-      distribution.push({ percentile: p, ms: ms(h.getValueAtPercentile(p)) });
+      distribution.push({ percentile: p, ms: at(p) });
   return {
     count: h.totalCount,
     minMs: h.totalCount ? ms(h.minNonZeroValue) : 0,
