@@ -54,5 +54,27 @@ describe("the load report", () => {
     ]);
     expect(html).toContain("* fewer than 100 answers: the p99 is about their maximum.");
     expect(html).toContain("Latency, per endpoint and outcome: the 429s are intended.");
+    // 4 admitted among 40 answers (10%) still show in the stacked timeline: no panel of their own
+    expect(html).not.toContain("admitted (2xx) answers per second");
+  });
+
+  test("admitted answers hidden under twenty times as many refusals get a timeline of their own", async () => {
+    const report = await runScenario(
+      target,
+      recordingScenario(
+        observing((at) => [
+          answer(200, 5, at),
+          answer(201, 5, at + 1000, "POST /agents"),
+          ...Array.from({ length: 60 }, (_, i) => answer(429, 0.1, at + i * 20)),
+        ]),
+      ),
+    );
+    const html = renderLoadHtml(sampleRun(), { target, scenarios: [report], thresholds: [] });
+    const panel = /<figcaption>recorded: admitted \(2xx\) answers per second, 2 of 62[^<]*<\/figcaption>(<svg.*?<\/svg>)/.exec(
+      html,
+    );
+    expect(panel?.[1]).toContain("<title>second 0: 1 × 200</title>");
+    expect(panel?.[1]).toContain("<title>second 1: 1 × 201</title>");
+    expect(panel?.[1]).not.toContain("× 429");
   });
 });

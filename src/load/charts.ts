@@ -1,5 +1,5 @@
 import { escapeHtml, type ReportOptions, type RunResult, renderHtml } from "../report/index.js";
-import { FEW_ANSWERS, formatMs as fmt, type HistogramSummary, OUTCOME_LABEL, OUTCOMES } from "./recorder.js";
+import { FEW_ANSWERS, formatMs as fmt, type HistogramSummary, OUTCOME_LABEL, OUTCOMES, outcomeOf } from "./recorder.js";
 import type { ScenarioReport } from "./run.js";
 
 /** What the charts read of a load run (load.json). */
@@ -118,6 +118,28 @@ export function timelineChart(title: string, rows: ScenarioReport["statusPerSeco
 }
 
 /** Per endpoint, one row per outcome: the admitted work's figures never mixed with the refusals'. */
+/** Below this share of all answers the admitted ones vanish at the foot of the stacked timeline. */
+const ADMITTED_HIDDEN_SHARE = 0.05;
+
+/**
+ * Where refusals outnumber the admitted answers twenty to one (throughput), the admitted ones on
+ * their own scale: the bucket refilling each window, which the stacked timeline flattens.
+ */
+function admittedTimeline(r: ScenarioReport): string {
+  const admitted = r.statusPerSecond.map((row) => ({
+    second: row.second,
+    statuses: Object.fromEntries(Object.entries(row.statuses).filter(([st]) => outcomeOf(Number(st)) === "2xx")),
+  }));
+  const count = (rows: ScenarioReport["statusPerSecond"]) =>
+    rows.reduce((n, row) => n + Object.values(row.statuses).reduce((a, b) => a + b, 0), 0);
+  const [shown, all] = [count(admitted), count(r.statusPerSecond)];
+  if (!shown || shown >= all * ADMITTED_HIDDEN_SHARE) return "";
+  return timelineChart(
+    `${r.id}: admitted (2xx) answers per second, ${shown} of ${all} — the buckets refilling each window`,
+    admitted,
+  );
+}
+
 function latencyTable(r: ScenarioReport): string {
   const rows = Object.entries(r.latency)
     .flatMap(([ep, byOutcome]) => {
@@ -174,6 +196,7 @@ export function loadSection(run: LoadRunView): string {
   const parts = ordered.map((r) => {
     const charts = [
       timelineChart(`${r.id}: statuses per second`, r.statusPerSecond),
+      admittedTimeline(r),
       latencyCharts(r),
       r.streams
         ? hdrChart(`${r.id}: stream timings by percentile (TTFB, first delta, gaps between deltas, total)`, [
