@@ -32,6 +32,8 @@ interface PipelinedClient {
   pipelinedRequests: { size(): number };
   destroy(): void;
   _doRequest(): void;
+  /** emitted as each request is written (autocannon's typings leave it out) */
+  on(event: "request", listener: () => void): unknown;
 }
 
 function isPipelinedClient(client: autocannon.Client): client is autocannon.Client & PipelinedClient {
@@ -74,9 +76,26 @@ interface Shot {
   timeoutSeconds?: number;
   /** `[<id>]` in the body is replaced by a unique id per request */
   uniqueIds?: boolean;
+  /**
+   * The first seconds of `durationSeconds` are a warm-up: the answers to requests sent then are
+   * counted, checked and in the timeline, but not in the latency figures. One run, not two:
+   * autocannon drops the answers in flight when it stops, and a create answered unseen would
+   * read back as a create the harness never saw.
+   */
+  warmUpSeconds?: number;
   /** called with each answer as it arrives */
   onResponse?: (res: LoadResponse) => void;
   signal?: AbortSignal;
+}
+
+/** What a shot brings back: the answers when kept, and how many requests never got one. */
+export interface ShotResult {
+  answers: LoadResponse[];
+  /**
+   * Requests sent but never answered: a transport error, or in flight when autocannon stopped
+   * (it closes its connections at its next one-second tick, whatever the target was doing).
+   */
+  unanswered: number;
 }
 
 /**
@@ -84,8 +103,9 @@ interface Shot {
  * recorder (latency, status timeline), through the response-level checks, and, when `keep`, back to
  * the scenario. Bounded by `amount` or `durationSeconds`, and by a per-request timeout.
  */
-export async function shoot(shot: Shot): Promise<LoadResponse[]> {
+export async function shoot(shot: Shot): Promise<ShotResult> {
   const kept: LoadResponse[] = [];
+  let [sent, answered] = [0, 0];
   const url = new URL(shot.baseUrl.replace(/\/+$/, "") + shot.request.path);
   const label = endpointLabel(shot.request.method, `/${url.pathname.split("/").slice(2).join("/")}`);
   let pending: LoadResponse | undefined;
@@ -96,6 +116,7 @@ export async function shoot(shot: Shot): Promise<LoadResponse[]> {
     finished = resolve;
     failed = reject;
   });
+  const measureFrom = Date.now() + (shot.warmUpSeconds ?? 0) * 1000;
   const instance = autocannon(
     {
       url: url.toString(),
@@ -144,13 +165,15 @@ export async function shoot(shot: Shot): Promise<LoadResponse[]> {
         if (!isPipelinedClient(client))
           throw new Error("autocannon's client no longer has the internals a pipelined burst relies on");
         keepPipelineUntilAnswered(client);
+        client.on("request", () => sent++);
         // autocannon reports the answer's timing right after its body: pair the two
         client.on("response", (_status: number, _bytes: number, durationMs: number) => {
+          answered++;
           const res = pending;
           pending = undefined;
           if (!res) return;
           res.latencyMs = durationMs;
-          shot.recorder.observe(res);
+          shot.recorder.observe(res, res.receivedAt - res.latencyMs >= measureFrom);
           shot.judge(shot.request, res);
           shot.onResponse?.(res);
           if (shot.keep) kept.push(res);
@@ -168,7 +191,7 @@ export async function shoot(shot: Shot): Promise<LoadResponse[]> {
   } finally {
     shot.signal?.removeEventListener("abort", stop);
   }
-  return kept;
+  return { answers: kept, unanswered: Math.max(0, sent - answered) };
 }
 
 /**
@@ -189,7 +212,7 @@ export async function burst(
         pipelining: Math.min(g.count, BURST_PIPELINING),
         amount: g.count,
         keep: true,
-      }),
+      }).then((shot) => shot.answers),
     ),
   );
   return answers.flat().sort((a, b) => a.receivedAt - b.receivedAt);

@@ -46,6 +46,17 @@ describe("latency per endpoint and outcome (PROFILE §7: a 429 is answered at on
     expect(Math.max(...(figure?.distribution ?? []).map((d) => d.ms))).toBe(30_019);
   });
 
+  test("a warm-up's answers are counted and in the timeline, but not in the latency figures", () => {
+    const recorder = new LoadRecorder(target, "warm");
+    const at = recorder.startedAt;
+    recorder.observe(answer(200, 90, at), false);
+    recorder.observe(answer(200, 3, at));
+    recorder.generatorHealth();
+    expect(recorder.latencySummary()["GET /agents"]?.["2xx"]).toMatchObject({ count: 1, maxMs: 3 });
+    expect(recorder.conformance.responses).toBe(2);
+    expect(recorder.statusPerSecond.get(0)?.get(200)).toBe(2);
+  });
+
   test("an endpoint's outcomes stay apart from another endpoint's", () => {
     const recorder = new LoadRecorder(target, "two");
     const at = recorder.startedAt;

@@ -153,9 +153,14 @@ export class LoadRecorder {
     this.loopDelay.enable();
   }
 
-  /** Record one answer: its latency per endpoint and outcome, and its status in the timeline. */
-  observe(res: LoadResponse): void {
+  /**
+   * Record one answer: its status in the timeline and, unless it came in a warm-up
+   * (`measured` false), its latency per endpoint and outcome.
+   */
+  observe(res: LoadResponse, measured = true): void {
     this.responses++;
+    this.countStatus(res.status, res.receivedAt);
+    if (!measured) return;
     let byOutcome = this.latency.get(res.endpoint);
     if (!byOutcome) {
       byOutcome = new Map();
@@ -168,7 +173,6 @@ export class LoadRecorder {
       byOutcome.set(outcome, h);
     }
     h.recordValue(Math.max(1, Math.round(res.latencyMs * 1000)));
-    this.countStatus(res.status, res.receivedAt);
   }
 
   /**

@@ -231,8 +231,17 @@ async function bucketBurst(ctx: ScenarioContext, endpoint: RateLimitedEndpoint):
   if (endpoint === "createAgent") await expectCreatedExactly(ctx, key, created, "limits.429");
 }
 
-/** Read back: the account's agents named by this scenario are exactly those answered 201. */
-async function expectCreatedExactly(ctx: ScenarioContext, key: string, created: string[], clause: ClauseId): Promise<void> {
+/**
+ * Read back: the account's agents named by this scenario are exactly those answered 201, and at
+ * most `unanswered` more (creates whose answer never came: admitted or not, nobody saw).
+ */
+async function expectCreatedExactly(
+  ctx: ScenarioContext,
+  key: string,
+  created: string[],
+  clause: ClauseId,
+  unanswered = 0,
+): Promise<void> {
   const prefix = `${ctx.target.runPrefix}load-${ctx.recorder.scenario}-`;
   const found: string[] = [];
   for (let page = 1; page <= 50; page++) {
@@ -248,12 +257,12 @@ async function expectCreatedExactly(ctx: ScenarioContext, key: string, created: 
   }
   const createdBursts = new Set(created);
   const extra = found.filter((id) => !createdBursts.has(id));
-  // every agent answered 201 that was not deleted since is there, and nothing else
+  // every agent answered 201 that was not deleted since is there, and nothing else but what an unanswered create made
   ctx.recorder.expect(
-    extra.length === 0,
+    extra.length <= unanswered,
     clause,
     "rejected-creates-created-nothing",
-    "the agents read back are exactly the creates answered 201",
+    `the agents read back are exactly the creates answered 201${unanswered ? `, and at most the ${unanswered} whose answer never came` : ""}`,
     () => `${extra.length} more agent(s) than 201 answers (${found.length} found, ${created.length} answered 201)`,
   );
   for (const id of extra) ctx.track(key, id);
@@ -732,6 +741,11 @@ async function quotaHeaders(ctx: ScenarioContext): Promise<void> {
 
 /** autocannon's connections per endpoint in the throughput profile */
 const THROUGHPUT_CONNECTIONS = 8;
+/**
+ * Each endpoint is driven this long before it is measured: whichever endpoint went first
+ * otherwise carried the process's cold start (its 2xx p99 about 100 ms, the others' under 20).
+ */
+const WARM_UP_SECONDS = 0.5;
 
 /**
  * Every endpoint driven flat out for a few seconds with the enterprise-tier key: latency
@@ -743,6 +757,7 @@ async function throughput(ctx: ScenarioContext): Promise<void> {
   const agent = await ctx.createAgent(key);
   const seconds = Math.max(2, Math.min(4, ctx.target.windowSeconds * 1.5));
   const created: string[] = [];
+  let unansweredCreates = 0;
   // each endpoint's own bucket, as the contract's endpoint table says (PROFILE §7)
   const shapes: Array<{ endpoint: EndpointId; request: LoadRequest; uniqueIds?: boolean }> = [
     { endpoint: "getAgent", request: { method: "GET", path: `/agents/${agent.id}` } },
@@ -760,11 +775,14 @@ async function throughput(ctx: ScenarioContext): Promise<void> {
     const { bucket } = ENDPOINTS[shape.endpoint];
     const clause: ClauseId = bucket.kind === "agentMessages" ? "limits.agent-bucket" : "limits.endpoint-bucket";
     const perWindow = new Map<number, number>();
-    await shoot({
+    // the warm-up's answers are checked and counted in their windows like any: only their latency is set aside
+    const { unanswered } = await shoot({
       ...ctx.generator(key),
       request: shape.request,
       connections: THROUGHPUT_CONNECTIONS,
+      // the warm-up is carved out of the run, not added: it ends mid-window (1.5 W), as it did
       durationSeconds: seconds,
+      warmUpSeconds: WARM_UP_SECONDS,
       uniqueIds: shape.uniqueIds ?? false,
       onResponse: (r) => {
         const rate = rateOf(r);
@@ -784,6 +802,7 @@ async function throughput(ctx: ScenarioContext): Promise<void> {
         );
       },
     });
+    if (shape.endpoint === "createAgent") unansweredCreates += unanswered;
     // PROFILE §7: a bucket never admits more than its size between two refills
     if (ctx.target.windowSeconds >= 1)
       for (const [reset, count] of perWindow)
@@ -805,7 +824,7 @@ async function throughput(ctx: ScenarioContext): Promise<void> {
     "after the load the agent reads back with the updates it was answered",
     () => String(read.data?.bio),
   );
-  await expectCreatedExactly(ctx, key, created, "create.rejected-no-effect");
+  await expectCreatedExactly(ctx, key, created, "create.rejected-no-effect", unansweredCreates);
 }
 
 /* ------------------------------------------------------------------ the table */
@@ -893,7 +912,7 @@ export const SCENARIOS: readonly Scenario[] = [
     title: "every endpoint flat out: HDR latency, statuses per second, every answer checked, no window over its size",
     clauses: ["limits.endpoint-bucket", "limits.agent-bucket", "status.no-5xx-on-input", "create.rejected-no-effect"],
     latency: {
-      note: `each endpoint flat out on ${THROUGHPUT_CONNECTIONS} connections: once its bucket is empty most answers are 429s, answered at once; the 2xx figures are the work the target did`,
+      note: `each endpoint flat out on ${THROUGHPUT_CONNECTIONS} connections after a ${WARM_UP_SECONDS} s warm-up (checked and in the timeline, not in these figures): once its bucket is empty most answers are 429s, answered at once; the 2xx figures are the work the target did`,
       judged: true,
     },
     unavailable: needsRoomFor(Math.max(...Object.values(SIZES))),
