@@ -160,7 +160,7 @@ export class ScenarioContext {
    * the first answers, then a sample: LoadRecorder.sampled). The recorder has its figures already.
    */
   judge(key: string, req: LoadRequest, res: LoadResponse): void {
-    if (!this.recorder.sampled()) return;
+    if (!this.recorder.sampled(res.endpoint)) return;
     const replay: Dispatch = async (request) => ({ exchange: received(request, res), aborted: false });
     const judged = this.layersFor(key).judging(replay)(this.outgoing(key, req));
     this.judging.add(judged);
