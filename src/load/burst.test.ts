@@ -1,30 +1,24 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { shoot } from "./burst.js";
 import { ScenarioContext } from "./context.js";
 import { LoadRecorder } from "./recorder.js";
-import { deploymentAt } from "./test-support.js";
+import { deploymentAt, serveOnLoopback } from "./test-support.js";
 
 const KEY = "ak_test_loadshot_00000001";
 
 /** `/v1/hang` is never answered (a create admitted as the generator stops); anything else is, at once. */
-let server: Server;
+let server: Awaited<ReturnType<typeof serveOnLoopback>>;
 let baseUrl = "";
 beforeAll(async () => {
-  server = createServer((req, res) => {
+  server = await serveOnLoopback((req, res) => {
     req.resume();
     if (req.url?.startsWith("/v1/hang")) return;
     res.writeHead(429, { "content-type": "application/json" });
     res.end(JSON.stringify({ success: false, error: { code: "RATE_LIMIT_EXCEEDED", message: "slow down" } }));
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  baseUrl = server.baseUrl;
 });
-afterAll(() => {
-  server.closeAllConnections();
-  return new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => server.close());
 
 async function shotAt(path: string, options: { durationSeconds: number; warmUpSeconds?: number }) {
   const target = deploymentAt(baseUrl, { keys: { main: KEY } });

@@ -1,11 +1,9 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { paginationFor } from "../contract/index.js";
 import { shoot } from "./burst.js";
 import { ScenarioContext } from "./context.js";
 import { LoadRecorder } from "./recorder.js";
-import { deploymentAt } from "./test-support.js";
+import { deploymentAt, serveOnLoopback } from "./test-support.js";
 
 const KEY = "ak_test_loadconformance_0001";
 
@@ -13,10 +11,10 @@ const KEY = "ak_test_loadconformance_0001";
  * A target that answers every list with a valid envelope but no X-Request-Id (PROFILE §1) and
  * echoes the key in a header (PROFILE §6): both response-level findings, whoever sent the request.
  */
-let server: Server;
+let server: Awaited<ReturnType<typeof serveOnLoopback>>;
 let baseUrl = "";
 beforeAll(async () => {
-  server = createServer((req, res) => {
+  server = await serveOnLoopback((req, res) => {
     req.resume();
     res.writeHead(200, {
       "content-type": "application/json",
@@ -27,10 +25,9 @@ beforeAll(async () => {
     });
     res.end(JSON.stringify({ success: true, data: [], pagination: paginationFor(1, 1, 0) }));
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  baseUrl = server.baseUrl;
 });
-afterAll(() => new Promise((resolve) => server.close(resolve)));
+afterAll(() => server.close());
 
 const targetAt = (url: string) => deploymentAt(url, { keys: { main: KEY } });
 

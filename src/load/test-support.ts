@@ -1,3 +1,5 @@
+import { createServer, type RequestListener } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { HarnessTarget } from "../target/harness-target.js";
 import type { LoadRecorder, LoadResponse } from "./recorder.js";
 import type { Scenario } from "./scenarios.js";
@@ -54,3 +56,16 @@ export function recordingScenario(
 export const observing = (answers: (startedAt: number) => LoadResponse[]) => (recorder: LoadRecorder) => {
   for (const a of answers(recorder.startedAt)) recorder.observe(a);
 };
+
+/** A stand-in target on loopback for unit tests: its `/v1` base URL, and a close that ends every connection. */
+export async function serveOnLoopback(handler: RequestListener): Promise<{ baseUrl: string; close(): Promise<void> }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
