@@ -54,6 +54,17 @@ describe("the load report", () => {
     ]);
     expect(html).toContain("* fewer than 100 answers: the p99 is about their maximum.");
     expect(html).toContain("Latency, per endpoint and outcome: the 429s are intended.");
+    const waits = await runScenario(
+      target,
+      recordingScenario(
+        observing((at) => [answer(200, 2000, at)]),
+        { note: "mock-slow on purpose", judged: false },
+        "waits",
+      ),
+    );
+    expect(renderLoadHtml(sampleRun(), { target, scenarios: [waits], thresholds: [] })).toContain(
+      "mock-slow on purpose (latency thresholds do not judge these figures).",
+    );
     // 4 admitted among 40 answers (10%) still show in the stacked timeline: no panel of their own
     expect(html).not.toContain("admitted (2xx) answers per second");
   });
