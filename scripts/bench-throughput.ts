@@ -14,7 +14,7 @@
  * (from /proc: what req/s tends to on a busy machine). The last line is
  * `ratio GET agent ÷ node:http: 0.NN` (scripts read it).
  *
- *   npm run bench -- [--seconds 2] [--rounds 7] [--connections 32] [--no-pin] [--cpu-prof DIR]
+ *   npm run bench -- [--seconds 1] [--rounds 15] [--connections 32] [--no-pin] [--cpu-prof DIR]
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -26,8 +26,8 @@ import { PERMISSIONS } from "../src/contract/index.js";
 
 const { values } = parseArgs({
   options: {
-    seconds: { type: "string", default: "2" },
-    rounds: { type: "string", default: "7" },
+    seconds: { type: "string", default: "1" },
+    rounds: { type: "string", default: "15" },
     connections: { type: "string", default: "32" },
     "no-pin": { type: "boolean", default: false },
     "cpu-prof": { type: "string" },
@@ -196,6 +196,8 @@ const sides = {
   "raw TCP responder (autocannon's ceiling)": { url: `${raw.baseUrl.replace(/\/v1$/, "")}/` },
 } satisfies Record<string, Shape>;
 type Side = keyof typeof sides;
+const GET_REF: Side = "reference GET /v1/agents/{id} (auth + buckets)";
+const GET_NODE: Side = "node:http GET, the same bytes";
 
 console.log(
   `autocannon: ${duration} s per side, ${rounds} interleaved rounds, ${connections} connections, node ${process.version}, ` +
@@ -217,6 +219,33 @@ for (let round = 1; round <= rounds; round++) {
     );
   }
 }
+
+/**
+ * Side by side: the two GET servers share one core (pinned) and are driven at the same moment,
+ * each by its own autocannon, so whatever else runs on the machine hits both at once. The
+ * scheduler shares the core about evenly; work per CPU second is what sets each one's req/s,
+ * and the CPU each used (from /proc) corrects for an uneven share.
+ */
+const sideBySide = { rps: [] as number[], cpu: [] as number[] };
+if (pinned)
+  for (let round = 1; round <= rounds; round++) {
+    const pids = [ref.child.pid, replay.child.pid];
+    const before = pids.map(cpuMs);
+    const [a, b] = await Promise.all([
+      autocannon({ ...sides[GET_REF], duration, connections }),
+      autocannon({ ...sides[GET_NODE], duration, connections }),
+    ]);
+    const after = pids.map(cpuMs);
+    const used = pids.map((_, i) => (after[i] ?? Number.NaN) - (before[i] ?? Number.NaN));
+    const rps = a.requests.total / b.requests.total;
+    // CPU per request, node:http ÷ reference
+    const cpu = (used[1]! / b.requests.total) * (a.requests.total / used[0]!);
+    sideBySide.rps.push(rps);
+    if (Number.isFinite(cpu)) sideBySide.cpu.push(cpu);
+    console.log(
+      `side by side ${round}  GET reference ${a.requests.total} and node:http ${b.requests.total} answers in ${duration} s: ratio ${rps.toFixed(2)}, by CPU per request ${cpu.toFixed(2)}${a.non2xx ? `  non-2xx ${a.non2xx}` : ""}`,
+    );
+  }
 await Promise.all([stop(ref.child), stop(replay.child), stop(raw.child)]);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
@@ -237,8 +266,6 @@ for (const side of order) console.log(`median ${side.padEnd(48)} ${m(side).toFix
 for (const side of order)
   if (cpuSamples.has(side))
     console.log(`median CPU ${side.padEnd(48)} ${median(cpuSamples.get(side)!).toFixed(1).padStart(8)} µs/req (server)`);
-const GET_REF = "reference GET /v1/agents/{id} (auth + buckets)";
-const GET_NODE = "node:http GET, the same bytes";
 if (cpuSamples.size) {
   const cpu = paired(GET_NODE, GET_REF, cpuSamples);
   console.log(
@@ -249,6 +276,12 @@ const ceiling = paired(GET_NODE, "raw TCP responder (autocannon's ceiling)");
 console.log(`ratio node:http ÷ autocannon ceiling: ${ceiling.median.toFixed(2)} (${ceiling.range})`);
 const create = paired("reference POST /v1/agents (create)", "node:http POST, the same bytes");
 console.log(`ratio create ÷ node:http:          ${create.median.toFixed(2)} (${create.range})`);
+if (sideBySide.rps.length) {
+  const spread = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)} over ${xs.length} rounds`;
+  console.log(
+    `ratio GET agent ÷ node:http side by side on one core: ${median(sideBySide.rps).toFixed(2)} (${spread(sideBySide.rps)}); by CPU per request ${median(sideBySide.cpu).toFixed(2)} (${spread(sideBySide.cpu)})`,
+  );
+}
 const get = paired(GET_REF, GET_NODE);
 console.log(`ratio GET agent ÷ node:http, per round: ${get.range}`);
 console.log(`ratio GET agent ÷ node:http: ${get.median.toFixed(2)}`);
