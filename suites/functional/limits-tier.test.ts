@@ -147,8 +147,8 @@ check(
 // last" and "the endpoint's bucket on a tie". Mutation testing (issue 11) found no check that ever had
 // two buckets empty at once, nor one where the endpoint's bucket and the tier tied.
 check(
-  ["limits.headers", "limits.tier"],
-  "with the tier and the Create bucket both empty, the 429 describes Create's: its window opened last, or with the tier's (a tie)",
+  ["limits.headers", "limits.tier", "limits.recovery"],
+  "with the tier and the Create bucket both empty, the 429 describes Create's: its window opened last, or with the tier's (a tie); after its reset both admit again",
   async ({ skip }) => {
     const tier = target.loadTiers?.tierBurst;
     if (!target.keys.tierBurst || tier === undefined) return skip("needs a small-tier account of its own (reference targets)");
@@ -172,6 +172,15 @@ check(
       let done = false;
       for (let attempt = 1; attempt <= MAX_DRAIN_ATTEMPTS && !done; attempt++) {
         const made = createsFirst ? await creates() : [];
+        if (createsFirst && attempt === 1) {
+          // phase 1 ended with both buckets empty and waited out Create's reset, which the tier's
+          // precedes or matches (asserted there): the first burst of creates is counted, not refused
+          const refused = made.slice(0, 5).filter((r) => r.status === 429);
+          expect(
+            refused.map((r) => `${label(r)}: ${r.status}, X-RateLimit-Limit ${r.exchange.rate?.limit}`),
+            "creates sent after Create's announced reset (both buckets had emptied) are refused: the buckets did not recover",
+          ).toEqual([]);
+        }
         const rest = await others();
         if (!createsFirst) made.push(...(await creates()));
         const tierEmpty = await client.listAgents({ limit: 1 }, { pace: false });
@@ -207,7 +216,10 @@ check(
         await waitForRefill(last.exchange);
         done = true;
       }
-      if (!done) throw new HarnessError(`windows ended mid-burst ${MAX_DRAIN_ATTEMPTS} times: inconclusive`);
+      // nothing to conclude, and not the target's fault: windows keep ending mid-burst on a slow
+      // machine, or a bucket stays empty after its reset (the recovery checks judge that; as an
+      // error this check would end a --bail run before they ran)
+      if (!done) return skip(`windows ended mid-burst or a bucket stayed empty ${MAX_DRAIN_ATTEMPTS} times: inconclusive`);
     }
   },
 );
