@@ -4,6 +4,7 @@ import {
   type CreateAgentBody,
   createAgentBodySchema,
   FIELD_LIMITS as F,
+  MOCK_MODELS,
   PLATFORMS,
   perPlatform,
   READ_ONLY_FIELDS,
@@ -35,8 +36,8 @@ export interface BodyOptions {
 }
 
 /** PROFILE §10: models that answer slowly or never would spend the budget, not find bugs. */
-const SLOW_MODELS = new Set(["mock-slow", "mock-timeout"]);
-export const FAILING_MODEL = "mock-error";
+const SLOW_MODELS = new Set<string>([MOCK_MODELS.slow, MOCK_MODELS.timeout]);
+export const FAILING_MODEL = MOCK_MODELS.error;
 
 const cp = (s: string) => [...s].length;
 const list = (limit: { min: number; max: number; maxItems: number }) =>

@@ -69,4 +69,8 @@ export const MESSAGE_TIMING = {
   slowModelMinDeltas: 20,
 } as const;
 
+/** PROFILE §10: the model names a reference-compatible target answers in its own ways. */
+export const MOCK_MODELS = { slow: "mock-slow", error: "mock-error", timeout: "mock-timeout" } as const;
+export type MockModel = (typeof MOCK_MODELS)[keyof typeof MOCK_MODELS];
+
 export type RateLimitedEndpoint = keyof typeof RATE_LIMITS.perKeyEndpoint;

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { MESSAGE_TIMING } from "../contract/index.js";
+import { MESSAGE_TIMING, MOCK_MODELS } from "../contract/index.js";
 import { type Clock, sleep, untilAborted } from "./clock.js";
 
 export class ModelError extends Error {}
@@ -19,11 +19,11 @@ interface ModelInput {
  */
 export async function* mockReply(clock: Clock, input: ModelInput, signal: AbortSignal): AsyncGenerator<string> {
   switch (input.model) {
-    case "mock-error":
+    case MOCK_MODELS.error:
       throw new ModelError("the mock model failed as configured (mock-error)");
-    case "mock-timeout":
+    case MOCK_MODELS.timeout:
       return await untilAborted(signal);
-    case "mock-slow": {
+    case MOCK_MODELS.slow: {
       const chunks = splitInto(replyText(input), MESSAGE_TIMING.slowModelMinDeltas);
       const gap = (MESSAGE_TIMING.slowModelSeconds * 1000) / chunks.length;
       for (const chunk of chunks) {

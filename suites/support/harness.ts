@@ -8,6 +8,7 @@ import {
   type ClauseId,
   type CreateAgentBody,
   type ErrorCode,
+  type MockModel,
   matchEndpoint,
   STATUS_OF_CODE,
 } from "../../src/contract/index.js";
@@ -230,7 +231,7 @@ export class AgentFactory {
    * An agent of a PROFILE §10 mock model. A target that is not reference-compatible would answer
    * that model like any other: there the check is skipped, naming the flag.
    */
-  async withMockModel(model: "mock-slow" | "mock-error" | "mock-timeout", skip: (note: string) => never): Promise<Agent> {
+  async withMockModel(model: MockModel, skip: (note: string) => never): Promise<Agent> {
     if (!target.referenceFaults) skip(`needs --reference-faults (${model})`);
     return this.create({ modelSettings: { model } });
   }
