@@ -154,7 +154,8 @@ check(
     if (!target.keys.tierBurst || tier === undefined) return skip("needs a small-tier account of its own (reference targets)");
     const client = clientFor(target.keys.tierBurst, "tierBurst");
     const invalidCreate = (): Promise<Result> => client.call("createAgent", { body: { name: "" }, pace: false });
-    const creates = () => inBatches(SIZES.createAgent, 5, invalidCreate, () => false);
+    const CREATE_BATCH = 5;
+    const creates = () => inBatches(SIZES.createAgent, CREATE_BATCH, invalidCreate, () => false);
     // the rest of the tier: Gets (a 404 is counted, no effect) and Lists, each well inside its own bucket
     const gets = SIZES.getAgent - 1;
     const others = () =>
@@ -175,7 +176,7 @@ check(
         if (createsFirst && attempt === 1) {
           // phase 1 ended with both buckets empty and waited out Create's reset, which the tier's
           // precedes or matches (asserted there): the first burst of creates is counted, not refused
-          const refused = made.slice(0, 5).filter((r) => r.status === 429);
+          const refused = made.slice(0, CREATE_BATCH).filter((r) => r.status === 429);
           expect(
             refused.map((r) => `${label(r)}: ${r.status}, X-RateLimit-Limit ${r.exchange.rate?.limit}`),
             "creates sent after Create's announced reset (both buckets had emptied) are refused: the buckets did not recover",
