@@ -5,55 +5,65 @@ import { agentIdParam, agentNotFound, invalidFields, parseJsonBody, route, sendE
 import { agentEnvelopeJson } from "../store.js";
 
 /** PROFILE §2 success envelope around one agent, whose JSON text the store keeps until it changes. */
-const sendAgent = (reply: FastifyReply, agent: Agent, status = 200) =>
+const sendAgent = (reply: FastifyReply, agent: Agent, status = 200): void => {
   reply.code(status).type("application/json; charset=utf-8").send(agentEnvelopeJson(agent));
+};
 
-/** PROFILE §5 Create, List, Get, Update, Delete: a fastify plugin, registered with the server's context. */
+/**
+ * PROFILE §5 Create, List, Get, Update, Delete: a fastify plugin, registered with the server's context.
+ * The handlers are synchronous (nothing here waits): each either sends and returns nothing, or
+ * returns the payload for fastify to send. An async handler costs a promise per request, and one
+ * that returns `reply` a second promise job besides, since a reply is a thenable (issue 9 §3).
+ */
 export const agentRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (app, { ctx: { store } }) => {
   app.route(
-    route("createAgent", async (req, reply) => {
+    route("createAgent", (req, reply) => {
       const body = parseJsonBody(req, reply, ENDPOINTS.createAgent.body);
-      if (!body.ok) return reply;
+      if (!body.ok) return;
       const created = store.create(req.principal.account.id, body.value);
-      if (!created.ok) return invalidFields(reply, created.details);
-      return sendAgent(reply, created.agent, ENDPOINTS.createAgent.successStatus);
+      if (created.ok) sendAgent(reply, created.agent, ENDPOINTS.createAgent.successStatus);
+      else invalidFields(reply, created.details);
     }),
   );
 
   app.route(
-    route("listAgents", async (req, reply) => {
+    route("listAgents", (req, reply) => {
       const query = listQuerySchema.safeParse(req.query);
-      if (!query.success)
-        return sendError(reply, "INVALID_REQUEST", "Invalid query parameters", detailsFromIssues(query.error.issues));
-      return { success: true, ...store.list(req.principal.account.id, query.data) };
+      if (query.success) return { success: true, ...store.list(req.principal.account.id, query.data) };
+      sendError(reply, "INVALID_REQUEST", "Invalid query parameters", detailsFromIssues(query.error.issues));
     }),
   );
 
   app.route(
-    route("getAgent", async (req, reply) => {
+    route("getAgent", (req, reply) => {
       const agent = store.get(req.principal.account.id, agentIdParam(req));
-      return agent ? sendAgent(reply, agent) : agentNotFound(reply);
+      if (agent) sendAgent(reply, agent);
+      else agentNotFound(reply);
     }),
   );
 
   app.route(
-    route("updateAgent", async (req, reply) => {
+    route("updateAgent", (req, reply) => {
       const id = agentIdParam(req);
       // existence first: a patch of a missing agent is 404 whatever its body
-      if (!store.get(req.principal.account.id, id)) return agentNotFound(reply);
+      if (!store.get(req.principal.account.id, id)) {
+        agentNotFound(reply);
+        return;
+      }
       const patch = parseJsonBody(req, reply, ENDPOINTS.updateAgent.body, { mergePatch: true });
-      if (!patch.ok) return reply;
+      if (!patch.ok) return;
       const updated = store.update(req.principal.account.id, id, patch.value);
-      if (!updated) return agentNotFound(reply);
-      return updated.ok ? sendAgent(reply, updated.agent) : invalidFields(reply, updated.details);
+      if (!updated) agentNotFound(reply);
+      else if (updated.ok) sendAgent(reply, updated.agent);
+      else invalidFields(reply, updated.details);
     }),
   );
 
   app.route(
-    route("deleteAgent", async (req, reply) => {
+    route("deleteAgent", (req, reply) => {
       const id = agentIdParam(req);
-      if (!store.delete(req.principal.account.id, id)) return agentNotFound(reply);
-      return { success: true, data: { id, deleted: true } };
+      if (store.delete(req.principal.account.id, id)) return { success: true, data: { id, deleted: true } };
+      agentNotFound(reply);
     }),
   );
 };
