@@ -3,6 +3,7 @@ import { ENDPOINTS, HEADERS, RATE_LIMITS } from "../../contract/index.js";
 import type { ServerContext } from "../context.js";
 import { agentIdParam, sendError } from "../http.js";
 import { agentSlotKey, type BucketState, rateBucketsOf } from "../ratelimit.js";
+import { stampRequestId } from "./request-id.js";
 
 const BEARER = /^bearer[ ]+(\S+)\s*$/i;
 
@@ -20,6 +21,7 @@ export function installGuard(app: FastifyInstance, ctx: ServerContext): void {
   app.decorateRequest("rateBuckets");
   // callback hooks: no promise per request; a hook that answers does not call done (fastify's rule)
   app.addHook("onRequest", (req, reply, done) => {
+    stampRequestId(req, reply); // PROFILE §1: every answer, the guard's refusals included
     if (admit(ctx, req, reply)) done();
   });
   app.addHook("onSend", (req, reply, payload, done) => {
