@@ -7,6 +7,7 @@ import { installGuard } from "./plugins/guard.js";
 import { installRequestId } from "./plugins/request-id.js";
 import { agentRoutes } from "./routes/agents.js";
 import { messageRoutes } from "./routes/messages.js";
+import { holdTickShape } from "./tick-shape.js";
 
 export type { BuildOptions } from "./context.js";
 
@@ -15,6 +16,7 @@ export type { BuildOptions } from "./context.js";
  * hooks and inject() keep the server about 1,000 lines at close to node:http speed.
  */
 export function buildServer(options: BuildOptions): { app: FastifyInstance; ctx: ServerContext } {
+  holdTickShape(); // a random 20% slowdown of every request, otherwise (tick-shape.ts)
   const ctx = new ServerContext(options);
   const app = Fastify({
     logger: false, // PROFILE §6: keys never reach a log line; the server logs nothing per request
