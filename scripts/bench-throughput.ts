@@ -4,6 +4,8 @@
  *   - the reference server's req/s on GET /v1/agents/{id} (authenticated, rate-limited with a
  *     large tier) and on POST /v1/agents (create),
  *   - a plain node:http server answering the very same bytes (status, headers, body),
+ *   - fastify with no hook answering the same GET bytes: the framework's own floor, so the gap
+ *     splits into fastify's share and the reference's (auth, buckets, hooks, headers),
  *   - autocannon's own ceiling against a raw TCP responder (no HTTP parsing on the server).
  * Each server runs alone in its own process; autocannon drives it from this one. On Linux with
  * `taskset`, the generator is pinned to the first CPU and every server to the second, so each
@@ -67,6 +69,16 @@ require("node:http").createServer((req, res) => {
   req.resume();
   req.on("end", () => { res.writeHead(a.status, a.headers); res.end(a.body); });
 }).listen(0, "127.0.0.1", function () { console.log("listening on http://127.0.0.1:" + this.address().port + "/v1"); });`;
+
+/**
+ * fastify with no hook, answering GET with the same recorded bytes: the floor the framework
+ * sets, so the report can say how much of the gap is fastify's and how much the reference's.
+ */
+const FASTIFY_SERVER = `
+const answers = JSON.parse(process.env.ANSWERS);
+const app = require("fastify")({ logger: false });
+app.get("/v1/agents/:agentId", (req, reply) => { reply.code(answers.get.status).headers(answers.get.headers).send(answers.get.body); });
+app.listen({ port: 0, host: "127.0.0.1" }).then(() => console.log("listening on http://127.0.0.1:" + app.server.address().port + "/v1"));`;
 
 /** A TCP server that answers every request head with one fixed HTTP response, parsing nothing but the blank line. */
 const RAW_SERVER = `
@@ -176,11 +188,13 @@ const createdAnswer = await record(`${ref.baseUrl}/agents`, {
 const agentId = (JSON.parse(createdAnswer.body) as { data: { id: string } }).data.id;
 const getAnswer = await record(`${ref.baseUrl}/agents/${agentId}`, { headers: auth });
 const replay = await start(["-e", REPLAY_SERVER], { ANSWERS: JSON.stringify({ get: getAnswer, create: createdAnswer }) });
+const bareFastify = await start(["-e", FASTIFY_SERVER], { ANSWERS: JSON.stringify({ get: getAnswer }) });
 const raw = await start(["-e", RAW_SERVER]);
 
 const sides = {
   "reference GET /v1/agents/{id} (auth + buckets)": { url: `${ref.baseUrl}/agents/${agentId}`, headers: auth },
   "node:http GET, the same bytes": { url: `${replay.baseUrl}/agents/${agentId}` },
+  "fastify GET, no hooks, the same bytes": { url: `${bareFastify.baseUrl}/agents/${agentId}` },
   "reference POST /v1/agents (create)": {
     url: `${ref.baseUrl}/agents`,
     method: "POST",
@@ -205,7 +219,8 @@ console.log(
 );
 const samples = new Map<Side, number[]>();
 const cpuSamples = new Map<Side, number[]>();
-const serverOf = (side: Side) => (side.startsWith("reference") ? ref : side.startsWith("node:http") ? replay : raw);
+const serverOf = (side: Side) =>
+  side.startsWith("reference") ? ref : side.startsWith("node:http") ? replay : side.startsWith("fastify") ? bareFastify : raw;
 const order = Object.keys(sides) as Side[];
 for (let round = 1; round <= rounds; round++) {
   // every other round runs the sides in reverse, so neither side of a pair always goes first
@@ -246,7 +261,7 @@ if (pinned)
       `side by side ${round}  GET reference ${a.requests.total} and node:http ${b.requests.total} answers in ${duration} s: ratio ${rps.toFixed(2)}, by CPU per request ${cpu.toFixed(2)}${a.non2xx ? `  non-2xx ${a.non2xx}` : ""}`,
     );
   }
-await Promise.all([stop(ref.child), stop(replay.child), stop(raw.child)]);
+await Promise.all([stop(ref.child), stop(replay.child), stop(bareFastify.child), stop(raw.child)]);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 const m = (side: Side) => median(samples.get(side) ?? []);
@@ -272,6 +287,11 @@ if (cpuSamples.size) {
     `ratio CPU per GET node:http ÷ reference: ${cpu.median.toFixed(2)} (${cpu.range}; what req/s tends to when the machine is busy)`,
   );
 }
+const GET_FASTIFY: Side = "fastify GET, no hooks, the same bytes";
+const framework = paired(GET_FASTIFY, GET_NODE);
+const ours = paired(GET_REF, GET_FASTIFY);
+console.log(`ratio bare fastify ÷ node:http (the framework's floor): ${framework.median.toFixed(2)} (${framework.range})`);
+console.log(`ratio GET agent ÷ bare fastify (the reference's own work): ${ours.median.toFixed(2)} (${ours.range})`);
 const ceiling = paired(GET_NODE, "raw TCP responder (autocannon's ceiling)");
 console.log(`ratio node:http ÷ autocannon ceiling: ${ceiling.median.toFixed(2)} (${ceiling.range})`);
 const create = paired("reference POST /v1/agents (create)", "node:http POST, the same bytes");
