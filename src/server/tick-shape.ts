@@ -19,8 +19,9 @@ let held: object | undefined;
 export function holdTickShape(): void {
   if (held) return;
   const hook = createHook({
+    // on only for the one nextTick below: a hook left on would replace the record (the test's tell)
     init(_asyncId, type, _triggerAsyncId, resource) {
-      if (type === "TickObject" && !held) held = resource;
+      if (type === "TickObject") held = resource;
     },
   });
   hook.enable();
