@@ -95,11 +95,18 @@ require("node:net").createServer((socket) => {
   socket.on("error", () => {});
 }).listen(0, "127.0.0.1", function () { console.log("listening on http://127.0.0.1:" + this.address().port + "/v1"); });`;
 
+/** Every server started, stopped when this process exits however it ends (a side failing to start included). */
+const started: ChildProcess[] = [];
+process.once("exit", () => {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+});
+
 /** Start a server process and resolve its base URL from the ready line. */
 function start(args: string[], env: Record<string, string> = {}): Promise<{ baseUrl: string; child: ChildProcess }> {
   const [command, argv] = serverCommand(args);
   // taskset execs node in its own process, so the child's PID is the server's (for /proc)
   const child = spawn(command, argv, { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...env } });
+  started.push(child);
   return new Promise((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (chunk: Buffer) => {
