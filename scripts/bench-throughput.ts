@@ -168,7 +168,7 @@ async function measure(
  * So the load is spread over KEYS keys of one account (a huge tier): GET cycles through them per
  * connection from a fixed list (autocannon builds those requests once: the generator's cost per
  * request stays the same as for the other sides), create takes them round-robin across all
- * connections. Any non-2xx left is printed, and said in the ratios.
+ * connections. A side that still gets non-2xx answers is named in a WARNING line.
  */
 const KEYS = 64;
 const keys = Array.from({ length: KEYS }, (_, i) => `bench-key-${String(i).padStart(2, "0")}-0123456789`);

@@ -3,9 +3,9 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { API_PREFIX, ENDPOINTS as CONTRACT, ENDPOINT_LIST } from "../contract/index.js";
-import { endpointLabel } from "../report/findings.js";
+import { ENDPOINTS as CONTRACT, ENDPOINT_LIST } from "../contract/index.js";
 import { sampleRun } from "../report/test-support.js";
+import { endpointLabel } from "./burst.js";
 import { renderLoadHtml } from "./charts.js";
 import { runScenario } from "./run.js";
 import { answer, deploymentAt, recordingScenario } from "./test-support.js";
@@ -32,8 +32,8 @@ test("Chromium is there for the report's browser checks", (context) => {
 
 const target = deploymentAt("http://127.0.0.1:9/v1", { windowSeconds: 2, messageTimeoutSeconds: 30 });
 /** Every endpoint, labelled as the load run labels it (the legends' longest lines). */
-const ENDPOINTS = ENDPOINT_LIST.map((ep) => endpointLabel(ep.method, `${API_PREFIX}${ep.path}`));
-const MESSAGES = endpointLabel(CONTRACT.sendMessage.method, `${API_PREFIX}${CONTRACT.sendMessage.path}`);
+const ENDPOINTS = ENDPOINT_LIST.map((ep) => endpointLabel(ep.method, ep.path));
+const MESSAGES = endpointLabel(CONTRACT.sendMessage.method, CONTRACT.sendMessage.path);
 
 /** A load report as a real run makes one: a throughput profile where the limits hold, and streams. */
 async function loadReportHtml(): Promise<string> {
@@ -44,12 +44,12 @@ async function loadReportHtml(): Promise<string> {
         for (let second = 0; second < 12; second++)
           for (const [i, endpoint] of ENDPOINTS.entries()) {
             const at = recorder.startedAt + second * 1000 + i;
-            // the buckets admit a few each window; every other answer is a 429
+            // the buckets admit a few each window (12, then 2); every other answer is a 429
             for (let n = 0; n < (second % 2 ? 2 : 12); n++) recorder.observe(answer(200, 0.6 + i * 0.4 + n * 0.05, at, endpoint));
             for (let n = 0; n < 2600; n++) recorder.observe(answer(429, 0.3 + (n % 50) * 0.02, at, endpoint));
           }
       },
-      { note: "five endpoints, one after another", judged: true },
+      { note: "every endpoint, one after another", judged: true },
       "throughput",
     ),
   );
@@ -74,7 +74,7 @@ async function loadReportHtml(): Promise<string> {
   return renderLoadHtml(sampleRun(), {
     target,
     scenarios: [throughput, streams],
-    thresholds: [{ source: "p99<250", passed: true, observed: "GET /agents/{agentId} p99 2.2 ms over 61 2xx admitted answers" }],
+    thresholds: [{ source: "p99<250", passed: true, observed: "GET /agents/:agentId p99 2.2 ms over 61 2xx admitted answers" }],
   });
 }
 
@@ -83,14 +83,15 @@ const MEASURE_CHARTS = `[...document.querySelectorAll("#load figure")].map((fig)
   const svg = fig.querySelector("svg");
   const box = svg.getBoundingClientRect();
   const inside = (r) => r.left >= box.left - 0.5 && r.right <= box.right + 0.5 && r.top >= box.top - 0.5 && r.bottom <= box.bottom + 0.5;
-  const marks = [...svg.querySelectorAll("polyline, rect")].map((e) => e.getBoundingClientRect()).filter((r) => r.width > 0 || r.height > 0);
+  const drawn = (selector) => [...svg.querySelectorAll(selector)].map((e) => e.getBoundingClientRect()).filter((r) => r.width > 0 || r.height > 0);
   return {
     caption: fig.querySelector("figcaption")?.textContent ?? "",
     width: Math.round(box.width),
     height: Math.round(box.height),
     shown: getComputedStyle(svg).visibility === "visible" && getComputedStyle(svg).display !== "none",
-    marks: marks.length,
-    marksOutside: marks.filter((r) => !inside(r)).length,
+    // the data (class "mark": a percentile line, a bar), not the legend's swatches or the grid
+    marks: drawn(".mark").length,
+    marksOutside: drawn("polyline, rect, line").filter((r) => !inside(r)).length,
     textsCut: [...svg.querySelectorAll("text")].filter((t) => !inside(t.getBoundingClientRect())).map((t) => t.textContent),
   };
 })`;

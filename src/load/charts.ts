@@ -69,7 +69,7 @@ export function hdrChart(title: string, series: HdrSeries[]): string {
       const pts = s.h.distribution.map((d) => `${px(d.percentile).toFixed(1)},${py(d.ms).toFixed(1)}`).join(" ");
       const color = s.color ?? COLORS[i % COLORS.length];
       const dash = s.dashed ? ' stroke-dasharray="5 3"' : "";
-      return `<polyline points="${pts}" fill="none" stroke="${color}" stroke-width="2"${dash}/><line x1="${W - PAD.right + 8}" x2="${W - PAD.right + 22}" y1="${PAD.top + i * 16 + 5}" y2="${PAD.top + i * 16 + 5}" stroke="${color}" stroke-width="3"${dash}/><text x="${W - PAD.right + 26}" y="${PAD.top + i * 16 + 9}">${escapeHtml(s.name)} (p99 ${fmt(s.h.percentiles.p99 ?? 0)}, n ${s.h.count})</text>`;
+      return `<polyline class="mark" points="${pts}" fill="none" stroke="${color}" stroke-width="2"${dash}/><line x1="${W - PAD.right + 8}" x2="${W - PAD.right + 22}" y1="${PAD.top + i * 16 + 5}" y2="${PAD.top + i * 16 + 5}" stroke="${color}" stroke-width="3"${dash}/><text x="${W - PAD.right + 26}" y="${PAD.top + i * 16 + 9}">${escapeHtml(s.name)} (p99 ${fmt(s.h.percentiles.p99 ?? 0)}, n ${s.h.count})</text>`;
     })
     .join("");
   return `<figure><figcaption>${escapeHtml(title)}</figcaption><svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${escapeHtml(title)}">${ticksY}${ticksX}${lines}<text x="${(W - PAD.right + PAD.left) / 2}" y="${H - 6}" text-anchor="middle">percentile</text><text x="12" y="${H / 2}" transform="rotate(-90 12 ${H / 2})" text-anchor="middle">ms</text></svg></figure>`;
@@ -93,7 +93,7 @@ export function timelineChart(title: string, rows: ScenarioReport["statusPerSeco
           const y0 = py(acc);
           acc += n;
           const y1 = py(acc);
-          return `<rect x="${(PAD.left + r.second * bw + 1).toFixed(1)}" y="${y1.toFixed(1)}" width="${Math.max(1, bw - 2).toFixed(1)}" height="${(y0 - y1).toFixed(1)}" fill="${STATUS_COLOR(Number(st))}"><title>second ${r.second}: ${n} × ${st}</title></rect>`;
+          return `<rect class="mark" x="${(PAD.left + r.second * bw + 1).toFixed(1)}" y="${y1.toFixed(1)}" width="${Math.max(1, bw - 2).toFixed(1)}" height="${(y0 - y1).toFixed(1)}" fill="${STATUS_COLOR(Number(st))}"><title>second ${r.second}: ${n} × ${st}</title></rect>`;
         })
         .join("");
     })
