@@ -119,6 +119,14 @@ describe("RateBudget", () => {
     expect(budget.snapshot().find((b) => b.name === create.name)?.remaining).toBe(5);
   });
 
+  // PROFILE §7: only RATE_LIMIT_EXCEEDED is uncounted; a 429 with another code or none keeps what it took
+  test.for(["INSUFFICIENT_QUOTA", undefined, "SLOW_DOWN"] as const)("a 429 %s is counted", async (code) => {
+    const { budget, rate, exchange } = setup();
+    await exchange(keyA(), 201, rate(10, 5, 30));
+    await exchange(keyA(), 429, undefined, code);
+    expect(budget.snapshot().find((b) => b.name === create.name)?.remaining).toBe(4);
+  });
+
   test("subtracts requests still in flight from what a header says", async () => {
     const { budget, rate, clock } = setup();
     const first = await budget.acquire(keyA());

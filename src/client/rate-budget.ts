@@ -1,4 +1,4 @@
-import { type EndpointSpec, type ErrorCode, RATE_LIMITS } from "../contract/index.js";
+import { type EndpointSpec, isCountedInBuckets, RATE_LIMITS } from "../contract/index.js";
 import { type Clock, systemClock } from "./clock.js";
 import type { RateHeaders } from "./rate.js";
 
@@ -17,9 +17,6 @@ export interface BucketRef {
 
 /** The account-wide bucket every authenticated request counts in (PROFILE §7). */
 export const TIER_BUCKET = "tier";
-
-/** PROFILE §7: a 429 for a spent quota was counted, unlike RATE_LIMIT_EXCEEDED. */
-const QUOTA_SPENT: ErrorCode = "INSUFFICIENT_QUOTA";
 
 /** The endpoint's own bucket, as ENDPOINTS names it. */
 export function endpointBucket(spec: EndpointSpec, agentId?: string): BucketRef {
@@ -149,7 +146,7 @@ export class RateBudget {
     try {
       if (answer === undefined) return; // counted or not, unknown: keep the local count
       // PROFILE §6, §7: an unauthenticated request and a RATE_LIMIT_EXCEEDED answer count nowhere.
-      const counted = answer.status !== 401 && !(answer.status === 429 && answer.code !== QUOTA_SPENT);
+      const counted = isCountedInBuckets(answer.status, answer.code);
       if (!counted)
         for (const b of ticket.buckets)
           if (b.remaining !== undefined) b.remaining = Math.min(b.remaining + 1, b.size ?? Infinity);

@@ -60,6 +60,18 @@ export const RATE_LIMITS = {
   resetSlackSeconds: 1,
 } as const;
 
+/**
+ * PROFILE §6, §7: is an answer counted in the buckets its request belongs to? Every
+ * authenticated request is, whatever its outcome, except one answered 429 RATE_LIMIT_EXCEEDED;
+ * a 401 was never authenticated. A 429 INSUFFICIENT_QUOTA is counted like any request. A 429
+ * whose code is missing or unknown breaks §3 (the status-pairing and envelope checks report it)
+ * and is counted: the exception names one code, and a pacer that counts a request too many
+ * waits a little, while one that counts too few trips the limit it paces for.
+ */
+export function isCountedInBuckets(status: number, code: string | undefined): boolean {
+  return status !== 401 && !(status === 429 && code === "RATE_LIMIT_EXCEEDED");
+}
+
 /** PROFILE §5 time budget and §10 mock models. */
 export const MESSAGE_TIMING = {
   defaultBudgetSeconds: 30,

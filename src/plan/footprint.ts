@@ -38,11 +38,6 @@ export function readFootprint(file: string): FootprintEntry[] {
     .map((line) => footprintEntrySchema.parse(JSON.parse(line)));
 }
 
-/** Whether an answer is counted in its buckets (PROFILE §6: 401 nowhere; §7: 429 RATE_LIMIT_EXCEEDED nowhere). */
-export function isCounted(status: number, code: string | undefined): boolean {
-  return status !== 401 && !(status === 429 && code === "RATE_LIMIT_EXCEEDED");
-}
-
 /**
  * Which of `count` keys a check takes: a hash of its name, so a calibration run and the run it
  * plans give every check the same key, whatever order the files run in.

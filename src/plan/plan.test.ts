@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { RATE_LIMITS } from "../contract/index.js";
-import { type FootprintEntry, isCounted, keyIndexFor } from "./footprint.js";
+import { type FootprintEntry, keyIndexFor } from "./footprint.js";
 import { formatPlan, planRun, secondsLeft, withActual } from "./plan.js";
 
 const entry = (over: Partial<FootprintEntry>): FootprintEntry => ({
@@ -64,14 +64,6 @@ describe("the run plan (issue 10 §2)", () => {
 });
 
 describe("the footprint", () => {
-  test("401 and 429 RATE_LIMIT_EXCEEDED count nowhere; 429 INSUFFICIENT_QUOTA and errors count (PROFILE §6, §7)", () => {
-    expect(isCounted(401, "UNAUTHORIZED")).toBe(false);
-    expect(isCounted(429, "RATE_LIMIT_EXCEEDED")).toBe(false);
-    expect(isCounted(429, "INSUFFICIENT_QUOTA")).toBe(true);
-    expect(isCounted(400, "INVALID_REQUEST")).toBe(true);
-    expect(isCounted(404, "NOT_FOUND")).toBe(true);
-  });
-
   test("a check takes the same key in every run, and the keys are all used", () => {
     const names = Array.from({ length: 60 }, (_, i) => `check ${i}`);
     expect(names.map((n) => keyIndexFor(n, 3))).toEqual(names.map((n) => keyIndexFor(n, 3)));

@@ -8,11 +8,12 @@ import {
   type ClauseId,
   type CreateAgentBody,
   type ErrorCode,
+  isCountedInBuckets,
   type MockModel,
   matchEndpoint,
   STATUS_OF_CODE,
 } from "../../src/contract/index.js";
-import { appendFootprint, isCounted, keyIndexFor } from "../../src/plan/footprint.js";
+import { appendFootprint, keyIndexFor } from "../../src/plan/footprint.js";
 import {
   type Evidence,
   endpointLabel,
@@ -302,7 +303,7 @@ function recordFootprint(ex: Exchange, key: string, account: string): void {
     account,
     ...(match ? { endpoint: match.spec.id } : {}),
     ...(agent ? { agent } : {}),
-    counted: isCounted(ex.response.status, code),
+    counted: isCountedInBuckets(ex.response.status, code),
   });
 }
 
