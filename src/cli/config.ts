@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
+import { parseDelay } from "../net/delay-proxy.js";
 import { PROFILES } from "../plan/profiles.js";
 
 /** A bad flag, env var or combination: a readable message and exit code 2. */
@@ -151,6 +152,30 @@ export const VERIFY_OPTIONS = {
     type: "string",
     help: "request budget of the property suite (default: 5 minutes of the tier; none on embedded)",
   },
+  networkDelay: {
+    flag: "network-delay",
+    env: "AGENT_HARNESS_NETWORK_DELAY",
+    type: "string",
+    help: "put a TCP proxy in front of the target that delays each direction by MS±JITTER milliseconds (e.g. 40±20): a network between the harness and the service",
+  },
+  networkProxy: {
+    flag: "network-proxy",
+    env: "AGENT_HARNESS_NETWORK_PROXY",
+    type: "string",
+    help: "that proxy also acts as an intermediary: close-after-response (a load balancer without keep-alive), buffer-responses (holds a response until its end), or both comma-separated",
+  },
+  dryRun: {
+    flag: "dry-run",
+    env: "AGENT_HARNESS_DRY_RUN",
+    type: "boolean",
+    help: "check the keys with a few requests, then print what would run, what is skipped (and the flag that enables it) and the plan; run no check",
+  },
+  clockSkew: {
+    flag: "clock-skew",
+    env: "AGENT_HARNESS_CLOCK_SKEW",
+    type: "string",
+    help: "start the reference target with its clock S seconds ahead (negative: behind), e.g. 10 or -10",
+  },
   fault: {
     flag: "fault",
     env: "AGENT_HARNESS_FAULT",
@@ -240,6 +265,9 @@ const number = (label: string, opts: { integer?: boolean; min?: number } = {}) =
     .refine((n) => !opts.integer || Number.isInteger(n), `${label} must be a whole number`)
     .refine((n) => n >= (opts.min ?? 0), `${label} must be at least ${opts.min ?? 0}`);
 
+/** What the delaying proxy of `--network-proxy` can also act as (src/net/delay-proxy.ts). */
+export const NETWORK_INTERMEDIARIES = ["close-after-response", "buffer-responses"] as const;
+
 /** `quick-load`: the load scenarios that take seconds on short windows (a subset of `load`) */
 export const SUITE_NAMES = ["functional", "property", "load", "quick-load"] as const;
 /**
@@ -289,6 +317,25 @@ const verifySchema = z
     replay: z.string().min(1).optional(),
     maxRequests: number("--max-requests", { integer: true, min: 1 }).optional(),
     fault: z.array(z.string().min(1)).default([]),
+    dryRun: z.boolean().default(false),
+    clockSkew: z
+      .string()
+      .trim()
+      .regex(/^[+-]?[0-9]+(\.[0-9]+)?$/, "--clock-skew must be a number of seconds, e.g. 10 or -10")
+      .transform(Number)
+      .optional(),
+    networkDelay: z
+      .string()
+      .transform((text, ctx) => {
+        const delay = parseDelay(text);
+        if (!delay)
+          ctx.addIssue({ code: "custom", message: "--network-delay takes MS or MS±JITTER (jitter ≤ delay), e.g. 40±20" });
+        return delay ?? { ms: 0, jitterMs: 0 };
+      })
+      .optional(),
+    networkProxy: commaList(
+      z.enum(NETWORK_INTERMEDIARIES, { error: `--network-proxy takes: ${NETWORK_INTERMEDIARIES.join(", ")}` }),
+    ).optional(),
   })
   .superRefine((o, ctx) => {
     if (o.baseUrl && !o.apiKey?.length && !o.apiKeys)
@@ -331,6 +378,12 @@ const verifySchema = z
       ctx.addIssue({ code: "custom", message: "--base-url must end with /v1 (PROFILE §1)", path: ["baseUrl"] });
     if (o.baseUrl && o.fault.length)
       ctx.addIssue({ code: "custom", message: "--fault applies only to a reference target the harness starts", path: ["fault"] });
+    if (o.baseUrl && o.clockSkew !== undefined)
+      ctx.addIssue({
+        code: "custom",
+        message: "--clock-skew applies only to a reference target the harness starts",
+        path: ["clockSkew"],
+      });
   })
   .transform(({ apiKey, apiKeys, ...o }) => {
     // --api-key repeated and $AGENT_API_KEYS: keys of the main account; the first is the main key

@@ -6,6 +6,7 @@ import { z } from "zod";
 import { ServiceClient, TransportError } from "../client/index.js";
 import { MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
 import { SCENARIOS } from "../load/scenarios.js";
+import { behindProxy, describeNetwork } from "../net/behind-proxy.js";
 import { formatSeconds } from "../plan/plan.js";
 import { formatRatio, PlannedRun } from "../plan/session.js";
 import {
@@ -126,12 +127,32 @@ export function newRun(config: VerifyConfig, seed: number = config.seed ?? rando
 
 /** resolveTarget, where a reference target that cannot start is a usage error (exit 2). */
 export async function startTarget(config: VerifyConfig, run: Parameters<typeof resolveTarget>[1]) {
+  let started: Awaited<ReturnType<typeof resolveTarget>>;
   try {
-    return await resolveTarget(config, run);
+    started = await resolveTarget(config, run);
   } catch (err) {
     throw new UsageError(
       `cannot start the ${config.target} reference target: ${err instanceof Error ? err.message : String(err)}`,
     );
+  }
+  if (!config.networkDelay && !config.networkProxy) return started;
+  // STYLE §12: the same run across a network (and its intermediaries) must reach the same verdicts
+  const delay = config.networkDelay ?? { ms: 0, jitterMs: 0 };
+  const roles = config.networkProxy ?? [];
+  const upstream = started.target.baseUrl;
+  try {
+    const moved = await behindProxy(started, {
+      up: delay,
+      down: delay,
+      closeAfterResponse: roles.includes("close-after-response"),
+      bufferResponses: roles.includes("buffer-responses"),
+      seed: run.seed,
+    });
+    process.stdout.write(`${describeNetwork(moved.proxy, upstream)}\n`);
+    return moved;
+  } catch (err) {
+    await started.stop();
+    throw new UsageError(`--network-delay: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 
