@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 import { CHECK_TAGS } from "./src/plan/profiles.js";
 
 /**
- * Mutation mode (issue 11, `npm run mutation`, stryker.config.json): the harness's own suites —
+ * Mutation mode (`npm run mutation`, stryker.config.json): the harness's own suites —
  * functional, property and the load scenarios — as Stryker's test command. No globalSetup: each
  * worker starts its embedded reference server itself (suites/support/worker-target.ts), so the
  * mutated server runs where Stryker records which test reached which mutant. The server's own

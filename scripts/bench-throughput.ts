@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (issue 9 §3): is the reference server the bottleneck of a load run? In one
+ * `npm run bench`: is the reference server the bottleneck of a load run? In one
  * run on this machine, interleaved round by round so drift and neighbours hit every side alike:
  *   - the reference server's req/s on GET /v1/agents/{id} (authenticated, rate-limited with a
  *     large tier) and on POST /v1/agents (create),

@@ -44,7 +44,7 @@ await build({
   packages: "bundle",
   banner: { js: banner },
   // keepNames would wrap every function the bundle makes in a defineProperty call: fastify makes
-  // closures per request, and the calls cost a fifth of the container's CPU per GET (issue 9 §3).
+  // closures per request, and the calls cost a fifth of the container's CPU per GET (`npm run bench`).
   // Nothing reads a function's name (errors carry their own names).
   keepNames: false,
   legalComments: "none",

@@ -513,7 +513,7 @@ const PROBES: Record<string, Probe> = {
     },
   },
 
-  /* issue 8 §6: the faults only the property suites catch */
+  /* the faults only the property suites catch: each shows for some inputs or histories only */
   "name-nfc-normalized": {
     expected: "Ade\u0301",
     probe: async (s) => dataOf(await s.call("POST", "/v1/agents", { body: { name: "Ade\u0301" } })).name,

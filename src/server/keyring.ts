@@ -10,7 +10,8 @@ export interface Principal {
 
 /**
  * One-shot (a quarter of createHash's cost) and binary (no hex text to make, and a map key half
- * as long): it runs on every request (issue 9 §3). The hex form is made once per key, for Principal.
+ * as long): it runs on every request, and the reference must not bound a load run (`npm run bench`).
+ * The hex form is made once per key, for Principal.
  */
 const sha256 = (value: string) => hash("sha256", value, "binary");
 

@@ -24,7 +24,7 @@ interface StoredAgent {
   createdAtMs: number;
   updatedAtMs: number;
   conversations: Map<string, Conversation>;
-  /** the response form, built once per change: reads outnumber writes (issue 9 §3) */
+  /** the response form, built once per change: reads outnumber writes */
   view?: Agent;
 }
 

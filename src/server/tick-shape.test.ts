@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { heldTickRecord, holdTickShape } from "./tick-shape.js";
 
-describe("holdTickShape (issue 9 §3)", () => {
+describe("holdTickShape", () => {
   it("holds one of nextTick's own records, once, and leaves no hook behind", async () => {
     holdTickShape();
     const held = heldTickRecord();

@@ -3,7 +3,7 @@ import { createHook } from "node:async_hooks";
 let held: object | undefined;
 
 /**
- * Keeps one of Node's `process.nextTick` records alive for the life of the process (issue 9 §3).
+ * Keeps one of Node's `process.nextTick` records alive for the life of the process.
  *
  * nextTick makes each record with an object literal of computed keys, whose hidden class V8
  * reaches through weak map transitions. On this machine a server process fell, at random and

@@ -23,5 +23,5 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
 /** The injected defects the reference server knows (for the meta suite and --fault help). */
 export { FAULTS } from "../server/faults/index.js";
 export { LOAD_FAULTS } from "../server/faults/load.js";
-/** The faults only the property suites catch (issue 8 §6): their own meta test. */
+/** The faults only the property suites catch: their own meta test. */
 export { PROPERTY_FAULTS } from "../server/faults/property.js";

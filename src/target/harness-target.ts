@@ -21,7 +21,7 @@ export interface HarnessTarget {
     /**
      * a key (all four permissions) of an account no check ever creates an agent in, on reference
      * targets the harness starts: a request there meets an account the server has never stored an
-     * agent for (mutation testing, issue 11: an unguarded lookup of such an account survived)
+     * agent for (mutation testing: an unguarded lookup of such an account survived every check)
      */
     agentless?: string;
     /**
@@ -41,7 +41,7 @@ export interface HarnessTarget {
     /**
      * keys (all four permissions) of an account of its own with a large tier, on reference
      * targets the harness starts: the property suites spread per-key buckets over them and
-     * model the whole account (issue 8 §5)
+     * model the whole account, so no other check's request can change what the model predicts
      */
     propertyKeys?: string[];
   };

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 /**
- * Which key set of a run's pool a worker process owns (issue 10 §3: parallel files never share a
- * bucket or an agent). VITEST_POOL_ID cannot say: with several projects in one `vitest run` the
+ * Which key set of a run's pool a worker process owns, so parallel files never share a bucket or an
+ * agent (a shared bucket would make one file's limit checks depend on another's requests). VITEST_POOL_ID cannot say: with several projects in one `vitest run` the
  * pool handed two live workers the same id. Each set has a claim file in `dir` holding its
  * owner's PID; a worker takes the first set whose file is missing or whose owner is dead. No
  * release is needed: a pool that kills a worker without an `exit` event leaves a claim whose PID

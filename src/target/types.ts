@@ -1,6 +1,6 @@
 import type { KeysFile, KeysFileInput } from "../contract/index.js";
 
-/** Start options of the reference server, the same for every way of starting it (issue #2). */
+/** Start options of the reference server, the same for every way of starting it (in-process, container, `serve`). */
 export interface ReferenceServerOptions {
   /** 0 or absent: a free port */
   port?: number;

@@ -5,12 +5,12 @@ import { newRunId } from "../../src/report/index.js";
 import { EMBEDDED_DEFAULTS, type HarnessTarget, runPrefixFor, startReferenceTarget } from "../../src/target/harness-target.js";
 
 declare global {
-  /** the embedded reference server of this worker, in mutation mode (issue 11) */
+  /** the embedded reference server of this worker, in mutation mode (`npm run mutation`) */
   var agentHarnessWorkerTarget: HarnessTarget | undefined;
 }
 
 /**
- * Mutation mode (issue 11, `npm run mutation`, vitest.mutation.config.ts): a setup file that
+ * Mutation mode (`npm run mutation`, vitest.mutation.config.ts): a setup file that
  * starts the embedded reference server inside the test worker, once per worker process, instead
  * of in globalSetup's main process. Stryker sees which test runs which server line only there.
  * `suites/support/harness.ts` takes this target over `inject("target")` when it is set.

@@ -1,5 +1,5 @@
 /**
- * The load-only faults are real (issue 9 §4): each probe sends many requests at once through
+ * The load-only faults are real: each probe sends many requests at once through
  * the public API; the clean server answers as PROFILE asks, the faulty one does not. (One at
  * a time, the faulty server answers like the clean one: that is the functional suite's view.)
  */

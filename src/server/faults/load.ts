@@ -3,7 +3,7 @@ import type { BucketState, RateBucket } from "../ratelimit.js";
 import { type FaultRecord, fault, wrap } from "./tools.js";
 
 /**
- * Defects only load reveals (issue 9 §4): each stays invisible to one request at a time and
+ * Defects only load reveals: each stays invisible to one request at a time and
  * shows when many run at once. The functional suite passes against each; the load suite fails.
  */
 

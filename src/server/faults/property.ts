@@ -2,7 +2,7 @@ import { type Agent, compareCodePoints, paginationFor } from "../../contract/ind
 import { ALL, type FaultRecord, fault, isObj, type Obj, onCreated, rewriteWrites, wrap } from "./tools.js";
 
 /**
- * Subtle faults the functional suites do not catch (issue 8 §6): each shows only for some
+ * Subtle faults the functional suites do not catch: each shows only for some
  * inputs, only after a history of calls, or only in one order of operations — the defects a
  * careful implementer could still ship. The property suites must catch each with a shrunk case.
  */

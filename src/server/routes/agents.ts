@@ -13,7 +13,7 @@ const sendAgent = (reply: FastifyReply, agent: Agent, status = 200): void => {
  * PROFILE §5 Create, List, Get, Update, Delete: a fastify plugin, registered with the server's context.
  * The handlers are synchronous (nothing here waits): each either sends and returns nothing, or
  * returns the payload for fastify to send. An async handler costs a promise per request, and one
- * that returns `reply` a second promise job besides, since a reply is a thenable (issue 9 §3).
+ * that returns `reply` a second promise job besides, since a reply is a thenable (`npm run bench`).
  */
 export const agentRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (app, { ctx: { store } }) => {
   app.route(
