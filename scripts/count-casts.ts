@@ -1,4 +1,5 @@
-// Counts type assertions in src/ outside tests (STYLE §9: a cast is where the contract failed to say something): every AsExpression and
+// Counts type assertions in src/ outside tests (STYLE §9: a cast is a place where the contract
+// failed to say something): every AsExpression and
 // angle-bracket TypeAssertion in the syntax tree, `as const` excluded. `as unknown as X`
 // counts twice, as it is two assertions. A site without a `// cast: <reason>` comment on its
 // line or the line above is marked. Run: npx tsx scripts/count-casts.ts
