@@ -47,7 +47,7 @@ function ledgerIds(file: string): string[] {
 }
 
 /**
- * Issue §5: delete every agent the ledger says this run created and did not delete, then
+ * Delete every agent the ledger says this run created and did not delete (a deployment keeps no litter), then
  * assert none with the run's prefix is left. Reported as a check of its own.
  */
 export async function sweepLedger(target: HarnessTarget, ledgerFile: string): Promise<CheckResult> {

@@ -54,7 +54,7 @@ describe("verify options", () => {
     });
   });
 
-  test("a key without a base URL is a usage error naming the missing variable (issue 7: no silent green)", () => {
+  test("a key without a base URL is a usage error naming the missing variable, never a green run of the embedded server", () => {
     expect(() => parseVerifyConfig(["--api-key", "k1"], {})).toThrow(
       /base URL is missing: set --base-url or \$AGENT_API_BASE_URL/,
     );

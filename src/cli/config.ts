@@ -271,7 +271,7 @@ export const NETWORK_INTERMEDIARIES = ["close-after-response", "buffer-responses
 /** `quick-load`: the load scenarios that take seconds on short windows (a subset of `load`) */
 export const SUITE_NAMES = ["functional", "property", "load", "quick-load"] as const;
 /**
- * What verify runs without --suites (issue 10 §1): on a target the harness starts, the quick load
+ * What verify runs without --suites: on a target the harness starts, the quick load
  * scenarios too; on a deployment, load runs only when asked (`--suites …,load` or `agent-harness
  * load`) — its owner decides when to put bursts on it.
  */
@@ -340,7 +340,7 @@ const verifySchema = z
   .superRefine((o, ctx) => {
     if (o.baseUrl && !o.apiKey?.length && !o.apiKeys)
       ctx.addIssue({ code: "custom", message: "--base-url needs --api-key (or $AGENT_API_KEY)", path: ["apiKey"] });
-    // issue 7: keys without a base URL would verify the embedded server and pass: a CI secret is missing
+    // keys without a base URL would verify the embedded server and pass: a CI secret is missing
     if (!o.baseUrl)
       for (const [name, flag, env] of [
         ["apiKey", "--api-key", "AGENT_API_KEY"],

@@ -12,7 +12,7 @@ import type { HarnessTarget } from "../target/harness-target.js";
 import { UsageError } from "./config.js";
 
 /**
- * Issue 7: a finding's replay is the minimal sequence that shows it (the create, then the failing
+ * A finding's replay is the minimal sequence that shows it (the create, then the failing
  * call) as a shell script in the report folder. It sends the requests with curl and asks
  * `agent-harness judge` for the verdict of the same response-level check, so it exits 1 while the
  * defect is there, 0 once it is gone, and 2 when it cannot tell (the target did not answer).

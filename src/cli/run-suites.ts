@@ -133,7 +133,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
     },
   };
   // vitest exits the process on SIGINT/SIGTERM; this run must outlive the signal to delete
-  // what it created (issue §5), so it takes the signals back from vitest and cancels the run itself
+  // what it created, so it takes the signals back from vitest and cancels the run itself
   const held = { SIGINT: new Set(process.listeners("SIGINT")), SIGTERM: new Set(process.listeners("SIGTERM")) };
   const vitest = await createVitest(
     "test",

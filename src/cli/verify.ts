@@ -94,7 +94,7 @@ export async function resolveTarget(config: VerifyConfig, run: { runPrefix: stri
 }
 
 /**
- * A deployment gets load only when its owner asks for it (issue 10 §1): the default run says so.
+ * A deployment gets load only when its owner asks for it (bursts cost its users): the default run says so.
  * Asked for, the scenarios are outside the request plan (bursts are the point) but bounded, each
  * by its own estimate: the plan says how long they add.
  */
@@ -227,7 +227,7 @@ const propertyRow = z.object({
   generators: z.record(z.string(), z.number()),
 });
 
-/** The property suite's figures (issue 8 §5): cases, sequences, requests, generators covered. */
+/** The property suite's figures: cases, sequences, requests, generators covered (what a generated run exercised). */
 function propertySummary(runDir: string): string {
   const file = join(runDir, "property.jsonl");
   if (!existsSync(file)) return "";
@@ -307,7 +307,7 @@ export async function verify(argv: string[]): Promise<number> {
     out.write(propertySummary(runDir));
   } finally {
     abort.release();
-    // issue §5: whatever happened, delete what this run made and prove nothing is left
+    // whatever happened, delete what this run made and prove nothing is left: a deployment keeps no litter
     const sweep = await sweepLedger(target, run.ledgerFile);
     byId.set(sweep.id, sweep);
     out.write(`${formatProgress(sweep, { secrets })}\n`);

@@ -8,7 +8,7 @@ import { openApiDocument } from "./openapi.js";
 type Json = Record<string, any>;
 
 /**
- * Issue 7: the emitted document loads in standard tools. A real validator (swagger-parser:
+ * The emitted document loads in standard tools. A real validator (swagger-parser:
  * the OpenAPI 3.1 schema, then every $ref resolved) must accept it without a single error.
  */
 describe("the OpenAPI 3.1 document", () => {

@@ -11,7 +11,7 @@ import { runScenario } from "./run.js";
 import { answer, deploymentAt, recordingScenario } from "./test-support.js";
 
 /**
- * Issue 9 §2: the load report's charts are inline SVG with no CDN, checked in a real Chromium —
+ * The load report's charts are inline SVG with no CDN, checked in a real Chromium —
  * what a string test cannot see: that the page asks for nothing but itself, runs without an
  * error, and that every chart is drawn, on screen, with its lines, bars and labels inside its
  * frame (a legend too long for the chart is cut off in a browser, not in a string).

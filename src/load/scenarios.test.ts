@@ -9,7 +9,7 @@ const deployment = async (...flags: string[]) =>
   (await resolveTarget(parseVerifyConfig(["--base-url", "http://127.0.0.1:9/v1", "--api-key", "main", ...flags], {}), RUN))
     .target;
 
-describe("every load scenario can run on a deployment (issue 9 §2)", () => {
+describe("every load scenario can run on a deployment", () => {
   test("with the main key alone, each skipped scenario names the flag that enables it", async () => {
     const target = await deployment();
     const why = Object.fromEntries(SCENARIOS.map((s) => [s.id, s.unavailable?.(target)]));
@@ -45,7 +45,7 @@ describe("every load scenario can run on a deployment (issue 9 §2)", () => {
   });
 });
 
-describe("quick load scenarios (issue 10 §1)", () => {
+describe("quick load scenarios", () => {
   test("each quick group has its file in suites/load, and every other scenario runs from long.test.ts", () => {
     const files = readdirSync(new URL("../../suites/load/", import.meta.url)).filter((f) => f.endsWith(".test.ts"));
     const groups = [...new Set(SCENARIOS.flatMap((s) => (s.quickGroup === undefined ? [] : [s.quickGroup])))].sort();

@@ -14,7 +14,7 @@ const entry = (over: Partial<FootprintEntry>): FootprintEntry => ({
 
 const many = (n: number, over: Partial<FootprintEntry>) => Array.from({ length: n }, () => entry(over));
 
-describe("the run plan (issue 10 §2)", () => {
+describe("the run plan", () => {
   test("the busiest bucket sets the bound: ⌈requests / size⌉ windows, (windows − 1) × W seconds", () => {
     const creates = RATE_LIMITS.perKeyEndpoint.createAgent;
     const entries = [...many(creates * 3 + 1, {}), ...many(5, { endpoint: "listAgents" })];

@@ -1,5 +1,5 @@
 /**
- * Run profiles (issue 10 §2). `full` runs every check; `smoke` only the checks tagged `smoke`
+ * Run profiles. `full` runs every check; `smoke` only the checks tagged `smoke`
  * (suites/support/harness.ts `smoke(...)`): every endpoint's main success and error paths, each
  * response still judged by every response-level check — minutes at W = 60, the per-deploy gate.
  */

@@ -2,7 +2,7 @@ import { CLAUSE_BY_ID } from "../contract/clauses.js";
 import type { CheckResult, Evidence } from "./model.js";
 
 /**
- * One defect, one finding (STYLE §10, issue 7): a response-level violation is reported once,
+ * One defect, one finding (STYLE §10): a response-level violation is reported once,
  * under its own check and clause, however many tests happened to see it; a check that failed
  * its own assertions is a finding of its own; a check a finding kept from running is `blocked`.
  */

@@ -192,7 +192,7 @@ export function redChecks(run: RunResult): CheckResult[] {
   return [...run.checks.filter((c) => c.status === "failed"), ...run.checks.filter((c) => c.status === "error")];
 }
 
-/** Exit code of a run (issue 7): 130 interrupted; 2 a harness error or nothing ran; 1 a finding or failed check; 0. */
+/** Exit code of a run (STYLE §7): 130 interrupted; 2 a harness error or nothing ran; 1 a finding or failed check; 0. */
 export function exitCodeOf(run: RunResult): number {
   if (run.interrupted) return 130;
   const ran = run.checks.some((c) => c.status !== "skipped" && c.suite !== "run");

@@ -13,7 +13,7 @@ declare module "@vitest/runner" {
     evidence?: Evidence[];
     /** the failure is the harness's (bad config, unreachable target), not the target's */
     harnessError?: boolean;
-    /** response-level violations seen in the test: findings are made of them across workers (issue 7) */
+    /** response-level violations seen in the test: findings are made of them across workers (STYLE §10) */
     observations?: Observation[];
     /** an earlier defect kept the test from running (its setup failed) */
     blocked?: boolean;
