@@ -191,7 +191,7 @@ describe("isolation between accounts", () => {
     },
   );
 
-  // PROFILE §5 from an account that has never had an agent. Mutation testing (issue 11): a store that
+  // PROFILE §5 from an account that has never had an agent. Mutation testing: a store that
   // looked such an account up unguarded on DELETE (a 500) survived: every account of the run had
   // created an agent before its first DELETE.
   check(

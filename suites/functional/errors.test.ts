@@ -162,7 +162,7 @@ describe("routing (§9)", () => {
   });
 
   // a percent-encoding that does not decode is still a path under {base_url}: routed (404, in the
-  // envelope, after auth), not refused by a framework before any of that (mutation testing, issue 11)
+  // envelope, after auth), not refused by a framework before any of that (a mutant that did so survived)
   for (const path of ["/agents/%zz", "/agents/%E0%A4%A", "/agents%zz"])
     check(
       ["routing.variants", "routing.unknown"],

@@ -4,7 +4,7 @@ import { MISSING_ID, type Result } from "../support/limits.js";
 /**
  * PROFILE §7 message quota. The per-key, shared-message-bucket and 429-not-counted checks need a
  * bucket emptied that a row of suites/support/limit-buckets.ts empties anyway: they run inside that
- * row's check while its bucket is empty (issue 10 §2: one window, not two).
+ * row's check while its bucket is empty: one window of a deployment run, not two.
  */
 
 /* ---------------------------------------------------------------- quota */

@@ -93,7 +93,7 @@ check(
 );
 
 // PROFILE §7: a slot frees when its client goes away, and it frees one slot: the other nine still
-// count. Mutation testing (issue 11): a gate that forgot every slot of the agent on one release survived.
+// count. Mutation testing: a gate that forgot every slot of the agent on one release survived.
 check(
   "limits.concurrency",
   "with 10 in flight, one client going away frees exactly one slot: one more is admitted, the next → 429",
@@ -144,7 +144,7 @@ check(
 );
 
 // PROFILE §7: "on a 429 RATE_LIMIT_EXCEEDED from an empty bucket, the empty bucket that refills
-// last" and "the endpoint's bucket on a tie". Mutation testing (issue 11) found no check that ever had
+// last" and "the endpoint's bucket on a tie". Mutation testing found no check that ever had
 // two buckets empty at once, nor one where the endpoint's bucket and the tier tied.
 check(
   ["limits.headers", "limits.tier", "limits.recovery"],
@@ -225,7 +225,7 @@ check(
   },
 );
 
-// PROFILE §7: the tier is per account. Mutation testing (issue 11): one tier bucket shared by every
+// PROFILE §7: the tier is per account. Mutation testing: one tier bucket shared by every
 // account survived, since each account that emptied it had the smallest tier of the run.
 check("limits.tier", "another account's 100 requests leave the small-tier account's tier untouched", async ({ api, skip }) => {
   const tier = target.loadTiers?.tierBurst;

@@ -173,7 +173,7 @@ describe("POST /agents/{agentId}/messages: conversations", () => {
     },
   );
 
-  // Mutation testing (issue 11): a server that let two exchanges of one conversation run at once
+  // Mutation testing: a server that let two exchanges of one conversation run at once
   // made both replies for the same turn, while numbering them 1 and 2; no check saw it.
   check(
     ["reference.deterministic", "message.turn"],

@@ -77,7 +77,7 @@ describe("mock-error: a model failure", () => {
 
 describe("mock-timeout: the time budget runs out", () => {
   // one check for both ways a message meets the budget: they wait it out side by side, one budget
-  // of the run's time rather than two (issue 10 §2)
+  // of the run's time rather than two (a deployment run pays each budget in full)
   check(
     ["message.budget", "message.turn", "message.heartbeat", "message.stream-error"],
     "→ 503 AGENT_UNAVAILABLE at the budget, the failure taking no turn; streamed → event: error AGENT_UNAVAILABLE at the budget, with SSE comments at least every 15 s meanwhile",

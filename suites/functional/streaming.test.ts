@@ -142,7 +142,7 @@ describe("stream: the mock-slow model", () => {
   );
 
   // PROFILE §5: a failed exchange takes no turn, and one whose client went away before done never
-  // replied. Mutation testing (issue 11): a server that let it run on, handing it the turn, survived.
+  // replied. Mutation testing: a server that let it run on, handing it the turn, survived.
   check(
     ["message.turn", "reference.mock-models"],
     "a client that goes away mid-stream takes no turn: the conversation's next exchange is turn 1",

@@ -49,7 +49,7 @@ describe("PATCH /agents/{agentId}", () => {
     expect(plain).toEqual({ ...merged, bio: "via json", updatedAt: plain.updatedAt });
   });
 
-  // Mutation testing (issue 11): an updatedAt that moved by 1 ms from the last one on each update,
+  // Mutation testing: an updatedAt that moved by 1 ms from the last one on each update,
   // whatever the time, survived every check; it is the time of the update (within the clock skew).
   check("record.timestamps", "updatedAt is the time of the update that changed something", async ({ api, agents }) => {
     const { agent } = await createBase(agents);
@@ -124,7 +124,7 @@ describe("PATCH /agents/{agentId}", () => {
 });
 
 /**
- * One base agent shared by the rows of a table (issue 10 §2: a Create and a Delete per row saved),
+ * One base agent shared by the rows of a table (a Create and a Delete per row saved: Create is 10 a window),
  * made by the first row that runs and deleted after the file; `seen` is the record as last read.
  */
 function sharedBase() {
@@ -176,7 +176,7 @@ describe("PATCH /agents/{agentId} merges", () => {
 
 /**
  * PROFILE §5: a rejected update changes nothing — so the rows share one base agent rather than
- * spend a Create and a Delete each (issue 10 §2); each row reads it back after its patch. The rows
+ * spend a Create and a Delete each (10 a window, per key); each row reads it back after its patch. The rows
  * of a rule Update shares with Create are exercised here, where the bucket is wide (Update 30 a
  * window, Create 10); create.test.ts sends Create its own rows and a few probes.
  */

@@ -71,7 +71,7 @@ describe("meta: every injected fault is caught", { concurrent: true }, () => {
     // four fault runs at a time (maxConcurrency) on two cores: one worker each, or the timing checks
     // of §7 starve (each run is short anyway: --sections keeps only the fault's section)
     const focused = ONE_DEFECT_ONE_FINDING.has(name);
-    // the property suite (issue 8) reports a failed property per defect on top: judged here are the functional suites
+    // the property suite reports a failed property per defect on top: judged here are the functional suites
     const scope = focused ? ["--suites", "functional"] : ["--suites", "functional,property", "--bail"];
     const run = await verify(["--fault", name, "--sections", section!, ...scope, "--workers", "1"]);
     const findings = run.results.findings ?? [];
@@ -89,9 +89,9 @@ describe("meta: every injected fault is caught", { concurrent: true }, () => {
 });
 
 /**
- * Issue 9 §4: defects only load reveals. Each is caught by the load suite (this test); the
- * functional suite, one request at a time, passes against each (shown by hand in the issue's
- * closing note: `verify --suites functional --fault NAME` exits 0).
+ * Defects only load reveals. Each is caught by the load suite (this test); the functional
+ * suite, one request at a time, passes against each (`verify --suites functional --fault NAME`
+ * exits 0: src/server/faults/load.test.ts shows the clean answer to one request at a time).
  */
 describe("meta: every load-only fault is caught by the load suite", { concurrent: true }, () => {
   test.for(Object.entries(LOAD_FAULTS).map(([name, f]) => [name, f.clause] as const))(

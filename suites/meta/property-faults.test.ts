@@ -4,7 +4,7 @@ import { PROPERTY_FAULTS } from "../../src/target/embedded.js";
 import { failedIn, type VerifyRun, verify } from "./verify-run.js";
 
 /**
- * Issue 8 §6: the property suite catches each subtle fault with a shrunk counterexample a
+ * The property suite catches each subtle fault with a shrunk counterexample a
  * person can replay, and gives no false alarm on the clean server whatever the seed.
  * (That the functional suites miss these faults is shown once, by hand: see README.)
  */

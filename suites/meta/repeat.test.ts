@@ -3,7 +3,7 @@ import type { CheckResult } from "../../src/report/index.js";
 import { verify } from "./verify-run.js";
 
 /**
- * Issue 10 §3: speed never at the cost of correctness. The embedded functional suite, run five
+ * Speed never at the cost of correctness. The embedded functional suite, run five
  * times in a row with different seeds (parallel workers, short windows and budgets), gives the
  * same verdict every time: no check that passes in one run and fails in another.
  */

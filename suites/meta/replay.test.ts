@@ -6,7 +6,7 @@ import { expect, test } from "vitest";
 import type { ResultsJson } from "../../src/report/index.js";
 
 /**
- * Issue 7: a finding's replay script reproduces it — exit 1 while the defect is there — and
+ * A finding's replay script reproduces it — exit 1 while the defect is there — and
  * exits 0 once it is gone. The target is a `serve` process with a known key (a replay reads the
  * key from its role's variable), first with an injected fault, then without.
  */

@@ -39,7 +39,7 @@ import {
 } from "./support.js";
 
 /*
- * PROFILE §4–§5 as properties (issue 8 §2): generated inputs from the contract, expected
+ * PROFILE §4–§5 as properties: generated inputs from the contract, expected
  * outcomes from the model (src/model), every response through the response-level checks.
  * Each case is self-contained (its own agents), so the shrunk case replays exactly.
  */

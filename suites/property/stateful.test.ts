@@ -27,7 +27,7 @@ import {
 } from "./support.js";
 
 /*
- * Issue 8 §3: random sequences of create, get, list, patch (status active ↔ inactive included),
+ * Random sequences of create, get, list, patch (status active ↔ inactive included),
  * delete, send message (stream or not) and reads after delete, against the target and the
  * model; after every step the target's answer must equal the model's (status, code, body).
  * This finds the bugs that need a history of calls before they show.

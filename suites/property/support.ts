@@ -7,7 +7,7 @@ import { deploymentPropertyRequests, type PropertyReplay } from "../../src/targe
 import { ConformanceFailure, clientFor, observeExchanges, rememberToken, target } from "../support/harness.js";
 
 /**
- * The property suites' runner: seeds from the run (`--seed`), budgets (issue 8 §5), and a
+ * The property suites' runner: seeds from the run (`--seed`), budgets (`--max-requests`), and a
  * failure a person can replay (§4): the shrunk case as numbered curl steps, a replay script
  * and a `--replay` file in the report folder.
  */
@@ -281,7 +281,7 @@ export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): P
 }
 
 let currentGenerators: Record<string, number> | undefined;
-/** Count a case's generator for the report ("which generators were covered", issue 8 §5). */
+/** Count a case's generator for the report: the run says which generators it covered. */
 export function tally(generator: string): void {
   if (currentGenerators) currentGenerators[generator] = (currentGenerators[generator] ?? 0) + 1;
 }

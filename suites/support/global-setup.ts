@@ -14,7 +14,7 @@ export default async function setup(project: TestProject) {
   const runId = newRunId();
   const ledgerFile = join(mkdtempSync(join(tmpdir(), "agent-harness-")), "ledger.jsonl");
   const seed = Number(process.env.AGENT_HARNESS_SEED ?? Date.now() % 2 ** 31);
-  // issue 9: the load project streams at the real budget (PROFILE §5: 30 s)
+  // the load project streams at the real budget (PROFILE §5: 30 s): streams-at-budget measures it
   const plan =
     project.name === "load"
       ? { ...EMBEDDED_DEFAULTS, messageTimeoutSeconds: MESSAGE_TIMING.defaultBudgetSeconds }

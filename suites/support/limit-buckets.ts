@@ -50,8 +50,8 @@ export interface BucketRow {
   clause: ClauseId;
   arrange: (fx: { api: ServiceClient; agents: AgentFactory }) => Promise<BucketCase>;
   /**
-   * A check that needs this bucket empty too, merged into this row's check (issue 10 §2: two checks
-   * that can share the drain spend one window, not two). Only when the run has what it needs
+   * A check that needs this bucket empty too, merged into this row's check (two checks that can
+   * share the drain spend one window of a deployment run, not two). Only when the run has what it needs
    * (`enabled`); otherwise it is a check of its own, which then says what it needs.
    */
   whileEmpty?: WhileEmpty[];
@@ -332,7 +332,7 @@ export const BUCKETS: BucketRow[] = [
 /**
  * Rows drained together in one check: the Create and Delete buckets (10 each, per key) fit in one
  * window of any tier with room to spare, and each alone would leave most of its window unused
- * while it waits for its refill (issue 10 §2). The other rows need most of a window each.
+ * while it waits for its refill. The other rows need most of a window each.
  */
 const BY_NAME = new Map(BUCKETS.map((row) => [row.name, row]));
 export const BUCKET_GROUPS: BucketRow[][] = [

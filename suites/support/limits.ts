@@ -92,7 +92,7 @@ export async function drainBucket(size: number, counted: Probe, final: Probe = c
  * PROFILE §7: 429 RATE_LIMIT_EXCEEDED from an empty bucket, describing that bucket. Remaining 0,
  * Retry-After and a Reset within W + 1 s that agrees with it are the response-level checks'
  * (rate-limit-headers, retry-after), judged on every 429 of the run: one finding each, not a
- * failure of every check that emptied a bucket (issue 7).
+ * failure of every check that emptied a bucket (STYLE §10).
  */
 export function expectEmptyBucket429(res: Result, size: number): void {
   expectError(res, "RATE_LIMIT_EXCEEDED");
