@@ -37,7 +37,7 @@ declare module "vitest" {
  * This worker's key set: one no other live worker holds, claimed by PID for the run
  * (src/target/key-set-claim.ts); VITEST_POOL_ID repeats across projects of one vitest run.
  */
-// mutation mode (issue 11) starts the server in this worker: suites/support/worker-target.ts
+// mutation mode (`npm run mutation`) starts the server in this worker: suites/support/worker-target.ts
 const provided = globalThis.agentHarnessWorkerTarget ?? inject("target");
 export const target: HarnessTarget = workerTarget(
   provided,
@@ -55,7 +55,7 @@ const sentTokens = new Set<string>();
 /** Everything one test exchanged, and what the response-level checks found in it. */
 class ExchangeLog {
   readonly exchanges: Exchange[] = [];
-  /** one per (check, what is wrong): a finding is made of these across the run (issue 7) */
+  /** one per (check, what is wrong): a finding is made of these across the run (STYLE §10) */
   readonly observations = new Map<string, Observation>();
   /** the create that made each agent of the test: a replay runs it before the failing call */
   private readonly creates = new Map<string, Evidence>();
@@ -132,7 +132,7 @@ function recordInLedger(ex: Exchange): void {
 
 let currentLog: ExchangeLog | undefined;
 
-/** One budget per worker: every client of the run takes turns in the target's buckets (issue §2). */
+/** One budget per worker: every client of the run takes turns in the target's buckets, so no check trips a limit by accident. */
 export const budget = new RateBudget({ windowSeconds: target.windowSeconds });
 
 /**
@@ -152,7 +152,7 @@ export function observeExchanges(observer: (exchange: Exchange, key: string) => 
   observers.add(observer);
   return () => observers.delete(observer);
 }
-/** The variable a replay reads each key from, by the key's role (issue 7: a replay sends the same key). */
+/** The variable a replay reads each key from, by the key's role: a replay sends the key the check sent. */
 const KEY_VARIABLE = {
   main: "AGENT_API_KEY",
   readOnly: "AGENT_API_READ_ONLY_KEY",
@@ -223,7 +223,7 @@ export class AgentFactory {
       this.made.push(agent.id);
       return agent;
     } catch (err) {
-      // the check's setup, not its subject: a defect here blocks the check (issue 7)
+      // the check's setup, not its subject: a defect here blocks the check (STYLE §10)
       throw new Blocked(`setup: could not create an agent: ${(err as Error).message.split("\n", 1)[0]}`);
     }
   }
@@ -259,7 +259,7 @@ export class AgentFactory {
 /**
  * One agent for the checks of a file that leave it as they found it: made on first use (inside a
  * check, so its exchange is judged too) and deleted after the file — a Create and a Delete saved
- * per check (issue 10 §2). Call at the top of a file or describe.
+ * per check (Create is 10 a window). Call at the top of a file or describe.
  */
 export function sharedAgent(label: string, body: Partial<CreateAgentBody> = {}): () => Promise<Agent> {
   const factory = new AgentFactory(clientFor(target.keys.main, "main"), label);
@@ -346,7 +346,7 @@ export const test = base.extend<Fixtures>({
       const narrower = errors.map((e) => (e as { clause?: string }).clause).find((c) => c !== undefined);
       if (narrower) task.meta.clauseAtFault = narrower;
       if (task.result?.state === "fail" || errors.length) task.meta.evidence = log.evidence();
-      // issue 7: a response-level violation is a finding of its own check, not this test's failure
+      // a response-level violation is a finding of its own check, not this test's failure (STYLE §10)
       if (log.observations.size) task.meta.observations = [...log.observations.values()];
       // without verify's reporter nothing would report it: fail the test rather than pass in silence
       if (log.observations.size && !FINDINGS_COLLECTED)
@@ -407,7 +407,7 @@ export function check(
   return test(`${sections} ${title}`, { meta: { clauseIds }, ...(tags.length ? { tags } : {}) }, fn as never);
 }
 
-/** A check of `--profile smoke` too: an endpoint's main success or error path (issue 10 §2). */
+/** A check of `--profile smoke` too: an endpoint's main success or error path, the per-deploy gate. */
 export function smoke(clauses: ClauseId | ClauseId[], title: string, fn: (ctx: Fixtures & TestContext) => Promise<void> | void) {
   return check(clauses, title, fn, ["smoke"]);
 }
@@ -416,7 +416,7 @@ const requestLabel = (ex: Exchange) => endpointLabel(ex.request.method, ex.reque
 const answerOf = (res: { status: number; error?: { code: string; details?: { field: string }[] } | undefined }) =>
   `${res.status}${res.error ? ` ${res.error.code}` : ""}${res.error?.details?.length ? ` (details: ${res.error.details.map((d) => d.field).join(", ")})` : ""}`;
 
-/** Fail in words, not matcher text (issue 7): `GET /agents/{agentId}: expected 200; received 404 AGENT_NOT_FOUND`. */
+/** Fail in words, not matcher text: `GET /agents/{agentId}: expected 200; received 404 AGENT_NOT_FOUND`. */
 function assertThat(ok: boolean, message: () => string): void {
   if (!ok) throw new ConformanceFailure(message());
   expect(ok).toBe(true);
