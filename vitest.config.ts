@@ -79,6 +79,17 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          // npm pack, npm i into a temp folder, verify --profile smoke on each supported Node major
+          name: "package",
+          sequence: { groupOrder: 3 },
+          include: ["suites/package/**/*.test.ts"],
+          testTimeout: 180_000,
+          hookTimeout: 420_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: "container",
           sequence: { groupOrder: 3 },
           include: ["suites/container/**/*.test.ts"],

@@ -1,7 +1,16 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI directly through tsx, so `npx agent-harness` needs no build step.
-import { register } from "tsx/esm/api";
+// The installed package runs the JavaScript compiled into dist/ (scripts/build-package.mjs). A
+// checkout, which has the TypeScript sources, runs them through tsx, so it needs no build step
+// and never runs a stale dist/.
+import { existsSync } from "node:fs";
 
-register();
-const { main } = await import("../src/cli/main.ts");
+const source = new URL("../src/cli/main.ts", import.meta.url);
+let main;
+if (existsSync(source)) {
+  const { register } = await import("tsx/esm/api");
+  register();
+  ({ main } = await import(source.href));
+} else {
+  ({ main } = await import("../dist/src/cli/main.js"));
+}
 process.exitCode = await main(process.argv.slice(2));

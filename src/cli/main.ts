@@ -1,11 +1,6 @@
-import { readFileSync } from "node:fs";
-import { z } from "zod";
 import { openApiDocument } from "../contract/index.js";
 import { UsageError } from "./config.js";
-
-const VERSION = z
-  .object({ version: z.string() })
-  .parse(JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"))).version;
+import { PACKAGE_VERSION as VERSION } from "./package-root.js";
 
 export const USAGE = `agent-harness ${VERSION} — conformance and load verification for the Agent Management Service v1
 

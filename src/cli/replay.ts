@@ -1,6 +1,5 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import type { CheckContext, ObservedExchange } from "../checks/define.js";
@@ -10,6 +9,7 @@ import { matchEndpoint } from "../contract/index.js";
 import { type Evidence, type Finding, findingKey, type RunResult } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { UsageError } from "./config.js";
+import { BIN_PATH } from "./package-root.js";
 
 /**
  * A finding's replay is the minimal sequence that shows it (the create, then the failing
@@ -17,8 +17,6 @@ import { UsageError } from "./config.js";
  * `agent-harness judge` for the verdict of the same response-level check, so it exits 1 while the
  * defect is there, 0 once it is gone, and 2 when it cannot tell (the target did not answer).
  */
-
-const BIN = fileURLToPath(new URL("../../bin/agent-harness.js", import.meta.url));
 
 /** A double-quoted shell word in which `$AGENT_API_BASE_URL` and `$id` are expanded, nothing else. */
 function doubleQuoted(text: string): string {
@@ -82,7 +80,7 @@ export function replayScript(finding: Finding, target: HarnessTarget): string | 
     `# Needs curl, node and ${vars.map((v) => `$${v}`).join(", ") || "no key"}.`,
     "set -u",
     `: "\${AGENT_API_BASE_URL:=${target.baseUrl}}"`,
-    `HARNESS="\${AGENT_HARNESS_BIN:-${BIN}}"`,
+    `HARNESS="\${AGENT_HARNESS_BIN:-${BIN_PATH}}"`,
     "out=$(mktemp) && trap 'rm -f \"$out\"' EXIT",
   ];
   if (finding.setup && agentId) {

@@ -1,3 +1,5 @@
+import { tmpdir, userInfo } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { TestCase, TestModule } from "vitest/node";
 import { CLAUSE_BY_ID } from "../contract/index.js";
@@ -6,14 +8,15 @@ import { type CheckResult, type CollectedCheck, collectFindings, type Finding } 
 import type { HarnessTarget } from "../target/harness-target.js";
 import { SUITE_NAMES, type SuiteName } from "./config.js";
 
+/** the checkout's root, or dist/ in the installed package (scripts/build-package.mjs keeps the layout) */
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-/** The test files of each suite the CLI can run. */
+/** The test files of each suite the CLI can run: TypeScript in a checkout, compiled JavaScript when installed. */
 export const SUITE_GLOBS: Record<SuiteName, string[]> = {
-  functional: ["suites/functional/**/*.test.ts"],
-  property: ["suites/property/**/*.test.ts"],
-  load: ["suites/load/**/*.test.ts"],
-  "quick-load": ["suites/load/quick-*.test.ts"],
+  functional: ["suites/functional/**/*.test.{ts,js}"],
+  property: ["suites/property/**/*.test.{ts,js}"],
+  load: ["suites/load/**/*.test.{ts,js}"],
+  "quick-load": ["suites/load/quick-*.test.{ts,js}"],
 };
 
 /**
@@ -160,7 +163,9 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
       expect: { requireAssertions: true },
       passWithNoTests: false,
     },
-    { logLevel: "silent" },
+    // vite's cache would go to node_modules/.vite under ROOT, which an installed package (a global
+    // install, the harness image's user) may not be able to write: one folder per user instead
+    { logLevel: "silent", cacheDir: join(tmpdir(), `agent-harness-vite-${userInfo().uid}`) },
   );
   for (const signal of ["SIGINT", "SIGTERM"] as const)
     for (const listener of process.listeners(signal)) if (!held[signal].has(listener)) process.off(signal, listener);

@@ -1,0 +1,32 @@
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+
+const PACKAGE_NAME = "agent-harness";
+const manifest = z.object({ name: z.string(), version: z.string() });
+
+/**
+ * The folder holding the harness's package.json: the checkout runs this file from src/cli, the
+ * installed package from dist/src/cli, so the root is the nearest folder above named in a
+ * package.json as the harness.
+ */
+function findPackageRoot(): { root: string; version: string } {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const file = join(dir, "package.json");
+    if (existsSync(file)) {
+      const parsed = manifest.safeParse(JSON.parse(readFileSync(file, "utf8")));
+      if (parsed.success && parsed.data.name === PACKAGE_NAME) return { root: dir, version: parsed.data.version };
+    }
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`no package.json named ${PACKAGE_NAME} above ${fileURLToPath(import.meta.url)}`);
+    dir = parent;
+  }
+}
+
+const found = findPackageRoot();
+export const PACKAGE_ROOT = found.root;
+export const PACKAGE_VERSION = found.version;
+/** the command line entry point, the same in a checkout and in the installed package */
+export const BIN_PATH = join(PACKAGE_ROOT, "bin/agent-harness.js");
