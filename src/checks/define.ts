@@ -47,6 +47,12 @@ export interface Violation {
 export interface ResponseCheck {
   readonly id: string;
   readonly clause: ClauseId;
+  /**
+   * A response breaking this rule cannot be read for its code or data (a broken envelope, a
+   * status with another status's codes): a check that failed while such a response was in its
+   * hands is blocked by this rule's finding, not a defect of its own.
+   */
+  readonly masksAnswer?: true;
   applies(ex: ObservedExchange, ctx: CheckContext): boolean;
   /** a list of problems; empty when the response keeps the clause (a problem may name a narrower clause) */
   run(ex: ObservedExchange, ctx: CheckContext): Array<Omit<Violation, "check" | "clause"> & { clause?: ClauseId }>;

@@ -4,6 +4,7 @@ import { defineCheck, isRecord, isStream } from "./define.js";
 /** PROFILE §2: success and error envelopes (the typed client checks each endpoint's data shape). */
 export default defineCheck({
   id: "envelope",
+  masksAnswer: true,
   clause: "envelope.error",
   // GET /health (PROFILE §1 Reference) sits outside /v1 and its envelopes
   applies: (ex) => !isStream(ex) && new URL(ex.request.url).pathname !== HEALTH_PATH,

@@ -4,6 +4,7 @@ import { defineCheck, errorOf } from "./define.js";
 /** PROFILE §3: each status carries only its own codes; no status outside the table. */
 export default defineCheck({
   id: "status-pairing",
+  masksAnswer: true,
   clause: "status.pairing",
   applies: (ex) => ex.response.status >= 400,
   run: (ex) => {

@@ -15,12 +15,14 @@ import {
   formatProgress,
   formatSummary,
   newRunId,
+  ProgressFailures,
   type RunResult,
   writeReports,
 } from "../report/index.js";
 import {
   EMBEDDED_DEFAULTS,
   type HarnessTarget,
+  keyRoles,
   keysOf,
   type PropertyReplay,
   runPrefixFor,
@@ -183,6 +185,7 @@ export function targetOptions(target: HarnessTarget, config: VerifyConfig) {
     referenceFaults: target.referenceFaults,
     idField: target.idField,
     faults: config.fault,
+    keys: keyRoles(target.keys),
   };
 }
 
@@ -265,6 +268,7 @@ export async function verify(argv: string[]): Promise<number> {
     out.write("\ninterrupted: stopping the checks, then deleting the agents this run created…\n"),
   );
   const byId = new Map<string, CheckResult>();
+  const failures = new ProgressFailures();
   let suites: SuitesRun = { checks: [], findings: [], total: 0 };
   const suiteOptions = {
     suites: config.suites ?? [...(target.kind === "external" ? DEFAULT_EXTERNAL_SUITES : DEFAULT_SUITES)],
@@ -301,7 +305,10 @@ export async function verify(argv: string[]): Promise<number> {
         if (byId.has(c.id)) return;
         byId.set(c.id, c);
         const position = { ...at, elapsedMs: performance.now() - started };
-        out.write(`${formatProgress(c, { secrets, at: position })}${planned ? `  [${planned.progress(c)}]` : ""}\n`);
+        const repeats = failures.repeats(c);
+        out.write(
+          `${formatProgress(c, { secrets, at: position, ...(repeats ? { repeats } : {}) })}${planned ? `  [${planned.progress(c)}]` : ""}\n`,
+        );
       },
     });
     out.write(propertySummary(runDir));
@@ -323,11 +330,10 @@ export async function verify(argv: string[]): Promise<number> {
     target: { kind: target.kind, baseUrl: target.baseUrl },
     seed,
     options: {
-      suites,
+      suites: suiteOptions.suites,
       ...targetOptions(target, config),
       sections: config.sections ?? null,
       profile: config.profile,
-      mainKeys: target.keys.mainKeys?.length ?? 1,
     },
     checks,
     findings: suites.findings,

@@ -53,7 +53,7 @@ describe("collectFindings: one defect, one finding", () => {
     const own = check("own", { status: "failed", message: "GET /agents/{agentId}: expected 404 AGENT_NOT_FOUND; received 403" });
     const findings = collectFindings([
       { check: check("saw"), observations: [hasMore("http://h/v1/agents", "req_1")] },
-      { check: blocked, observations: [] },
+      { check: blocked, observations: [hasMore("http://h/v1/agents", "req_2")] },
       { check: own, observations: [] },
     ]);
     expect(findings.map((f) => [f.id, f.kind, f.check])).toEqual([
@@ -72,11 +72,47 @@ describe("collectFindings: one defect, one finding", () => {
     expect(subject).toMatchObject({ status: "failed", findingIds: ["F1"] });
   });
 
-  test("a blocked check with no finding to blame is failed: the defect is reported somewhere", () => {
-    const lone = check("lone", { status: "blocked", message: "setup: could not create an agent: POST /agents: expected 201" });
-    const findings = collectFindings([{ check: lone, observations: [] }]);
-    expect(lone.status).toBe("failed");
-    expect(findings.map((f) => f.check)).toEqual(["lone"]);
+  test("one setup failure is one finding, with the checks it blocked", () => {
+    const message = (id: string) =>
+      `setup: could not create an agent: POST /agents: expected 201; received 403 FORBIDDEN (${id})`;
+    const lone = [1, 2, 3].map((n) =>
+      check(`lone${n}`, { status: "blocked", message: message(`req_${n}`), clauseAtFault: "create.created" }),
+    );
+    const findings = collectFindings(lone.map((c) => ({ check: c, observations: [] })));
+    expect(findings.map((f) => [f.id, f.kind, f.clauseIds, f.blocked])).toEqual([
+      ["F1", "check", ["create.created"], ["lone1", "lone2", "lone3"]],
+    ]);
+    for (const c of lone) expect(c).toMatchObject({ status: "blocked", blockedBy: "F1" });
+  });
+
+  test("a check that failed holding an unreadable answer is blocked by the finding that masked it", () => {
+    const masked = check("masked", {
+      status: "failed",
+      clauseIds: ["create.validation"],
+      sections: ["§5"],
+      message: "POST /agents: expected 400 INVALID_REQUEST; received 400",
+    });
+    const envelope = {
+      ...hasMore("http://h/v1/agents", "req_1"),
+      check: "envelope",
+      clause: "envelope.error",
+      expected: "error envelope: error must be an object",
+    };
+    const findings = collectFindings([{ check: masked, observations: [envelope] }]);
+    expect(findings.map((f) => [f.id, f.check, f.blocked])).toEqual([["F1", "envelope", ["masked"]]]);
+    expect(masked).toMatchObject({ status: "blocked", blockedBy: "F1" });
+  });
+
+  test("a failed check on a clause no finding names is a finding of its own, named where it failed", () => {
+    const failed = check("own", {
+      status: "failed",
+      clauseIds: ["update.merge"],
+      sections: ["§5"],
+      message: "PROFILE §5 update.merge: … — received 1",
+      evidence: [evidence("http://h/v1/agents", "req_1"), evidence("http://h/v1/agents/agt_1", "req_2")],
+    });
+    const [finding] = collectFindings([{ check: failed, observations: [] }]);
+    expect(finding).toMatchObject({ endpoints: ["GET /agents/{agentId}"], firstRequestId: "req_2" });
   });
 
   test("the terminal shows a finding in the clause's words, with where, how often and the replay", () => {

@@ -1,5 +1,9 @@
+import { RESPONSE_CHECKS } from "../checks/registry.js";
 import { CLAUSE_BY_ID } from "../contract/clauses.js";
 import type { CheckResult, Evidence } from "./model.js";
+
+/** The response-level checks whose violation leaves an answer unreadable to the checks that needed it. */
+const MASKING_CHECKS: ReadonlySet<string> = new Set(RESPONSE_CHECKS.filter((c) => c.masksAnswer).map((c) => c.id));
 
 /**
  * One defect, one finding (STYLE §10): a response-level violation is reported once,
@@ -128,17 +132,23 @@ export function collectFindings(collected: readonly CollectedCheck[]): Finding[]
     }
     findingOfCheck.set(check, seen);
   }
-  // a blocked check is blocked by the first finding seen in it; with none, its setup failure is its own failure
+  // A check that failed while holding an answer it could not read (a broken envelope, a status
+  // with another status's codes) is blocked by the finding that says why, not a defect of its own.
+  // A blocked check is blocked by the finding that masked its answer, else the first seen in it.
   const blocker = new Map<CheckResult, Finding>();
   const explained = new Set<CheckResult>();
-  let lastSeen: Finding | undefined;
+  const setupFailures: CheckResult[] = [];
   for (const { check } of collected) {
     const seen = findingOfCheck.get(check) ?? [];
-    lastSeen = seen[0] ?? lastSeen;
+    const masking = seen.find((f) => MASKING_CHECKS.has(f.check) && !f.clauseIds.some((id) => check.clauseIds.includes(id)));
+    if (check.status === "failed" && masking) check.status = "blocked";
     if (check.status !== "blocked") continue;
-    const by = seen[0] ?? lastSeen;
-    if (!by) check.status = "failed";
-    else if (by.clauseIds.some((id) => check.clauseIds.includes(id))) {
+    const by = masking ?? seen[0];
+    if (!by) {
+      // its setup failed on an answer no response-level check faults: one finding per setup failure
+      if (check.clauseAtFault && check.clauseIds.includes(check.clauseAtFault)) check.status = "failed";
+      else setupFailures.push(check);
+    } else if (by.clauseIds.some((id) => check.clauseIds.includes(id))) {
       // the finding is this check's own subject: the check failed, and the finding says how
       check.status = "failed";
       check.message = by.message;
@@ -169,25 +179,33 @@ export function collectFindings(collected: readonly CollectedCheck[]): Finding[]
     if (twin) {
       twin.occurrences += 1;
       twin.seenIn.push(check.id);
+      for (const endpoint of endpointsOf(check)) if (!twin.endpoints.includes(endpoint)) twin.endpoints.push(endpoint);
       findingOfCheck.set(check, [...(findingOfCheck.get(check) ?? []), twin]);
       continue;
     }
-    own.push({
-      id: "",
-      kind: "check",
-      check: check.id,
-      clauseIds: atFault,
-      sections: [...new Set(atFault.map(sectionOf))],
-      endpoints: [...new Set((check.evidence ?? []).slice(0, 1).map((e) => endpointLabel(e.request.method, e.request.url)))],
-      message: headline,
-      occurrences: 1,
-      seenIn: [check.id],
-      blocked: [],
-      ...(check.evidence?.[0]?.requestId ? { firstRequestId: check.evidence[0].requestId } : {}),
-      evidence: check.evidence ?? [],
-    });
-    ownByKey.set(key, own.at(-1)!);
-    findingOfCheck.set(check, [...(findingOfCheck.get(check) ?? []), own.at(-1)!]);
+    const finding = checkFinding(check, atFault, headline);
+    own.push(finding);
+    ownByKey.set(key, finding);
+    findingOfCheck.set(check, [...(findingOfCheck.get(check) ?? []), finding]);
+  }
+  // one setup failure (the same answer to the same call) is one finding, with the checks it blocked
+  const setupByKey = new Map<string, Finding>();
+  for (const check of setupFailures) {
+    const headline = (check.message ?? "setup failed").split("\n", 1)[0] ?? "";
+    const key = normalized(headline);
+    let finding = setupByKey.get(key);
+    if (!finding) {
+      finding = {
+        ...checkFinding(check, check.clauseAtFault ? [check.clauseAtFault] : [], headline),
+        seenIn: [],
+        occurrences: 0,
+      };
+      setupByKey.set(key, finding);
+      own.push(finding);
+    }
+    finding.occurrences += 1;
+    finding.blocked.push(check.id);
+    blocker.set(check, finding);
   }
   const all = [...response, ...own];
   all.forEach((f, i) => {
@@ -200,6 +218,39 @@ export function collectFindings(collected: readonly CollectedCheck[]): Finding[]
     if (by) check.blockedBy = by.id;
   }
   return all;
+}
+
+/** Where a check's failure was seen: the endpoint of the last request it made (what its assertions judged). */
+const endpointsOf = (check: CheckResult) =>
+  (check.evidence ?? []).slice(-1).map((e) => endpointLabel(e.request.method, e.request.url));
+
+/** A finding made of a check's own failure: its headline, the clauses at fault, the request it judged. */
+function checkFinding(check: CheckResult, clauseIds: string[], headline: string): Finding {
+  const last = check.evidence?.at(-1);
+  return {
+    id: "",
+    kind: "check",
+    check: check.id,
+    clauseIds,
+    sections: [...new Set(clauseIds.map(sectionOf))],
+    endpoints: endpointsOf(check),
+    message: headline,
+    occurrences: 1,
+    seenIn: [check.id],
+    blocked: [],
+    ...(last?.requestId ? { firstRequestId: last.requestId } : {}),
+    evidence: last ? [last] : [],
+  };
+}
+
+/** The endpoints a finding names on its one line; results.json lists them all. */
+const ENDPOINTS_LISTED = 4;
+
+/** `GET /agents, POST /agents and 26 more`. */
+export function endpointList(endpoints: readonly string[], listed = ENDPOINTS_LISTED): string {
+  if (endpoints.length === 0) return "—";
+  const more = endpoints.length - listed;
+  return more > 0 ? `${endpoints.slice(0, listed).join(", ")} and ${more} more` : endpoints.join(", ");
 }
 
 /** `GET /agents/{agentId}` from a request, relative to /v1. */

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { escapeHtml, renderHtml } from "./html.js";
-import { checkFailedByF1, SAMPLE_SECRETS, sampleCheck, sampleRun } from "./test-support.js";
+import { checkFailedByF1, SAMPLE_OPTIONS, SAMPLE_SECRETS, sampleCheck, sampleRun } from "./test-support.js";
 
 const html = renderHtml(sampleRun(), { secrets: [...SAMPLE_SECRETS] });
 
@@ -80,7 +80,7 @@ describe("renderHtml", () => {
   test("no key reaches the page", () => {
     for (const secret of SAMPLE_SECRETS) expect(html).not.toContain(secret);
     const tricky = `k<&>"'ey-123`;
-    const page = renderHtml(sampleRun({ options: { apiKey: tricky } }), { secrets: [tricky] });
+    const page = renderHtml(sampleRun({ options: { ...SAMPLE_OPTIONS, idField: tricky } }), { secrets: [tricky] });
     expect(page).not.toContain(escapeHtml(tricky));
     expect(page).not.toContain(escapeHtml(JSON.stringify(tricky)));
   });
@@ -132,6 +132,6 @@ describe("renderHtml", () => {
       /<th scope="row">§6<\/th><td class="num">\d+<\/td><td class="num"><span class="bar"[^>]*><span style="width:0%">/,
     );
     expect(html).toContain('id="show-failed"');
-    expect(html).toMatch(/<p class="line">1 finding; 0 passed, 1 failed, 2 skipped<\/p>/);
+    expect(html).toMatch(/<p class="line">1 finding \(1 failed check under it\); 0 passed, 0 failed, 2 skipped<\/p>/);
   });
 });

@@ -1,8 +1,9 @@
 import { CLAUSE_BY_ID } from "../contract/clauses.js";
-import type { Finding } from "./findings.js";
+import { endpointList, type Finding } from "./findings.js";
 import {
   type CheckResult,
   type CheckStatus,
+  describeOptions,
   type Evidence,
   formatDuration,
   type RunResult,
@@ -218,7 +219,7 @@ function findingArticle(finding: Finding): string {
     })
     .join("");
   const facts = [
-    finding.endpoints.length ? `on ${finding.endpoints.join(", ")}` : "",
+    finding.endpoints.length ? `on ${endpointList(finding.endpoints)}` : "",
     finding.kind === "response"
       ? `seen ${finding.occurrences}× in ${finding.seenIn.length} check${finding.seenIn.length === 1 ? "" : "s"}`
       : `${finding.occurrences} failed check${finding.occurrences === 1 ? "" : "s"}`,
@@ -246,6 +247,7 @@ body{margin:0;padding:24px clamp(12px,4vw,48px);font:15px/1.5 system-ui,-apple-s
 h1{font-size:1.6em;margin:0 0 8px}h2{font-size:1.3em;margin:32px 0 12px;padding-bottom:4px;border-bottom:1px solid var(--line)}h3{font-size:1.05em;margin:0 0 4px}
 code,pre{font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 pre{margin:4px 0 8px;padding:8px 10px;background:var(--soft);border:1px solid var(--line);border-radius:6px;white-space:pre-wrap;overflow-wrap:anywhere;max-height:28em;overflow:auto}
+.options{display:flex;flex-wrap:wrap;gap:0 18px;margin:0;padding:0;list-style:none}.opt{color:var(--muted)}
 .meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:0}.meta dt{color:var(--muted)}.meta dd{margin:0;overflow-wrap:anywhere}
 .verdict{font-size:.6em;vertical-align:middle;padding:3px 10px;border-radius:12px;color:#fff}.verdict.passed{background:var(--passed)}.verdict.failed{background:var(--failed)}.verdict.error{background:var(--error)}
 .totals{display:flex;flex-wrap:wrap;gap:12px;margin:20px 0 4px}.card{min-width:110px;padding:10px 14px;border:1px solid var(--line);border-radius:8px;border-top-width:4px}
@@ -306,14 +308,14 @@ export function renderHtml(runInput: RunResult, options: ReportOptions = {}): st
     ["Started", run.startedAt],
     ["Duration", formatDuration(totals.durationMs)],
   ];
-  const optionEntries = Object.entries(run.options);
-  if (optionEntries.length > 0) {
-    meta.push(["Options", optionEntries.map(([name, value]) => `${name}=${JSON.stringify(value)}`).join("  ")]);
-  }
+  const optionItems = describeOptions(run.options)
+    .map(([name, value]) => `<li><span class="opt">${escapeHtml(name)}</span> ${escapeHtml(value)}</li>`)
+    .join("");
 
   // the same counts, in the same words, as the summary line under them
   const cards = [
     ...(findings.length ? [`<div class="card findings"><b>${findings.length}</b>findings</div>`] : []),
+    ...(totals.underFindings ? [`<div class="card under"><b>${totals.underFindings}</b>failed under findings</div>`] : []),
     ...(["passed", "failed", "error", "blocked", "skipped"] as const)
       .filter((status) => status !== "blocked" || totals.blocked > 0)
       .map((status) => `<div class="card ${status}"><b>${totals[status]}</b>${status === "error" ? "errors" : status}</div>`),
@@ -346,6 +348,7 @@ export function renderHtml(runInput: RunResult, options: ReportOptions = {}): st
 <h1>agent-harness verify <span class="verdict ${verdict}">${verdictText}</span></h1>
 <dl class="meta">
 ${meta.map(([name, value]) => `<dt>${escapeHtml(name)}</dt><dd>${escapeHtml(value)}</dd>`).join("\n")}
+<dt>Options</dt><dd><ul class="options">${optionItems}</ul></dd>
 </dl>
 <div class="totals">${cards}<div class="card"><b>${totals.total}</b>checks</div></div>
 <p class="line">${escapeHtml(summaryLine(totals))}</p>

@@ -2,7 +2,7 @@ import { expect, test } from "vitest";
 import { renderJson } from "./json.js";
 import { summarize } from "./model.js";
 import { reportableRun } from "./redact.js";
-import { SAMPLE_SECRETS, sampleRun } from "./test-support.js";
+import { SAMPLE_OPTIONS, SAMPLE_SECRETS, sampleRun } from "./test-support.js";
 
 test("results.json is the run plus its summary, pretty-printed", () => {
   const run = sampleRun();
@@ -17,7 +17,9 @@ test("results.json is the run plus its summary, pretty-printed", () => {
 
 test("no key reaches results.json, however JSON would spell it", () => {
   const tricky = `k"\\ey\u0001-123`;
-  const text = renderJson(sampleRun({ options: { apiKey: tricky } }), { secrets: [...SAMPLE_SECRETS, tricky] });
+  const text = renderJson(sampleRun({ options: { ...SAMPLE_OPTIONS, idField: tricky } }), {
+    secrets: [...SAMPLE_SECRETS, tricky],
+  });
   for (const secret of [...SAMPLE_SECRETS, tricky]) {
     expect(text).not.toContain(secret);
     expect(text).not.toContain(JSON.stringify(secret).slice(1, -1));

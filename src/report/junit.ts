@@ -1,5 +1,5 @@
 import type { Finding } from "./findings.js";
-import { type CheckResult, type Evidence, type RunResult, summarize } from "./model.js";
+import { type CheckResult, type Evidence, isUnderFinding, type RunResult, summarize } from "./model.js";
 import { type ReportOptions, reportableRun } from "./redact.js";
 
 /**
@@ -7,7 +7,8 @@ import { type ReportOptions, reportableRun } from "./redact.js";
  * <testsuite name="findings"> with one failed <testcase> per finding (so CI annotations lead with
  * the defects, one each), then a <testsuite> per PROFILE section with a <testcase> per check,
  * classname the section, name the check's title. A ConformanceFailure is a <failure>, a
- * HarnessError an <error> (STYLE §7); a blocked check is <skipped> naming the finding.
+ * HarnessError an <error> (STYLE §7); a blocked check, and a failed check a finding explains, is
+ * <skipped> naming the finding: one defect is one failed test case, however many checks showed it.
  */
 
 /** Characters XML 1.0 forbids anywhere, even escaped: C0 controls but tab/LF/CR, lone surrogates, U+FFFE/U+FFFF. */
@@ -77,7 +78,12 @@ function testcase(check: CheckResult): string {
   const open = `    <testcase${attrs({ classname: testcaseClass(check), name: testcaseName(check), time: seconds(check.durationMs), file: check.file })}`;
   const children: string[] = [];
   const message = check.message ?? "";
-  if (check.status === "failed") {
+  if (isUnderFinding(check)) {
+    // one defect, one failed test case: the finding's (above); the checks that showed it point there
+    children.push(
+      `      <skipped${attrs({ message: `counted under ${check.findingIds?.join(", ")}: ${headline(message, "failed")}` })}/>`,
+    );
+  } else if (check.status === "failed") {
     children.push(
       `      <failure${attrs({ message: headline(message, "conformance failure"), type: "ConformanceFailure" })}>${escapeXmlText(message)}</failure>`,
     );
@@ -145,13 +151,14 @@ export function renderJunit(runInput: RunResult, options: ReportOptions = {}): s
       ]
     : [];
   const suites = [...checksBySection(run)].map(([suite, checks]) => {
-    const count = (status: CheckResult["status"]) => checks.filter((c) => c.status === status).length;
+    const count = (status: CheckResult["status"]) => checks.filter((c) => c.status === status && !isUnderFinding(c)).length;
+    const under = checks.filter(isUnderFinding).length;
     const head = `  <testsuite${attrs({
       name: suite,
       tests: checks.length,
       failures: count("failed"),
       errors: count("error"),
-      skipped: count("skipped") + count("blocked"),
+      skipped: count("skipped") + count("blocked") + under,
       time: seconds(checks.reduce((sum, c) => sum + c.durationMs, 0)),
       timestamp: run.startedAt,
     })}>`;
@@ -163,7 +170,7 @@ export function renderJunit(runInput: RunResult, options: ReportOptions = {}): s
     tests: totals.total + findings.length,
     failures: totals.failed + findings.length,
     errors: totals.error,
-    skipped: totals.skipped + totals.blocked,
+    skipped: totals.skipped + totals.blocked + totals.underFindings,
     time: seconds(totals.durationMs),
     timestamp: run.startedAt,
   })}`;

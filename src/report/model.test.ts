@@ -18,6 +18,7 @@ describe("totals", () => {
     expect(totalsOf(sampleRun())).toEqual({
       passed: 3,
       failed: 2,
+      underFindings: 0,
       error: 1,
       blocked: 0,
       skipped: 1,
@@ -102,6 +103,10 @@ describe("summaryLine", () => {
     [{ passed: 3, failed: 2, error: 0, skipped: 4 }, "3 passed, 2 failed, 4 skipped"],
     [{ passed: 3, failed: 2, error: 1, skipped: 0 }, "3 passed, 2 failed, 1 error"],
     [{ passed: 3, failed: 1, error: 0, blocked: 2, skipped: 0, findings: 2 }, "2 findings; 3 passed, 1 failed, 2 blocked"],
+    [
+      { passed: 369, failed: 0, underFindings: 43, error: 0, skipped: 0, findings: 1 },
+      "1 finding (43 failed checks under it); 369 passed, 0 failed",
+    ],
     [{ passed: 0, failed: 0, error: 0, skipped: 0 }, "0 passed, 0 failed"],
   ] as const)("%o → %s", ([totals, line]) => {
     expect(summaryLine(totals)).toBe(line);

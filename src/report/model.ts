@@ -46,7 +46,7 @@ export interface RunResult {
   finishedAt: string;
   target: { kind: "embedded" | "container" | "external"; baseUrl: string };
   seed?: number;
-  options: Record<string, unknown>;
+  options: RunOptions;
   checks: CheckResult[];
   /** an external run's request plan and the time it took against the plan's bound (src/plan) */
   plan?: RunPlan;
@@ -56,9 +56,63 @@ export interface RunResult {
   interrupted?: { done: number; total: number };
 }
 
+/**
+ * What the person asked for: the flags they typed or their defaults, one short value each.
+ * Keys are named by role and counted, never shown: `{ main: 3, readOnly: 1 }`.
+ */
+export interface RunOptions {
+  /** the suites run (verify) or the scenarios (load) */
+  suites?: string[];
+  scenarios?: string[];
+  profile?: string;
+  /** only the checks citing these PROFILE sections */
+  sections?: string[] | null;
+  windowSeconds: number;
+  messageTimeoutSeconds: number;
+  /** the main account's tier per window, when known */
+  tierLimit: number | null;
+  /** the target honours the PROFILE §10 mock models */
+  referenceFaults: boolean;
+  idField: string;
+  /** reference faults injected into a server the harness started */
+  faults: string[];
+  /** how many keys of each role the run was given (a role absent: none) */
+  keys: Record<string, number>;
+  /** load thresholds as typed */
+  thresholds?: string[];
+}
+
+/** `readOnly` → `read-only`, `propertyKeys` → `property`: a key role as a person reads it. */
+const roleLabel = (role: string) => role.replace(/Keys$/, "").replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/** The options as a person reads them: one short [name, value] each, never a key. */
+export function describeOptions(options: RunOptions): [string, string][] {
+  const seconds = (s: number) => `${s} s`;
+  const keys = Object.entries(options.keys)
+    .map(([role, count]) => (count > 1 ? `${roleLabel(role)} ×${count}` : roleLabel(role)))
+    .join(", ");
+  return [
+    ...(options.suites ? [["suites", options.suites.join(", ")] as [string, string]] : []),
+    ...(options.scenarios ? [["scenarios", options.scenarios.join(", ")] as [string, string]] : []),
+    ...(options.profile ? [["profile", options.profile] as [string, string]] : []),
+    ...(options.sections?.length ? [["sections", options.sections.join(" ")] as [string, string]] : []),
+    ["window W", seconds(options.windowSeconds)],
+    ["message budget", seconds(options.messageTimeoutSeconds)],
+    ["tier", options.tierLimit === null ? "not given" : `${options.tierLimit} per window`],
+    ["keys", keys || "none"],
+    ["mock models (§10)", options.referenceFaults ? "yes" : "no"],
+    ...(options.idField === "id" ? [] : [["id field", options.idField] as [string, string]]),
+    ...(options.faults.length ? [["injected faults", options.faults.join(", ")] as [string, string]] : []),
+    ...(options.thresholds?.length ? [["thresholds", options.thresholds.join(", ")] as [string, string]] : []),
+  ];
+}
+
 export interface Totals {
   passed: number;
+  /** failed checks no finding explains (a finding lists the checks that showed it) */
   failed: number;
+  /** failed checks counted under a finding: one defect is one red item, however many checks saw it */
+  underFindings: number;
   error: number;
   blocked: number;
   skipped: number;
@@ -111,6 +165,7 @@ export function totalsOf(run: RunResult): Totals {
   const totals: Totals = {
     passed: 0,
     failed: 0,
+    underFindings: 0,
     error: 0,
     blocked: 0,
     skipped: 0,
@@ -118,7 +173,10 @@ export function totalsOf(run: RunResult): Totals {
     findings: run.findings?.length ?? 0,
     durationMs: 0,
   };
-  for (const check of run.checks) totals[check.status] += 1;
+  for (const check of run.checks) {
+    if (isUnderFinding(check)) totals.underFindings += 1;
+    else totals[check.status] += 1;
+  }
   const wallClock = Date.parse(run.finishedAt) - Date.parse(run.startedAt);
   totals.durationMs =
     Number.isFinite(wallClock) && wallClock >= 0 ? wallClock : run.checks.reduce((sum, c) => sum + c.durationMs, 0);
@@ -177,14 +235,24 @@ export function summarize(run: RunResult, clauses: readonly Clause[] = CLAUSES):
  * the cards of report.html reads the same here.
  */
 export function summaryLine(
-  totals: Pick<Totals, "passed" | "failed" | "error" | "skipped"> & Partial<Pick<Totals, "blocked" | "findings">>,
+  totals: Pick<Totals, "passed" | "failed" | "error" | "skipped"> &
+    Partial<Pick<Totals, "blocked" | "findings" | "underFindings">>,
 ): string {
   const parts = [`${totals.passed} passed`, `${totals.failed} failed`];
   if (totals.error > 0) parts.push(`${totals.error} error${totals.error === 1 ? "" : "s"}`);
   if (totals.blocked) parts.push(`${totals.blocked} blocked`);
   if (totals.skipped > 0) parts.push(`${totals.skipped} skipped`);
   const line = parts.join(", ");
-  return totals.findings ? `${totals.findings} finding${totals.findings === 1 ? "" : "s"}; ${line}` : line;
+  if (!totals.findings) return line;
+  const under = totals.underFindings
+    ? ` (${totals.underFindings} failed check${totals.underFindings === 1 ? "" : "s"} under ${totals.findings === 1 ? "it" : "them"})`
+    : "";
+  return `${totals.findings} finding${totals.findings === 1 ? "" : "s"}${under}; ${line}`;
+}
+
+/** A failed check a finding explains: the finding is the red item, the check one of those that showed it. */
+export function isUnderFinding(check: CheckResult): boolean {
+  return check.status === "failed" && (check.findingIds?.length ?? 0) > 0;
 }
 
 /** Failures first: failed (the target broke a clause), then errors (the harness could not judge), in run order. */

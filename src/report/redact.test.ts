@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { redactAuthorizationValue, redactRun, redactSecrets, reportableRun } from "./redact.js";
-import { SAMPLE_SECRETS, sampleRun } from "./test-support.js";
+import { SAMPLE_OPTIONS, SAMPLE_SECRETS, sampleRun } from "./test-support.js";
 
 describe("redactSecrets", () => {
   test("every occurrence of every secret, also percent-encoded, becomes ***", () => {
@@ -53,12 +53,14 @@ describe("redactAuthorizationValue", () => {
 
 describe("redactRun", () => {
   test("scrubs every string of the run, header maps by name, and leaves the original alone", () => {
-    const run = sampleRun({ options: { keys: { [SAMPLE_SECRETS[0]]: "admin" }, nested: [SAMPLE_SECRETS[1]] } });
+    const run = sampleRun({
+      options: { ...SAMPLE_OPTIONS, keys: { [SAMPLE_SECRETS[0]]: 1 }, faults: [SAMPLE_SECRETS[1]] },
+    });
     const before = JSON.stringify(run);
     const redacted = redactRun(run, [...SAMPLE_SECRETS]);
     const text = JSON.stringify(redacted);
     for (const secret of SAMPLE_SECRETS) expect(text).not.toContain(secret);
-    expect(redacted.options).toEqual({ keys: { "***": "admin" }, nested: ["***"] });
+    expect(redacted.options).toMatchObject({ keys: { "***": 1 }, faults: ["***"] });
     expect(JSON.stringify(run)).toBe(before);
   });
 

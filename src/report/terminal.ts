@@ -1,5 +1,5 @@
 import { CLAUSE_BY_ID } from "../contract/clauses.js";
-import type { Finding } from "./findings.js";
+import { endpointList, type Finding } from "./findings.js";
 import {
   type CheckResult,
   type CheckStatus,
@@ -80,7 +80,10 @@ const MESSAGE_CHARS = 160;
  * `✗ limits.429  An empty bucket answers 429  38 ms  — expected 429, received 200`: one line
  * per finished check; failed, errored and skipped ones add the first line of their message.
  */
-export function formatProgress(result: CheckResult, options: TerminalOptions & { at?: ProgressPosition } = {}): string {
+export function formatProgress(
+  result: CheckResult,
+  options: TerminalOptions & { at?: ProgressPosition; repeats?: string } = {},
+): string {
   const paint = painter(options.color ?? colorEnabled());
   const secrets = options.secrets ?? [];
   // Text from a response must neither leak a key nor drive the terminal (an ESC would).
@@ -91,18 +94,42 @@ export function formatProgress(result: CheckResult, options: TerminalOptions & {
   const clauses = result.clauseIds.length > 0 ? result.clauseIds.join(",") : result.suite;
   let line = [
     ...(options.at ? [paint(formatPosition(options.at), "dim")] : []),
-    paint(SYMBOL[result.status], SYMBOL_COLOR[result.status], "bold"),
+    // a repeat is no new red mark: the defect was shown once already
+    options.repeats ? paint("↳", "dim") : paint(SYMBOL[result.status], SYMBOL_COLOR[result.status], "bold"),
     paint(clean(clauses), "dim"),
     clean(result.title),
     paint(formatDuration(result.durationMs), "dim"),
   ].join("  ");
-  const headline = result.status === "blocked" && result.blockedBy ? `blocked by ${result.blockedBy}` : "";
+  const headline =
+    result.status === "blocked" && result.blockedBy
+      ? `blocked by ${result.blockedBy}`
+      : options.repeats
+        ? `the same defect as the failure above on ${options.repeats}`
+        : "";
   const message = headline || clean((result.message ?? "").split("\n", 1)[0]?.trim() ?? "");
   if (result.status !== "passed" && message !== "") {
     const short = message.length > MESSAGE_CHARS ? `${message.slice(0, MESSAGE_CHARS - 1)}…` : message;
-    line += `  — ${paint(short, SYMBOL_COLOR[result.status])}`;
+    line += `  — ${paint(short, options.repeats ? "dim" : SYMBOL_COLOR[result.status])}`;
   }
   return line;
+}
+
+/**
+ * One defect is one red line: the first failed check on a clause is shown red; a later one on
+ * the same clause (the same defect seen again) is shown dim, naming the clause. The findings at
+ * the end say how many checks each defect failed.
+ */
+export class ProgressFailures {
+  private readonly shown = new Set<string>();
+
+  /** The clause of an earlier red line this failure repeats; undefined for a first failure or any other status. */
+  repeats(check: CheckResult): string | undefined {
+    if (check.status !== "failed") return undefined;
+    const clause = check.clauseAtFault ?? check.clauseIds[0] ?? check.suite;
+    if (this.shown.has(clause)) return clause;
+    this.shown.add(clause);
+    return undefined;
+  }
 }
 
 function table(rows: string[][], rightAligned: ReadonlySet<number>): string[] {
@@ -196,7 +223,7 @@ export function formatFinding(finding: Finding, options: TerminalOptions = {}): 
       : `check: ${finding.check}`;
   const lines = [
     `${paint(finding.id, "bold")} ${paint("✗", "red", "bold")} ${clean(finding.message)}`,
-    `   ${paint(`${finding.endpoints.join(", ") || "—"} · ${seen}${finding.blocked.length ? ` · blocked ${finding.blocked.length}` : ""}`, "dim")}`,
+    `   ${paint(`${endpointList(finding.endpoints)} · ${seen}${finding.blocked.length ? ` · blocked ${finding.blocked.length}` : ""}`, "dim")}`,
   ];
   const tail = [
     ...(finding.firstRequestId ? [`first request ${finding.firstRequestId}`] : []),

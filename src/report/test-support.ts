@@ -1,4 +1,4 @@
-import type { CheckResult, RunResult } from "./model.js";
+import type { CheckResult, RunOptions, RunResult } from "./model.js";
 
 /**
  * Test support for the report tests (not part of the harness): a made-up run with every kind of
@@ -25,6 +25,20 @@ export const sampleCheck = (overrides: Partial<CheckResult> = {}): CheckResult =
 /** A check that finding F1 failed: a PROFILE §2 envelope.list defect. */
 export const checkFailedByF1 = (title: string): CheckResult =>
   sampleCheck({ id: "a", title, status: "failed", findingIds: ["F1"], clauseIds: ["envelope.list"], sections: ["§2"] });
+
+/** The options of an embedded run as `verify` records them. */
+export const SAMPLE_OPTIONS: RunOptions = {
+  suites: ["functional", "property"],
+  profile: "full",
+  sections: null,
+  windowSeconds: 2,
+  messageTimeoutSeconds: 4.5,
+  tierLimit: 300,
+  referenceFaults: true,
+  idField: "id",
+  faults: [],
+  keys: { main: 3, readOnly: 1, otherAccount: 1, quota: 1 },
+};
 
 export function sampleRun(overrides: Partial<RunResult> = {}): RunResult {
   const checks: CheckResult[] = [
@@ -127,7 +141,8 @@ export function sampleRun(overrides: Partial<RunResult> = {}): RunResult {
     finishedAt: "2025-01-31T09:05:19.456Z",
     target: { kind: "embedded", baseUrl: BASE },
     seed: 424242,
-    options: { slow: false, suites: ["functional", "property"], apiKey: adminKey },
+    // a key where no key belongs: every writer must still scrub it
+    options: { ...SAMPLE_OPTIONS, idField: adminKey },
     checks,
     ...overrides,
   };

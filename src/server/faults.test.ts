@@ -92,6 +92,10 @@ const PROBES: Record<string, Probe> = {
       return paginationOf(await s.call("GET", "/v1/agents")).hasMore;
     },
   },
+  "error-as-string": {
+    expected: "object",
+    probe: async (s) => typeof ((await s.call("GET", "/v1/agents/agt_missing")).json as { error?: unknown }).error,
+  },
   "error-details-object": {
     expected: true,
     probe: async (s) => {

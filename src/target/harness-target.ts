@@ -204,6 +204,17 @@ export function keysOf(keys: HarnessTarget["keys"]): string[] {
   ];
 }
 
+/** How many keys of each role a key set holds, for a report: the roles, never the keys. */
+export function keyRoles(keys: HarnessTarget["keys"]): Record<string, number> {
+  const roles: Record<string, number> = {};
+  for (const [role, value] of Object.entries(keys)) {
+    if (role === "main" && keys.mainKeys) continue;
+    const count = Array.isArray(value) ? value.length : typeof value === "string" ? 1 : 0;
+    if (count > 0) roles[role === "mainKeys" ? "main" : role] = count;
+  }
+  return roles;
+}
+
 export type ReferenceStarter = (options: {
   keys: KeysFileInput;
   windowSeconds: number;

@@ -224,7 +224,7 @@ export class AgentFactory {
       return agent;
     } catch (err) {
       // the check's setup, not its subject: a defect here blocks the check (STYLE §10)
-      throw new Blocked(`setup: could not create an agent: ${(err as Error).message.split("\n", 1)[0]}`);
+      throw new Blocked(`setup: could not create an agent: ${(err as Error).message.split("\n", 1)[0]}`, "create.created");
     }
   }
 
@@ -387,6 +387,13 @@ export class ConformanceFailure extends Error {
 /** An earlier defect kept the check from running (its setup failed): reported `blocked`, not failed. */
 export class Blocked extends Error {
   override name = "Blocked";
+  constructor(
+    message: string,
+    /** the clause the failed setup call broke: one finding under it names every check it blocked */
+    readonly clause?: ClauseId,
+  ) {
+    super(message);
+  }
 }
 
 /** The harness cannot judge (missing capability, bad configuration). */
@@ -414,7 +421,7 @@ export function smoke(clauses: ClauseId | ClauseId[], title: string, fn: (ctx: F
 
 const requestLabel = (ex: Exchange) => endpointLabel(ex.request.method, ex.request.url);
 const answerOf = (res: { status: number; error?: { code: string; details?: { field: string }[] } | undefined }) =>
-  `${res.status}${res.error ? ` ${res.error.code}` : ""}${res.error?.details?.length ? ` (details: ${res.error.details.map((d) => d.field).join(", ")})` : ""}`;
+  `${res.status}${res.error ? ` ${res.error.code}` : res.status >= 400 ? " with no readable error code" : ""}${res.error?.details?.length ? ` (details: ${res.error.details.map((d) => d.field).join(", ")})` : ""}`;
 
 /** Fail in words, not matcher text: `GET /agents/{agentId}: expected 200; received 404 AGENT_NOT_FOUND`. */
 function assertThat(ok: boolean, message: () => string): void {
@@ -447,6 +454,9 @@ export function expectError(
   const codes = Array.isArray(code) ? code : [code];
   const wanted = codes.map((c) => `${STATUS_OF_CODE[c]} ${c}`).join(" or ");
   const label = requestLabel(res.exchange);
+  // the right status with no code to read: the envelope check's finding says why; this check cannot judge
+  if (res.error === undefined && codes.some((c) => STATUS_OF_CODE[c] === res.status))
+    throw new Blocked(`${label}: expected ${wanted}; the ${res.status} body has no readable error code (PROFILE §2 envelope)`);
   assertThat(
     codes.some((c) => STATUS_OF_CODE[c] === res.status && res.error?.code === c),
     () => `${label}: expected ${wanted}; received ${answerOf(res)}`,

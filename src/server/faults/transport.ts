@@ -40,6 +40,12 @@ export const TRANSPORT_FAULTS: FaultRecord = {
       return { ...r, pagination: { ...r.pagination, hasMore: true } };
     });
   }),
+  "error-as-string": fault("envelope.error", "the error envelope's error is its message as a plain string", (app) => {
+    // as some frameworks answer by default: {"success": false, "error": "Agent not found"}
+    rewriteJson(app, (body) => {
+      if (isObj(body.error) && typeof body.error.message === "string") body.error = body.error.message;
+    });
+  }),
   "error-details-object": fault("envelope.error", "error details are an object keyed by field, not an array", (app) => {
     rewriteJson(app, (body) => {
       if (isObj(body.error) && Array.isArray(body.error.details))
