@@ -50,8 +50,9 @@ export default defineConfig({
         extends: true,
         test: {
           name: "load",
-          // last and alone: bursts and 30 s streams measure timing, so nothing else competes
-          sequence: { groupOrder: 4 },
+          // last and alone (projects of one groupOrder run at the same time): bursts and 30 s
+          // streams measure timing, so nothing else competes — not even the meta suite's fault runs
+          sequence: { groupOrder: 5 },
           include: ["suites/load/**/*.test.ts"],
           globalSetup: ["suites/support/global-setup.ts"],
           pool: "forks",
