@@ -31,6 +31,7 @@ const RULES: { rule: string; breaks: [string, string][]; allows?: [string, strin
       ["src/contract/x.ts", "../server/app.js"],
       ["src/contract/deep/x.ts", "../../client/client.js"],
       ["src/contract/x.ts", "../../suites/support/harness.js"],
+      ["src/contract/x.ts", "../plan/plan.js"],
     ],
   },
   {
@@ -40,6 +41,7 @@ const RULES: { rule: string; breaks: [string, string][]; allows?: [string, strin
       ["src/server/x.ts", "../client/index.js"],
       ["src/server/faults/x.ts", "../../checks/run.js"],
       ["src/server/x.ts", "../../fixtures/expand.js"],
+      ["src/server/routes/x.ts", "../../net/delay-proxy.js"],
     ],
     allows: [["src/server/plugins/x.ts", "../../contract/index.js"]],
   },
