@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { JSONSchemaFaker, type Schema } from "json-schema-faker";
 import { z } from "zod";
+import { NOT_BLANK_PATTERN } from "../contract/index.js";
 
 /**
  * json-schema-faker on the JSON Schema the contract emits (`z.toJSONSchema`), driven by
@@ -12,7 +13,7 @@ export function fromJsonSchema<T>(
   schema: z.ZodType,
   postProcess: (value: unknown, seed: number) => T | undefined,
 ): fc.Arbitrary<T> {
-  const jsonSchema = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
+  const jsonSchema = withoutNotBlankPattern(z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }));
   return fc
     .noShrink(fc.integer({ min: 1, max: 0x7fffffff }))
     .map((seed) => {
@@ -27,6 +28,21 @@ export function fromJsonSchema<T>(
       return postProcess(JSONSchemaFaker.generate(jsonSchema as Schema), seed);
     })
     .filter((v): v is T => v !== undefined);
+}
+
+/**
+ * The not-blank rule (PROFILE §4, §5) is a `pattern` in the emitted schema; json-schema-faker
+ * answers a pattern with one string made for it alone (one non-space character), ignoring the
+ * lengths. Left out here, the strings keep their range; a blank one fails the body's own parse.
+ */
+function withoutNotBlankPattern(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutNotBlankPattern);
+  if (typeof node !== "object" || node === null) return node;
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([key, value]) => !(key === "pattern" && value === NOT_BLANK_PATTERN.source))
+      .map(([key, value]) => [key, withoutNotBlankPattern(value)]),
+  );
 }
 
 /** A tiny seeded PRNG (mulberry32): [0, 1) numbers from a 32-bit seed. */

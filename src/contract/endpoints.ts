@@ -38,6 +38,8 @@ export interface EndpointSpec {
   readonly responseClause: ClauseId;
   /** the error statuses PROFILE allows this endpoint (beyond 401, which every endpoint has) */
   readonly errorStatuses: readonly ErrorStatus[];
+  /** the media types the body may be sent as (default: JSON alone) */
+  readonly bodyContentTypes?: readonly string[];
   readonly summary: string;
   /** one request the endpoint accepts, typed by its schemas so it cannot drift from them */
   readonly example: { readonly body?: unknown; readonly query?: Readonly<Record<string, string>> };
@@ -53,7 +55,14 @@ const keyBucket = (endpoint: RateLimitedEndpoint): RateBucketKind => ({
 
 /** Errors every endpoint may answer: auth, permission, rate limit, routing, generic 5xx. */
 const COMMON: readonly ErrorStatus[] = [401, 403, 429, 500, 503];
-const BODY: readonly ErrorStatus[] = [400, 413, 415];
+/** PROFILE §7 Sizes: any body over the limit, a DELETE's included → 400 (or 413) */
+const BODY_SIZE: readonly ErrorStatus[] = [400, 413];
+/** PROFILE §7: a POST or PATCH body also → 400 (or 415) without a JSON content type */
+const BODY: readonly ErrorStatus[] = [...BODY_SIZE, 415];
+
+/** Content types a body may carry (PROFILE §5 Update also accepts merge-patch). */
+export const JSON_CONTENT_TYPE = "application/json";
+export const MERGE_PATCH_CONTENT_TYPE = "application/merge-patch+json";
 
 /** What a row says beyond its route: its schemas, errors, summary and example (and any other bucket or success status). */
 type RowDetails = Omit<EndpointSpec, "id" | "method" | "path" | "permission" | "bucket" | "successStatus" | "responseClause"> &
@@ -116,13 +125,15 @@ export const ENDPOINTS = {
     body: updateAgentBodySchema,
     response: agentEnvelopeSchema,
     errorStatuses: [...COMMON, ...BODY, 404],
+    bodyContentTypes: [JSON_CONTENT_TYPE, MERGE_PATCH_CONTENT_TYPE],
     summary: "Update an agent (JSON Merge Patch)",
     example: { body: { bio: "Updated by the example" } satisfies z.input<typeof updateAgentBodySchema> },
   }),
   deleteAgent: row("deleteAgent", "DELETE", "/agents/:agentId", "agents:delete", {
     response: deleteEnvelopeSchema,
     responseClause: "delete.ok",
-    errorStatuses: [...COMMON, 404],
+    // a GET's body has no meaning (RFC 9110 §9.3.1) and is not read; a DELETE's is, and may be too large
+    errorStatuses: [...COMMON, ...BODY_SIZE, 404],
     summary: "Delete an agent and its conversations",
     example: {},
   }),
@@ -164,10 +175,6 @@ const GENERIC_TABLE: GenericTable = ENDPOINTS;
 
 /** The success envelope schema of `endpoint`, typed for a generic caller (`E extends EndpointId`). */
 export const responseSchemaOf = <E extends EndpointId>(endpoint: E): z.ZodType<ResponseOf<E>> => GENERIC_TABLE[endpoint].response;
-
-/** Content types a body may carry (PROFILE §5 Update also accepts merge-patch). */
-export const JSON_CONTENT_TYPE = "application/json";
-export const MERGE_PATCH_CONTENT_TYPE = "application/merge-patch+json";
 
 /** Fill `:agentId` in an endpoint path. */
 export function endpointPath(spec: EndpointSpec, agentId?: string): string {

@@ -1,8 +1,9 @@
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { describe, expect, test } from "vitest";
-import { ENDPOINT_LIST } from "./endpoints.js";
-import { LIST_LIMITS } from "./limits.js";
+import { ENDPOINT_LIST, MERGE_PATCH_CONTENT_TYPE } from "./endpoints.js";
+import { BODY_LIMIT_BYTES, LIST_LIMITS, MESSAGE_LIMITS } from "./limits.js";
 import { openApiDocument } from "./openapi.js";
+import { isBlank } from "./text.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: a JSON document walked by path in assertions; a wrong path fails the test
 type Json = Record<string, any>;
@@ -51,5 +52,33 @@ describe("the OpenAPI 3.1 document", () => {
     const links = doc.paths["/agents"].post.responses[201].links;
     expect(Object.keys(links).sort()).toEqual(["deleteAgent", "getAgent", "sendMessage", "updateAgent"]);
     for (const link of Object.values(links) as Json[]) expect(link.parameters.agentId).toBe("$response.body#/data/id");
+  });
+
+  test("says the rules the contract holds: 413 on DELETE, merge-patch, not blank, size limits, no stray schema", () => {
+    const agent = doc.paths["/agents/{agentId}"];
+    // PROFILE §7 Sizes: any body over the limit, a DELETE's too
+    expect(Object.keys(agent.delete.responses)).toEqual(expect.arrayContaining(["400", "413"]));
+    expect(agent.delete.responses[413].description).toContain(String(BODY_LIMIT_BYTES));
+    expect(Object.keys(agent.patch.requestBody.content)).toEqual(["application/json", MERGE_PATCH_CONTENT_TYPE]);
+    expect(agent.patch.requestBody.description).toContain(String(BODY_LIMIT_BYTES));
+    const { schemas } = doc.components;
+    const context = schemas.MessageBody.properties.context;
+    expect(context["x-max-json-bytes"]).toBe(MESSAGE_LIMITS.contextJsonBytes);
+    expect(Object.keys(schemas)).not.toContain("ListQuery");
+    // PROFILE §4 name, §5 text: the pattern rejects exactly what the contract calls blank
+    for (const notBlank of [
+      schemas.CreateAgentBody.properties.name,
+      schemas.Agent.properties.name,
+      schemas.MessageBody.properties.text,
+    ]) {
+      const pattern = new RegExp(notBlank.pattern);
+      for (const text of ["", " ", "\t\n", "\u00a0\u2003", "\ufeff", " a ", "😀", "\u200b"])
+        expect(pattern.test(text), JSON.stringify(text)).toBe(!isBlank(text));
+    }
+    for (const ep of ENDPOINT_LIST) {
+      const op = doc.paths[ep.path.replace(":agentId", "{agentId}")][ep.method.toLowerCase()];
+      expect(op.description, ep.id).toContain(ep.permission);
+      expect(op.tags, ep.id).toHaveLength(1);
+    }
   });
 });

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { ENDPOINT_LIST, type EndpointSpec, HEADERS } from "./endpoints.js";
+import { ENDPOINT_LIST, type EndpointSpec, HEADERS, JSON_CONTENT_TYPE, type RateBucketKind } from "./endpoints.js";
 import { type ErrorStatus, STATUS_CODES } from "./errors.js";
-import { LIST_LIMITS } from "./limits.js";
-import { AGENT_STATUSES, SORT_FIELDS, SORT_ORDERS, SSE_EVENTS } from "./schemas.js";
+import { BODY_LIMIT_BYTES, LIST_LIMITS, RATE_LIMITS } from "./limits.js";
+import { AGENT_STATUSES, type ListQuery, listQuerySchema, SORT_FIELDS, SORT_ORDERS, SSE_EVENTS } from "./schemas.js";
 
 type Json = { [key: string]: unknown };
 
@@ -52,29 +52,19 @@ const rateHeaders: Json = {
   "X-RateLimit-Reset": integerHeader("Unix time in whole seconds when it refills", 0),
 };
 
-const listParameters = [
-  {
-    name: "page",
-    schema: {
-      type: "integer",
-      minimum: LIST_LIMITS.page.min,
-      maximum: LIST_LIMITS.maxInteger,
-      default: LIST_LIMITS.page.default,
-    },
-  },
-  {
-    name: "limit",
-    schema: {
-      type: "integer",
-      minimum: LIST_LIMITS.limit.min,
-      maximum: LIST_LIMITS.limit.max,
-      default: LIST_LIMITS.limit.default,
-    },
-  },
-  { name: "status", schema: { type: "string", enum: AGENT_STATUSES } },
-  { name: "sortBy", schema: { type: "string", enum: SORT_FIELDS, default: "createdAt" } },
-  { name: "order", schema: { type: "string", enum: SORT_ORDERS, default: "desc" } },
-].map((p) => ({ ...p, in: "query", required: false }));
+/** PROFILE §5 List: what each parameter takes, as a client writes it; each default is the schema's own. */
+const LIST_DEFAULTS = listQuerySchema.parse({});
+const listParameterSchemas: { [K in keyof ListQuery]-?: Json } = {
+  page: { type: "integer", minimum: LIST_LIMITS.page.min, maximum: LIST_LIMITS.maxInteger },
+  limit: { type: "integer", minimum: LIST_LIMITS.limit.min, maximum: LIST_LIMITS.limit.max },
+  status: { type: "string", enum: AGENT_STATUSES },
+  sortBy: { type: "string", enum: SORT_FIELDS },
+  order: { type: "string", enum: SORT_ORDERS },
+};
+const listParameters = Object.entries(listParameterSchemas).map(([name, schema]) => {
+  const fallback: unknown = Reflect.get(LIST_DEFAULTS, name);
+  return { name, in: "query", required: false, schema: { ...schema, ...(fallback !== undefined ? { default: fallback } : {}) } };
+});
 
 const errorContent = { "application/json": { schema: { $ref: `${SCHEMA_PREFIX}ErrorEnvelope` } } };
 
@@ -87,6 +77,12 @@ function errorResponse(status: ErrorStatus): Json {
         ...requestIdHeader,
         "WWW-Authenticate": { required: true, schema: { type: "string", pattern: "^Bearer" } },
       },
+      content: errorContent,
+    };
+  if (status === 413)
+    return {
+      description: `${codes}: the body is over ${BODY_LIMIT_BYTES} bytes (PROFILE §7; 400 INVALID_REQUEST is as conformant)`,
+      headers: rateHeaders,
       content: errorContent,
     };
   if (status === 429)
@@ -131,6 +127,34 @@ const agentLinks: Json = Object.fromEntries(
   ]),
 );
 
+/** PROFILE §6, §7: who may call the operation, and the buckets it counts in. */
+function operationDescription(ep: EndpointSpec): string {
+  const bucket = (kind: RateBucketKind) =>
+    kind.kind === "keyEndpoint"
+      ? `the key's own bucket for this operation (${kind.size} per window)`
+      : `the agent's message bucket (${kind.size} per window, across every key of the account)`;
+  const tiers = Object.entries(RATE_LIMITS.tiers)
+    .map(([tier, size]) => `${tier} ${size}`)
+    .join(", ");
+  return [
+    `${ep.summary}.`,
+    `Needs a key holding \`${ep.permission}\`, else 403 FORBIDDEN (PROFILE §6).`,
+    `Counted in ${bucket(ep.bucket)} and in the account's tier bucket (${tiers} per window; PROFILE §7).`,
+  ].join(" ");
+}
+
+/** The tag of an operation: the resource its permission names (`agents:write` → agents). */
+const tagOf = (ep: EndpointSpec) => ep.permission.split(":")[0] ?? ep.permission;
+
+function requestBody(ep: EndpointSpec, body: z.ZodType): Json {
+  const media = { schema: ref(body) };
+  return {
+    required: true,
+    description: `At most ${BODY_LIMIT_BYTES} bytes; a larger body is answered 400 or 413 (PROFILE §7).`,
+    content: Object.fromEntries((ep.bodyContentTypes ?? [JSON_CONTENT_TYPE]).map((type) => [type, media])),
+  };
+}
+
 function operation(ep: EndpointSpec): Json {
   const responses: Json = {
     [ep.successStatus]: {
@@ -149,13 +173,15 @@ function operation(ep: EndpointSpec): Json {
   return {
     operationId: ep.id,
     summary: ep.summary,
+    description: operationDescription(ep),
+    tags: [tagOf(ep)],
     "x-permission": ep.permission,
     "x-rate-bucket": ep.bucket,
     parameters: [
       ...(ep.path.includes(":agentId") ? [{ name: "agentId", in: "path", required: true, schema: { type: "string" } }] : []),
       ...(ep.query ? listParameters : []),
     ],
-    ...(ep.body ? { requestBody: { required: true, content: { "application/json": { schema: ref(ep.body) } } } } : {}),
+    ...(ep.body ? { requestBody: requestBody(ep, ep.body) } : {}),
     responses,
   };
 }
@@ -176,6 +202,12 @@ export function openApiDocument(): Json {
     },
     servers: [{ url: "{base_url}", variables: { base_url: { default: "http://127.0.0.1:8080/v1" } } }],
     security: [{ bearer: [] }],
+    tags: [...new Set(ENDPOINT_LIST.map(tagOf))].map((name) => ({
+      name,
+      description: `The operations on ${name}: ${ENDPOINT_LIST.filter((ep) => tagOf(ep) === name)
+        .map((ep) => ep.summary)
+        .join("; ")}.`,
+    })),
     paths,
     components: {
       securitySchemes: { bearer: { type: "http", scheme: "bearer" } },

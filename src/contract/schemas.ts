@@ -187,15 +187,13 @@ const enumParam = <T extends readonly [string, ...string[]]>(values: T) =>
   singleValue.pipe(z.enum(values, { error: `must be one of ${values.join(", ")}` }));
 
 /** PROFILE §5 List: parsed from the raw query. No clamping; unknown parameters ignored. */
-export const listQuerySchema = z
-  .object({
-    page: integerParam(LIST_LIMITS.page.min, LIST_LIMITS.maxInteger, LIST_LIMITS.page.default),
-    limit: integerParam(LIST_LIMITS.limit.min, LIST_LIMITS.limit.max, LIST_LIMITS.limit.default),
-    status: enumParam(AGENT_STATUSES).optional(),
-    sortBy: enumParam(SORT_FIELDS).default("createdAt"),
-    order: enumParam(SORT_ORDERS).default("desc"),
-  })
-  .meta({ id: "ListQuery" });
+export const listQuerySchema = z.object({
+  page: integerParam(LIST_LIMITS.page.min, LIST_LIMITS.maxInteger, LIST_LIMITS.page.default),
+  limit: integerParam(LIST_LIMITS.limit.min, LIST_LIMITS.limit.max, LIST_LIMITS.limit.default),
+  status: enumParam(AGENT_STATUSES).optional(),
+  sortBy: enumParam(SORT_FIELDS).default("createdAt"),
+  order: enumParam(SORT_ORDERS).default("desc"),
+});
 export type ListQuery = z.output<typeof listQuerySchema>;
 export type RawListQuery = Record<string, RawQueryValue>;
 
@@ -249,6 +247,11 @@ export const messageBodySchema = z
         (ctx) => Buffer.byteLength(JSON.stringify(ctx), "utf8") <= M.contextJsonBytes,
         `JSON must be at most ${M.contextJsonBytes} bytes`,
       )
+      // JSON Schema has no keyword for a serialised size: the document says it in words and in an extension
+      .meta({
+        description: `Any JSON object; serialised, at most ${M.contextJsonBytes} bytes of UTF-8`,
+        "x-max-json-bytes": M.contextJsonBytes,
+      })
       .optional(),
     stream: z.boolean().optional(),
   })

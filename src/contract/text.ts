@@ -7,9 +7,15 @@ export function codePointLength(value: string): number {
   return count;
 }
 
-/** Whitespace only is blank (PROFILE §4 name, §5 text). */
+/**
+ * Whitespace only is blank (PROFILE §4 name, §5 text): a string is not blank when this finds a
+ * character. `\S` is the complement of the set `trim()` removes, and reads the same in JSON
+ * Schema's ECMA-262 `pattern`, so the emitted schema states the rule too.
+ */
+export const NOT_BLANK_PATTERN = /\S/;
+
 export function isBlank(value: string): boolean {
-  return value.trim().length === 0;
+  return !NOT_BLANK_PATTERN.test(value);
 }
 
 /**
@@ -25,7 +31,11 @@ export function cpString(min: number, max?: number, opts: { notBlank?: boolean }
     else if (opts.notBlank && isBlank(ctx.value))
       ctx.issues.push({ code: "custom", input: ctx.value, message: "must not be blank" });
   });
-  schema = schema.meta(max === undefined ? { minLength: min } : { minLength: min, maxLength: max });
+  schema = schema.meta({
+    minLength: min,
+    ...(max !== undefined ? { maxLength: max } : {}),
+    ...(opts.notBlank ? { pattern: NOT_BLANK_PATTERN.source } : {}),
+  });
   return schema;
 }
 
