@@ -10,6 +10,11 @@ describe("agent-harness load usage", () => {
     [["--scenario", "no-such"], /--scenario takes/],
     [["--base-url", "http://198.51.100.7/v1", "--api-key", "k"], /not a loopback address/],
     [["--base-url", "http://127.0.0.1:1/v1"], /--base-url needs --api-key/],
+    // nothing listens on port 1: exit 2 before any scenario, not a verdict on the target
+    [
+      ["--base-url", "http://127.0.0.1:1/v1", "--api-key", "k", "--report-dir", "/tmp/agent-harness-load-test"],
+      /target unreachable/,
+    ],
   ] as const)("%j → exit 2", async ([args, message]) => {
     const written: string[] = [];
     const write = process.stderr.write.bind(process.stderr);

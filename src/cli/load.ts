@@ -1,22 +1,9 @@
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync } from "node:fs";
 import { z } from "zod";
-import { CLAUSE_BY_ID, MESSAGE_TIMING } from "../contract/index.js";
-import { renderLoadHtml } from "../load/charts.js";
-import {
-  evaluateThreshold,
-  formatFinding,
-  formatLatency,
-  parseThreshold,
-  runScenario,
-  SCENARIO_IDS,
-  SCENARIOS,
-  type ScenarioReport,
-  type Threshold,
-  type ThresholdResult,
-  thresholdInputOf,
-} from "../load/index.js";
-import { type CheckResult, collectFindings, type RunResult, writeReports } from "../report/index.js";
+import { MESSAGE_TIMING } from "../contract/index.js";
+import { parseThreshold, SCENARIO_IDS, SCENARIOS, type ScenarioReport, type Threshold } from "../load/index.js";
+import { closingLines, loadRunResult, runScenarios, writeLoadReports } from "../load/load-run.js";
+import { exitCodeOf } from "../report/index.js";
 import { commaList, optionsHelp, parseOrHelp, parseVerifyConfig, readOptions, UsageError, VERIFY_OPTIONS } from "./config.js";
 import { assertReachable, interruptible, newRun, startTarget, targetOptions } from "./verify.js";
 
@@ -54,7 +41,7 @@ const loadSchema = z.object({
 
 export const LOAD_USAGE = `usage: agent-harness load [options]
 
-Drives the load scenarios (issue 9) against the embedded reference server (default), a
+Drives the load scenarios against the embedded reference server (default), a
 container, or --base-url; writes reports/<run-id>/load.json and report.html with charts.
 Options (each also read from the env var shown):
 ${optionsHelp(LOAD_OPTIONS)}
@@ -75,18 +62,9 @@ A latency threshold with no such answer to judge fails.
 errors<N% counts 5xx answers and transport errors among all answers: a 429 is an outcome the
 scenarios expect, and one a scenario did not expect is a finding of that scenario.
 
-exit codes: 0 every scenario and threshold passed; 1 a finding or a threshold broke; 2 bad usage
-or target unreachable; 130 interrupted`;
-
-/** The whole load run, as load.json holds it. */
-export interface LoadRun {
-  runId: string;
-  startedAt: string;
-  finishedAt: string;
-  target: { kind: string; baseUrl: string; windowSeconds: number; messageTimeoutSeconds: number };
-  scenarios: ScenarioReport[];
-  thresholds: ThresholdResult[];
-}
+exit codes: 0 every scenario and threshold passed; 1 a finding or a threshold broke; 2 bad usage,
+target unreachable, a scenario that could not judge (error), or nothing ran (every scenario
+skipped); 130 interrupted`;
 
 function parseLoadArgs(argv: string[]) {
   const loadOnly = ["scenario", "threshold", "allow-remote-load"];
@@ -117,53 +95,6 @@ function parseLoadArgs(argv: string[]) {
   return { config, scenarios: parsed.data.scenario, thresholds };
 }
 
-/** A progress line with elapsed and (estimated) remaining time; redrawn in place on a terminal. */
-function progress(totalSeconds: number) {
-  const started = Date.now();
-  const tty = process.stderr.isTTY;
-  let timer: NodeJS.Timeout | undefined;
-  let label = "";
-  const draw = () => {
-    const elapsed = (Date.now() - started) / 1000;
-    const share = Math.min(1, elapsed / Math.max(1, totalSeconds));
-    const width = 24;
-    const bar = "#".repeat(Math.round(share * width)).padEnd(width, "-");
-    const left = Math.max(0, totalSeconds - elapsed);
-    const line = `[${bar}] ${elapsed.toFixed(0)} s elapsed, ~${left.toFixed(0)} s left — ${label}`;
-    if (tty) process.stderr.write(`\r\x1b[2K${line}`);
-  };
-  return {
-    start(id: string, estimate: number) {
-      label = id;
-      if (!tty) process.stderr.write(`… ${id} (about ${estimate.toFixed(0)} s)\n`);
-      timer ??= setInterval(draw, 500);
-      draw();
-    },
-    stop() {
-      if (timer) clearInterval(timer);
-      if (tty) process.stderr.write("\r\x1b[2K");
-    },
-  };
-}
-
-function toCheck(r: ScenarioReport): CheckResult {
-  const message =
-    r.findings.length > 0
-      ? r.findings.map(formatFinding).join("\n")
-      : (r.message ?? (r.status === "skipped" ? "skipped" : undefined));
-  return {
-    id: `load ${r.id}`,
-    title: r.title,
-    suite: "load",
-    file: "src/load/scenarios.ts",
-    clauseIds: r.clauses,
-    sections: [...new Set(r.clauses.map((id) => CLAUSE_BY_ID.get(id)?.section ?? "?"))],
-    status: r.status,
-    durationMs: r.durationMs,
-    ...(message ? { message } : {}),
-  };
-}
-
 export async function load(argv: string[]): Promise<number> {
   const parsed = parseOrHelp(() => parseLoadArgs(argv), LOAD_USAGE);
   if (!parsed) return 0;
@@ -179,96 +110,28 @@ export async function load(argv: string[]): Promise<number> {
   );
   const abort = interruptible(() => process.stderr.write("\ninterrupted: ending the scenario and deleting what it made…\n"));
   const startedAt = new Date();
-  const reports: ScenarioReport[] = [];
+  const chosen = SCENARIOS.filter((s) => !parsed.scenarios || parsed.scenarios.includes(s.id));
+  let reports: ScenarioReport[] = [];
   try {
     await assertReachable(target);
-    const chosen = SCENARIOS.filter((s) => !parsed.scenarios || parsed.scenarios.includes(s.id));
-    const total = chosen.reduce((n, s) => n + (s.unavailable?.(target) ? 0 : s.estimateSeconds(target)), 0);
-    out.write(
-      `target: ${target.kind} ${target.baseUrl} (W = ${target.windowSeconds} s, budget ${target.messageTimeoutSeconds} s); ${chosen.length} scenario(s), about ${Math.round(total)} s\n`,
-    );
-    const bar = progress(total);
-    try {
-      for (const scenario of chosen) {
-        if (abort.signal.aborted) break;
-        bar.start(scenario.id, scenario.estimateSeconds(target));
-        const report = await runScenario(target, scenario, abort.signal);
-        reports.push(report);
-        bar.stop();
-        const mark = { passed: "✓", failed: "✗", error: "!", skipped: "-" }[report.status];
-        out.write(
-          `${mark} ${scenario.id} ${report.status} (${(report.durationMs / 1000).toFixed(1)} s)${report.message ? ` — ${report.message}` : ""}\n`,
-        );
-        for (const f of report.findings) out.write(`    ${formatFinding(f)}\n`);
-        for (const line of formatLatency(report)) out.write(`    ${line}\n`);
-        if (report.generator.saturated) out.write(`    note: ${report.generator.note}\n`);
-      }
-    } finally {
-      bar.stop();
-    }
+    reports = await runScenarios(target, chosen, abort.signal, out, process.stderr);
   } finally {
     abort.release();
     await stop();
   }
-  const thresholdResults = thresholds.map((t) => evaluateThreshold(t, thresholdInputOf(reports)));
-  const loadRun: LoadRun = {
+  const { result, loadRun } = loadRunResult({
     runId,
-    startedAt: startedAt.toISOString(),
-    finishedAt: new Date().toISOString(),
-    target: {
-      kind: target.kind,
-      baseUrl: target.baseUrl,
-      windowSeconds: target.windowSeconds,
-      messageTimeoutSeconds: target.messageTimeoutSeconds,
-    },
-    scenarios: reports,
-    thresholds: thresholdResults,
-  };
-  const scenarioChecks = reports.map(toCheck);
-  // one defect, one finding (issue 7): a response-level violation seen in several scenarios is one
-  const findings = collectFindings(scenarioChecks.map((check, i) => ({ check, observations: reports[i]!.observations })));
-  const checks = [
-    ...scenarioChecks,
-    ...thresholdResults.map(
-      (t): CheckResult => ({
-        id: `threshold ${t.source}`,
-        title: `threshold ${t.source}`,
-        suite: "load",
-        file: "thresholds",
-        clauseIds: [],
-        sections: [],
-        status: t.passed ? "passed" : "failed",
-        durationMs: 0,
-        message: t.observed,
-      }),
-    ),
-  ];
-  const result: RunResult = {
-    runId,
-    startedAt: loadRun.startedAt,
-    finishedAt: loadRun.finishedAt,
-    target: { kind: target.kind, baseUrl: target.baseUrl },
     seed,
-    options: {
-      suites: ["load"],
-      ...targetOptions(target, config),
-      sections: null,
-    },
-    checks,
-    findings,
-  };
+    startedAt,
+    target,
+    options: targetOptions(target, config),
+    chosen,
+    reports,
+    thresholds,
+    interrupted: abort.signal.aborted,
+  });
   const secrets = Object.values(target.keys).filter((k): k is string => !!k);
-  const written = await writeReports(result, reportDir, { secrets });
-  writeFileSync(join(written.dir, "load.json"), `${JSON.stringify(loadRun, null, 2)}\n`);
-  // the HTML report with the load charts (inline SVG)
-  writeFileSync(written.html, renderLoadHtml(result, loadRun, { secrets }));
-  for (const t of thresholdResults) out.write(`${t.passed ? "✓" : "✗"} threshold ${t.source}: ${t.observed}\n`);
-  const count = (s: string) => checks.filter((c) => c.status === s).length;
-  out.write(
-    `\n${count("passed")} passed, ${count("failed") + count("error")} failed${count("skipped") ? `, ${count("skipped")} skipped` : ""}\n`,
-  );
-  out.write(`reports: ${written.dir} (load.json, report.html)\n`);
-  if (abort.signal.aborted) return 130;
-  if (checks.some((c) => c.status === "error" && !reports.some((r) => r.findings.length))) return 1;
-  return checks.some((c) => c.status === "failed" || c.status === "error") ? 1 : 0;
+  const dir = await writeLoadReports(result, loadRun, reportDir, secrets);
+  out.write(`${closingLines(result, loadRun).join("\n")}\nreports: ${dir} (load.json, report.html)\n`);
+  return exitCodeOf(result);
 }

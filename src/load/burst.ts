@@ -1,13 +1,8 @@
 import autocannon from "autocannon";
-import { matchEndpoint } from "../contract/index.js";
+import { errorCodeOf, parseJson, parseRateHeaders } from "../client/index.js";
+import { HEADERS, JSON_CONTENT_TYPE } from "../contract/index.js";
 import type { LoadRecorder, LoadResponse } from "./recorder.js";
-
-/** One request shape of a burst, relative to the base URL (`/agents/abc`). */
-export interface LoadRequest {
-  method: "GET" | "POST" | "PATCH" | "DELETE";
-  path: string;
-  body?: unknown;
-}
+import { type LoadRequest, labelOf } from "./requests.js";
 
 /** An answer waits at most this long unless told otherwise (a slow message takes about 2 s). */
 const DEFAULT_TIMEOUT_SECONDS = 30;
@@ -18,12 +13,6 @@ export const BURST_PIPELINING = 10;
 let idSeq = 0;
 const ID_PREFIX = Date.now().toString(36);
 const uniqueId = () => `${ID_PREFIX}${(++idSeq).toString(36)}`;
-
-/** `GET /agents/:agentId` for a path relative to the base URL; the path itself when no endpoint matches. */
-export function endpointLabel(method: string, path: string): string {
-  const spec = matchEndpoint(method, path)?.spec;
-  return spec ? `${spec.method} ${spec.path}` : `${method} ${path.split("?")[0]}`;
-}
 
 /** The parts of autocannon's (untyped) client that a bounded pipelined burst needs. */
 interface PipelinedClient {
@@ -107,7 +96,7 @@ export async function shoot(shot: Shot): Promise<ShotResult> {
   const kept: LoadResponse[] = [];
   let [sent, answered] = [0, 0];
   const url = new URL(shot.baseUrl.replace(/\/+$/, "") + shot.request.path);
-  const label = endpointLabel(shot.request.method, `/${url.pathname.split("/").slice(2).join("/")}`);
+  const label = labelOf(shot.request);
   let pending: LoadResponse | undefined;
   const body = shot.request.body === undefined ? undefined : JSON.stringify(shot.request.body);
   let finished!: (result: autocannon.Result) => void;
@@ -130,7 +119,7 @@ export async function shoot(shot: Shot): Promise<ShotResult> {
           method: shot.request.method,
           headers: {
             authorization: `Bearer ${shot.key}`,
-            ...(body !== undefined ? { "content-type": "application/json" } : {}),
+            ...(body !== undefined ? { "content-type": JSON_CONTENT_TYPE } : {}),
           },
           ...(body !== undefined ? { body } : {}),
           // a unique value per request where the body says `[<id>]` (content-length follows the body)
@@ -141,12 +130,7 @@ export async function shoot(shot: Shot): Promise<ShotResult> {
             const lower: Record<string, string> = {};
             for (const [k, v] of Object.entries(headers ?? {}))
               if (v !== undefined) lower[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : v;
-            let json: unknown;
-            try {
-              json = text ? JSON.parse(text) : undefined;
-            } catch {
-              json = undefined;
-            }
+            const json = parseJson(text);
             pending = {
               method: shot.request.method,
               url: url.toString(),
@@ -155,6 +139,9 @@ export async function shoot(shot: Shot): Promise<ShotResult> {
               headers: lower,
               bodyText: text,
               json,
+              code: errorCodeOf(json),
+              rate: parseRateHeaders(lower),
+              requestId: lower[HEADERS.requestId],
               receivedAt: Date.now(),
               latencyMs: 0,
             };

@@ -5,8 +5,8 @@ import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { ENDPOINTS as CONTRACT, ENDPOINT_LIST } from "../contract/index.js";
 import { sampleRun } from "../report/test-support.js";
-import { endpointLabel } from "./burst.js";
 import { renderLoadHtml } from "./charts.js";
+import { labelOf } from "./requests.js";
 import { runScenario } from "./run.js";
 import { answer, deploymentAt, recordingScenario } from "./test-support.js";
 
@@ -32,8 +32,8 @@ test("Chromium is there for the report's browser checks", (context) => {
 
 const target = deploymentAt("http://127.0.0.1:9/v1", { windowSeconds: 2, messageTimeoutSeconds: 30 });
 /** Every endpoint, labelled as the load run labels it (the legends' longest lines). */
-const ENDPOINTS = ENDPOINT_LIST.map((ep) => endpointLabel(ep.method, ep.path));
-const MESSAGES = endpointLabel(CONTRACT.sendMessage.method, CONTRACT.sendMessage.path);
+const ENDPOINTS = ENDPOINT_LIST.map((ep) => labelOf({ endpoint: ep.id }));
+const MESSAGES = labelOf({ endpoint: CONTRACT.sendMessage.id });
 
 /** A load report as a real run makes one: a throughput profile where the limits hold, and streams. */
 async function loadReportHtml(): Promise<string> {
@@ -74,7 +74,7 @@ async function loadReportHtml(): Promise<string> {
   return renderLoadHtml(sampleRun(), {
     target,
     scenarios: [throughput, streams],
-    thresholds: [{ source: "p99<250", passed: true, observed: "GET /agents/:agentId p99 2.2 ms over 61 2xx admitted answers" }],
+    thresholds: [{ source: "p99<250", passed: true, observed: "GET /agents/{agentId} p99 2.2 ms over 61 2xx admitted answers" }],
   });
 }
 

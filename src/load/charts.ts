@@ -1,6 +1,6 @@
 import { escapeHtml, type ReportOptions, type RunResult, renderHtml } from "../report/index.js";
 import { FEW_ANSWERS, formatMs as fmt, type HistogramSummary, OUTCOME_LABEL, OUTCOMES, outcomeOf } from "./recorder.js";
-import type { ScenarioReport } from "./run.js";
+import { brokenClauses, type ScenarioReport } from "./run.js";
 
 /** What the charts read of a load run (load.json). */
 export interface LoadRunView {
@@ -194,6 +194,7 @@ export function loadSection(run: LoadRunView): string {
   const first = ["throughput", "streams-at-budget"];
   const ordered = [...run.scenarios].sort((a, b) => rank(a.id, first) - rank(b.id, first));
   const parts = ordered.map((r) => {
+    const broken = brokenClauses(r);
     const charts = [
       timelineChart(`${r.id}: statuses per second`, r.statusPerSecond),
       admittedTimeline(r),
@@ -216,7 +217,7 @@ export function loadSection(run: LoadRunView): string {
 <p class="${r.generator.saturated ? "saturated" : "note"}">Generator: ${escapeHtml(r.generator.note)}.</p>
 ${r.message ? `<p class="note">${escapeHtml(r.message)}</p>` : ""}
 ${Object.keys(r.latency).length ? `<p class="note">Latency, per endpoint and outcome: ${escapeHtml(r.latencyNote)}${r.latencyJudged ? "" : " (latency thresholds do not judge these figures)"}.</p>` : ""}
-${r.findings.length ? `<ul>${r.findings.map((f) => `<li>[${escapeHtml(f.clause)}] ${escapeHtml(f.check)}: expected ${escapeHtml(f.expected)}; received ${escapeHtml(f.received)} (×${f.occurrences})</li>`).join("")}</ul>` : ""}
+${broken.length ? `<ul>${broken.map((line) => `<li>${escapeHtml(line)}</li>`).join("")}</ul>` : ""}
 ${streams}<div class="charts">${charts}</div>${Object.keys(r.latency).length ? latencyTable(r) : ""}</div>`;
   });
   const thresholds = run.thresholds.length

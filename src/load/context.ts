@@ -4,8 +4,8 @@ import {
   compose,
   type Dispatch,
   type Exchange,
+  errorCodeOf,
   type OutgoingRequest,
-  parseRateHeaders,
   Redactor,
   recording,
   redaction,
@@ -14,38 +14,18 @@ import {
   TransportError,
   undiciTransport,
 } from "../client/index.js";
-import { type Agent, type ClauseId, type CreateAgentBody, HEADERS, JSON_CONTENT_TYPE } from "../contract/index.js";
+import { type Agent, type ClauseId, type CreateAgentBody, JSON_CONTENT_TYPE } from "../contract/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
-import { endpointLabel, type LoadRequest } from "./burst.js";
 import type { LoadRecorder, LoadResponse } from "./recorder.js";
-
-/** The rate headers of one answer, when they are whole numbers. */
-export interface RateOf {
-  limit: number;
-  remaining: number;
-  reset: number;
-}
-
-export function rateOf(res: { headers: Record<string, string> }): RateOf | undefined {
-  const [limit, remaining, reset] = [HEADERS.limit, HEADERS.remaining, HEADERS.reset].map((h) => Number(res.headers[h]));
-  if (![limit, remaining, reset].every((n) => Number.isInteger(n))) return undefined;
-  return { limit: limit!, remaining: remaining!, reset: reset! };
-}
+import { type LoadRequest, labelOf, labelOfUrl } from "./requests.js";
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-
-export const errorCodeOf = (res: { json: unknown }): string | undefined => {
-  const error = isRecord(res.json) ? res.json.error : undefined;
-  return isRecord(error) && typeof error.code === "string" ? error.code : undefined;
-};
 
 /** A field of an answer's `data`, when the body has one. */
 export const dataFieldOf = (res: { json: unknown }, field: string): unknown => {
   const data = isRecord(res.json) ? res.json.data : undefined;
   return isRecord(data) ? data[field] : undefined;
 };
-
-export const requestIdOf = (res: { headers: Record<string, string> }) => res.headers[HEADERS.requestId];
 
 /** Tolerated clock difference with the target; none for a server on this very machine. */
 export const clockSkewMs = (target: HarnessTarget) => (target.kind === "external" ? 2000 : 0);
@@ -151,8 +131,7 @@ export class ScenarioContext {
 
   /** A client's exchange, into the timeline and the latency histograms. */
   observeExchange(ex: Exchange): void {
-    const path = new URL(ex.request.url).pathname.slice(new URL(this.target.baseUrl).pathname.replace(/\/+$/, "").length);
-    this.recorder.observe({ ...loadResponseOf(ex), endpoint: endpointLabel(ex.request.method, path) });
+    this.recorder.observe(loadResponseOf(ex, labelOfUrl(this.target.baseUrl, ex.request.method, ex.request.url)));
   }
 
   /**
@@ -160,7 +139,7 @@ export class ScenarioContext {
    * the first answers, then a sample: LoadRecorder.sampled). The recorder has its figures already.
    */
   judge(key: string, req: LoadRequest, res: LoadResponse): void {
-    if (!this.recorder.sampled(res.endpoint)) return;
+    if (!this.recorder.sampled(res)) return;
     const replay: Dispatch = async (request) => ({ exchange: received(request, res), aborted: false });
     const judged = this.layersFor(key).judging(replay)(this.outgoing(key, req));
     this.judging.add(judged);
@@ -213,7 +192,7 @@ export class ScenarioContext {
       }
       // the create bucket may be empty after a burst: wait for the refill it announced
       if (res.status === 429) {
-        await this.waitForReset(rateOf(res.exchange.response)?.reset);
+        await this.waitForReset(res.exchange.rate?.reset);
         continue;
       }
       throw new ScenarioSetupError(`creating an agent answered ${res.status} ${res.error?.code ?? ""}`);
@@ -253,7 +232,7 @@ export class ScenarioContext {
   /** One request, sent at once (never paced, never retried) through the layers: recorded and checked. */
   async single(key: string, req: LoadRequest): Promise<LoadResponse> {
     const { exchange } = await this.layersFor(key).send({ ...this.outgoing(key, req), signal: this.signal });
-    return { ...loadResponseOf(exchange), endpoint: endpointLabel(req.method, req.path) };
+    return loadResponseOf(exchange, labelOf(req));
   }
 
   /**
@@ -272,7 +251,7 @@ export class ScenarioContext {
           if (status === 200) abort.abort();
         },
       });
-      return { ...loadResponseOf(exchange), endpoint: endpointLabel(req.method, req.path) };
+      return loadResponseOf(exchange, labelOf(req));
     } catch (error) {
       // a 200 whose body was not an event stream, left before it was read: no exchange to read back
       if (error instanceof TransportError && error.kind === "aborted")
@@ -287,7 +266,7 @@ export class ScenarioContext {
       for (let attempt = 0; attempt < 3; attempt++) {
         const res = await this.client(key).deleteAgent(id);
         if (res.status !== 429) break;
-        await this.waitForReset(rateOf(res.exchange.response)?.reset).catch(() => {});
+        await this.waitForReset(res.exchange.rate?.reset).catch(() => {});
       }
     }
     await this.judged();
@@ -301,8 +280,8 @@ export class ScenarioContext {
 
   /** Expect `r` admitted (200); a finding shows what came instead, its status and error code. */
   expectAdmitted(r: LoadResponse, clause: ClauseId, check: string, expected: string): boolean {
-    const received = () => `${r.status} ${errorCodeOf(r) ?? ""}`;
-    return this.recorder.expect(r.status === 200, clause, check, expected, received, requestIdOf(r));
+    const received = () => `${r.status} ${r.code ?? ""}`;
+    return this.recorder.expect(r.status === 200, clause, check, expected, received, r.requestId);
   }
 }
 
@@ -329,24 +308,27 @@ function received(request: OutgoingRequest, answer: LoadResponse): Exchange {
     durationMs: Math.round(answer.latencyMs),
     sentAt: answer.receivedAt - answer.latencyMs,
     receivedAt: answer.receivedAt,
-    requestId: answer.headers[HEADERS.requestId],
-    rate: parseRateHeaders(answer.headers),
+    requestId: answer.requestId,
+    rate: answer.rate,
     curl: "",
     attempt: 1,
     leaks: [],
   };
 }
 
-/** An exchange as the scenarios read answers. */
-function loadResponseOf(ex: Exchange): LoadResponse {
+/** An exchange as the scenarios read answers, under its endpoint's label. */
+function loadResponseOf(ex: Exchange, endpoint: string): LoadResponse {
   return {
     method: ex.request.method,
     url: ex.request.url,
-    endpoint: `${ex.request.method} ${new URL(ex.request.url).pathname}`,
+    endpoint,
     status: ex.response.status,
     headers: ex.response.headers,
     bodyText: ex.response.bodyText,
     json: ex.response.json,
+    code: errorCodeOf(ex.response.json),
+    rate: ex.rate,
+    requestId: ex.requestId,
     receivedAt: ex.receivedAt,
     latencyMs: ex.durationMs,
   };

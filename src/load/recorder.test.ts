@@ -60,10 +60,10 @@ describe("latency per endpoint and outcome (PROFILE §7: a 429 is answered at on
   test("an endpoint's outcomes stay apart from another endpoint's", () => {
     const recorder = new LoadRecorder(target, "two");
     const at = recorder.startedAt;
-    recorder.observe(answer(200, 8, at, "GET /agents/:agentId"));
+    recorder.observe(answer(200, 8, at, "GET /agents/{agentId}"));
     recorder.observe(answer(429, 0.2, at, "GET /agents"));
     recorder.generatorHealth();
-    expect(Object.keys(recorder.latencySummary()["GET /agents/:agentId"] ?? {})).toEqual(["2xx"]);
+    expect(Object.keys(recorder.latencySummary()["GET /agents/{agentId}"] ?? {})).toEqual(["2xx"]);
     expect(Object.keys(recorder.latencySummary()["GET /agents"] ?? {})).toEqual(["429"]);
   });
 
@@ -84,7 +84,7 @@ describe("latency per endpoint and outcome (PROFILE §7: a 429 is answered at on
     const report = await runScenario(
       target,
       recordingScenario((recorder) => {
-        observing((at) => [answer(200, 2000, at, "POST /agents/:agentId/messages")])(recorder);
+        observing((at) => [answer(200, 2000, at, "POST /agents/{agentId}/messages")])(recorder);
         const { streams } = recorder;
         streams.ttfb.recordValue(12_000);
         streams.firstDelta.recordValue(100_000);

@@ -1,11 +1,11 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import * as hdr from "hdr-histogram-js";
 import type { Violation } from "../checks/define.js";
-import { formatViolation } from "../checks/run.js";
-import type { Exchange } from "../client/index.js";
+import type { Exchange, RateHeaders } from "../client/index.js";
 import type { ClauseId } from "../contract/index.js";
-import { endpointLabel, evidenceOf, findingKey, type Observation } from "../report/index.js";
+import { evidenceOf, findingKey, type Observation, observationMessage } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
+import { labelOfUrl } from "./requests.js";
 
 /** HDR histograms in microseconds, 1 µs to 10 min, 3 significant digits (autocannon's own settings). */
 export function newHistogram(): hdr.Histogram {
@@ -77,31 +77,36 @@ export type LatencyByOutcome = Partial<Record<Outcome, HistogramSummary>>;
 export interface LoadResponse {
   method: string;
   url: string;
-  /** the endpoint label (`GET /agents/:agentId`), or the path when it matches none */
+  /** the endpoint label as every report writes it (`GET /agents/{agentId}`: src/report endpointLabel) */
   endpoint: string;
   status: number;
   /** lowercased names */
   headers: Record<string, string>;
   bodyText: string;
   json: unknown;
+  /** `error.code` of the body, when it has one (the client's errorCodeOf) */
+  code: string | undefined;
+  /** the rate headers as the client parses them (parseRateHeaders) */
+  rate: RateHeaders | undefined;
+  requestId: string | undefined;
   /** harness clock, ms */
   receivedAt: number;
   latencyMs: number;
 }
 
-/** A broken clause seen under load: a scenario's own assertion, or a response-level check. */
-export interface Finding {
-  /** a response-level check of verify (src/checks) on an answer, or the scenario's own assertion */
-  kind: "response" | "scenario";
-  scenario: string;
-  clause: ClauseId;
-  check: string;
-  expected: string;
-  received: string;
-  occurrences: number;
-  /** an X-Request-Id of one offending answer, when there is one */
+/**
+ * A scenario's own assertion that failed: the clause it broke in the checks' terms, how often,
+ * and one offending answer's X-Request-Id. What the response-level checks find in the same
+ * answers is an Observation (src/report/findings.ts), as in every suite.
+ */
+export interface ScenarioFailure extends Violation {
+  count: number;
   requestId?: string;
 }
+
+/** A failure as the terminal and a failed check print it: the report's words, then how often and where. */
+export const failureLine = (f: ScenarioFailure) =>
+  `${observationMessage(f)}${f.count > 1 ? ` (×${f.count})` : ""}${f.requestId ? ` (X-Request-Id ${f.requestId})` : ""}`;
 
 /** Above these the generator, not the target, may be what bounds the figures. */
 const SATURATION = { eventLoopLagP99Ms: 100, cpuShare: 0.9 };
@@ -142,7 +147,7 @@ export class LoadRecorder {
     ended: { done: 0, error: 0, neither: 0 },
   };
   readonly transportErrors = new Map<string, number>();
-  private readonly findings = new Map<string, Finding>();
+  private readonly failed = new Map<string, ScenarioFailure>();
   /** the response-level findings as verify's reporter takes them (one per finding key, with evidence) */
   private readonly observed = new Map<string, Observation>();
   private responses = 0;
@@ -184,26 +189,26 @@ export class LoadRecorder {
   /**
    * Should this answer of the generator (autocannon) go through the response checks? Every one
    * up to CHECK_ALL_UP_TO per endpoint, then one in SAMPLE_EVERY: at thousands a second the
-   * checks would otherwise bound the generator. The harness's own requests are always checked.
+   * checks would otherwise bound the generator. Every 5xx is checked (PROFILE §3: a defect
+   * wherever it comes), and the harness's own requests always are.
    */
-  sampled(endpoint: string): boolean {
-    const n = (this.generated.get(endpoint) ?? 0) + 1;
-    this.generated.set(endpoint, n);
-    return n <= CHECK_ALL_UP_TO || n % SAMPLE_EVERY === 0;
+  sampled(res: Pick<LoadResponse, "endpoint" | "status">): boolean {
+    const n = (this.generated.get(res.endpoint) ?? 0) + 1;
+    this.generated.set(res.endpoint, n);
+    return n <= CHECK_ALL_UP_TO || n % SAMPLE_EVERY === 0 || res.status >= 500;
   }
 
   /** One exchange went through the response checks; `found` is what they found in it (PROFILE clauses). */
   judged(ex: Exchange, found: readonly Violation[]): void {
     this.checked++;
     for (const v of found) {
-      this.fail(v.clause, v.check, v.expected, v.received, ex.requestId, "response");
       const key = findingKey(v);
       const seen = this.observed.get(key);
       if (seen) seen.count++;
       else
         this.observed.set(key, {
           ...v,
-          endpoint: endpointLabel(ex.request.method, ex.request.url),
+          endpoint: labelOfUrl(this.target.baseUrl, ex.request.method, ex.request.url),
           count: 1,
           evidence: evidenceOf(ex),
         });
@@ -244,31 +249,14 @@ export class LoadRecorder {
   }
 
   /**
-   * A broken clause: one finding per defect, keyed as verify keys them (check, clause and the
-   * expectation with its numbers and ids set aside), with how often it happened.
+   * A broken clause: one failure per defect, keyed as verify keys findings (check, clause and
+   * the expectation with its numbers and ids set aside), with how often it happened.
    */
-  fail(
-    clause: ClauseId,
-    check: string,
-    expected: string,
-    received: string,
-    requestId?: string,
-    kind: Finding["kind"] = "scenario",
-  ): void {
+  fail(clause: ClauseId, check: string, expected: string, received: string, requestId?: string): void {
     const id = findingKey({ check, clause, expected });
-    const known = this.findings.get(id);
-    if (known) known.occurrences++;
-    else
-      this.findings.set(id, {
-        kind,
-        scenario: this.scenario,
-        clause,
-        check,
-        expected,
-        received,
-        occurrences: 1,
-        ...(requestId ? { requestId } : {}),
-      });
+    const known = this.failed.get(id);
+    if (known) known.count++;
+    else this.failed.set(id, { clause, check, expected, received, count: 1, ...(requestId ? { requestId } : {}) });
   }
 
   /** Assert inside a scenario: a false condition is a finding. */
@@ -277,8 +265,8 @@ export class LoadRecorder {
     return ok;
   }
 
-  get findingList(): Finding[] {
-    return [...this.findings.values()];
+  get failures(): ScenarioFailure[] {
+    return [...this.failed.values()];
   }
 
   /** The share of answers the response-level checks saw, and how they were chosen. */
@@ -314,11 +302,4 @@ export class LoadRecorder {
         : `the generator kept up${shared} (event-loop lag p99 ${p99.toFixed(0)} ms, CPU ${(cpuShare * 100).toFixed(0)}%)`,
     };
   }
-}
-
-export { formatViolation };
-
-/** One line per finding, as a failed check prints it. */
-export function formatFinding(f: Finding): string {
-  return `[${f.clause}] ${f.check}: expected ${f.expected}; received ${f.received}${f.occurrences > 1 ? ` (×${f.occurrences})` : ""}${f.requestId ? ` (X-Request-Id ${f.requestId})` : ""}`;
 }

@@ -1,19 +1,20 @@
 import type { ClauseId } from "../contract/index.js";
-import type { Observation } from "../report/index.js";
+import { type Observation, observationMessage } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
-import { InconclusiveError, ScenarioContext, ScenarioSetupError } from "./context.js";
+import { ScenarioContext } from "./context.js";
+import type { Scenario } from "./define.js";
 import {
   FEW_ANSWERS,
-  type Finding,
+  failureLine,
   formatMs,
   type GeneratorHealth,
   type HistogramSummary,
   type LatencyByOutcome,
   LoadRecorder,
   OUTCOMES,
+  type ScenarioFailure,
   summarizeHistogram,
 } from "./recorder.js";
-import type { Scenario } from "./scenarios.js";
 
 /** One scenario's outcome and figures: what `load.json` holds per scenario. */
 export interface ScenarioReport {
@@ -24,8 +25,9 @@ export interface ScenarioReport {
   /** why it was skipped or could not judge */
   message?: string;
   durationMs: number;
-  findings: Finding[];
-  /** the response-level findings with evidence, as verify's findings take them (src/report/findings.ts) */
+  /** the scenario's own assertions that failed */
+  failures: ScenarioFailure[];
+  /** what the response-level checks found in its answers, with evidence, as verify's findings take them */
   observations: Observation[];
   /**
    * per endpoint label, per outcome (2xx admitted, 429 refused, other): a 429 is answered at
@@ -77,19 +79,15 @@ export async function runScenario(
   try {
     await scenario.run(ctx);
   } catch (err) {
+    // a ScenarioSetupError or an InconclusiveError says why there is no verdict; anything else is the harness's
     status = "error";
-    message =
-      err instanceof ScenarioSetupError || err instanceof InconclusiveError
-        ? `${err.name}: ${err.message}`
-        : err instanceof Error
-          ? `${err.name}: ${err.message}`
-          : String(err);
+    message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
   } finally {
     await ctx.cleanup().catch(() => {});
   }
   const figures = emptyFigures(recorder);
-  if (figures.findings.length && status === "passed") status = "failed";
-  if (figures.findings.length && status === "error") status = "failed";
+  // a broken clause is a verdict, even where the scenario could not finish
+  if (figures.failures.length || figures.observations.length) status = "failed";
   return { ...base, ...figures, status, ...(message ? { message } : {}), durationMs: Date.now() - started };
 }
 
@@ -117,7 +115,7 @@ function emptyFigures(recorder: LoadRecorder) {
   );
   const seconds = Math.max(0.001, (Date.now() - recorder.startedAt) / 1000);
   return {
-    findings: recorder.findingList,
+    failures: recorder.failures,
     observations: recorder.observations,
     latency,
     statusPerSecond,
@@ -166,5 +164,16 @@ export function formatLatency(r: Pick<ScenarioReport, "latency" | "latencyNote" 
     ),
     ...(few ? [`  * fewer than ${FEW_ANSWERS} answers: the p99 is about their maximum`] : []),
     ...streams,
+  ];
+}
+
+/**
+ * Each clause a scenario saw broken, one line each in the report's words: its own failures,
+ * then what the response-level checks found in its answers (with how often).
+ */
+export function brokenClauses(r: Pick<ScenarioReport, "failures" | "observations">): string[] {
+  return [
+    ...r.failures.map(failureLine),
+    ...r.observations.map((o) => `${observationMessage(o)}${o.count > 1 ? ` (×${o.count})` : ""}`),
   ];
 }

@@ -1,8 +1,8 @@
 import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { HarnessTarget } from "../target/harness-target.js";
+import type { Scenario } from "./define.js";
 import type { LoadRecorder, LoadResponse } from "./recorder.js";
-import type { Scenario } from "./scenarios.js";
 
 /** A deployment as the load scenarios see it, for unit tests: nothing is sent unless a test serves `baseUrl`. */
 export function deploymentAt(baseUrl: string, overrides: Partial<HarnessTarget> = {}): HarnessTarget {
@@ -31,6 +31,9 @@ export function answer(status: number, latencyMs: number, receivedAt: number, en
     headers: {},
     bodyText: "",
     json: undefined,
+    code: undefined,
+    rate: undefined,
+    requestId: undefined,
     receivedAt,
     latencyMs,
   };

@@ -19,7 +19,7 @@ const input = {
     {
       scenario: "throughput",
       endpoints: {
-        "GET /agents/:agentId": { "2xx": figure(1, 300, 10), "429": figure(0.1, 1, 5000) },
+        "GET /agents/{agentId}": { "2xx": figure(1, 300, 10), "429": figure(0.1, 1, 5000) },
         "GET /agents": { "2xx": figure(1, 20, 10), "429": figure(0.1, 400, 5000) },
       },
     },
@@ -44,11 +44,11 @@ describe("load thresholds", () => {
     const p99 = evaluateThreshold(parsed("p99<250"), input);
     expect(p99.passed).toBe(false);
     // the slow admitted answers break it though 5,000 fast refusals came with them
-    expect(p99.observed).toBe("throughput GET /agents/:agentId p99 300 ms over 10 2xx admitted answers");
+    expect(p99.observed).toBe("throughput GET /agents/{agentId} p99 300 ms over 10 2xx admitted answers");
     expect(evaluateThreshold(parsed("p99<500"), input)).toMatchObject({
       passed: true,
       observed:
-        "2 endpoint figure(s) within it; the closest: throughput GET /agents/:agentId p99 300 ms over 10 2xx admitted answers",
+        "2 endpoint figure(s) within it; the closest: throughput GET /agents/{agentId} p99 300 ms over 10 2xx admitted answers",
     });
     // the 429s' own figures only when named: here a slow refusal on List
     expect(evaluateThreshold(parsed("p99[429]<250"), input)).toMatchObject({

@@ -50,7 +50,7 @@ export interface ThresholdInput {
 export interface ThresholdResult {
   source: string;
   passed: boolean;
-  /** what was measured, e.g. `throughput GET /agents/:agentId p99 12.3 ms over 900 2xx admitted answers` */
+  /** what was measured, e.g. `throughput GET /agents/{agentId} p99 12.3 ms over 900 2xx admitted answers` */
   observed: string;
 }
 

@@ -1,0 +1,79 @@
+import { describe, expect, test } from "vitest";
+import { exitCodeOf } from "../report/index.js";
+import { ScenarioSetupError } from "./context.js";
+import type { Scenario } from "./define.js";
+import { loadRunResult } from "./load-run.js";
+import { runScenario } from "./run.js";
+import { deploymentAt, recordingScenario } from "./test-support.js";
+import { parseThreshold, type Threshold } from "./thresholds.js";
+
+const target = deploymentAt("http://127.0.0.1:9/v1", { windowSeconds: 2 });
+const passing = recordingScenario(() => {}, undefined, "passing");
+const skipped: Scenario = { ...passing, id: "skipped", unavailable: () => "needs --reference-faults" };
+const failing: Scenario = {
+  ...passing,
+  id: "failing",
+  run: async (ctx) => ctx.fail("limits.429", "unit", "exactly 10 admitted", "11 admitted"),
+};
+const erring: Scenario = {
+  ...passing,
+  id: "erring",
+  run: async () => {
+    throw new ScenarioSetupError("the target refused a plain create");
+  },
+};
+const p99 = parseThreshold("p99<250");
+if (typeof p99 === "string") throw new Error(p99);
+
+async function runOf(scenarios: Scenario[], thresholds: Threshold[] = []) {
+  const reports = await Promise.all(scenarios.map((s) => runScenario(target, s)));
+  return loadRunResult({
+    runId: "unit",
+    seed: 1,
+    startedAt: new Date(),
+    target,
+    options: {
+      windowSeconds: 2,
+      messageTimeoutSeconds: 30,
+      tierLimit: null,
+      referenceFaults: false,
+      idField: "id",
+      faults: [],
+      keys: { main: 1 },
+    },
+    chosen: scenarios,
+    reports,
+    thresholds,
+    interrupted: false,
+  });
+}
+
+/** `agent-harness load` exits as `verify` does (STYLE §7): the run's result decides, through exitCodeOf. */
+describe("the exit code of a load run", () => {
+  test("0 when every scenario that ran passed", async () => {
+    expect(exitCodeOf((await runOf([passing, skipped])).result)).toBe(0);
+  });
+
+  test("1 on a finding, whatever else passed", async () => {
+    const { result } = await runOf([passing, failing]);
+    expect(exitCodeOf(result)).toBe(1);
+    expect(result.findings?.map((f) => [f.kind, f.clauseIds])).toEqual([["check", ["limits.429"]]]);
+  });
+
+  test("2 when nothing ran: every scenario skipped, and a threshold has no figure to judge (skipped, not failed)", async () => {
+    const { result, loadRun } = await runOf([skipped], [p99]);
+    expect(exitCodeOf(result)).toBe(2);
+    expect(result.checks.map((c) => [c.id, c.status])).toEqual([
+      ["load skipped", "skipped"],
+      ["threshold p99<250", "skipped"],
+    ]);
+    expect(loadRun.thresholds).toEqual([]);
+  });
+
+  test("2 when a scenario could not judge: an error, never counted as failed", async () => {
+    const { result } = await runOf([passing, erring]);
+    expect(exitCodeOf(result)).toBe(2);
+    expect(result.checks.map((c) => c.status)).toEqual(["passed", "error"]);
+    expect(result.findings).toEqual([]);
+  });
+});

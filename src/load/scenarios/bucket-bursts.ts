@@ -1,0 +1,128 @@
+import { RATE_LIMITS, type RateLimitedEndpoint } from "../../contract/index.js";
+import { burst } from "../burst.js";
+import { InconclusiveError, type ScenarioContext, ScenarioSetupError } from "../context.js";
+import { BURST_LATENCY, countEach, defineScenario, distinct, MAX_ATTEMPTS, needsRoomFor } from "../define.js";
+import { burstCreateBody, expectCreatedExactly, keepCreated } from "../read-back.js";
+import { type LoadRequest, requestTo } from "../requests.js";
+
+const SIZES = RATE_LIMITS.perKeyEndpoint;
+
+/** A request counted in the endpoint's bucket, with no lasting effect beyond a create. */
+async function bucketRequest(ctx: ScenarioContext, endpoint: RateLimitedEndpoint): Promise<LoadRequest> {
+  switch (endpoint) {
+    case "createAgent":
+      return requestTo("createAgent", { body: burstCreateBody(ctx) });
+    case "listAgents":
+      return requestTo("listAgents", { query: { limit: "1" } });
+    case "getAgent":
+      return requestTo("getAgent", { agentId: (await ctx.createAgent(ctx.loadKey)).id });
+    case "updateAgent":
+      return requestTo("updateAgent", { agentId: (await ctx.createAgent(ctx.loadKey)).id, body: { bio: "under load" } });
+    case "deleteAgent":
+      // PROFILE §7: every authenticated request is counted whatever its outcome (a 404 too)
+      return requestTo("deleteAgent", { agentId: "agt_load_missing_0000" });
+  }
+}
+
+/**
+ * PROFILE §7 per key and endpoint: the moment a window opens, a parallel burst of 2.5× the
+ * bucket → exactly its size admitted; a second burst mid-window → all 429 (Remaining never
+ * increases); the first request sent exactly at the announced Reset succeeds; rejected creates
+ * created nothing (read back). Every 429's Retry-After, Remaining 0 and body are the response
+ * checks' to judge (retry-after, rate-limit-headers, status-pairing), as on every answer.
+ */
+async function bucketBurst(ctx: ScenarioContext, endpoint: RateLimitedEndpoint): Promise<void> {
+  const size = SIZES[endpoint];
+  const request = await bucketRequest(ctx, endpoint);
+  const uniqueIds = endpoint === "createAgent";
+  const key = ctx.loadKey;
+  const created: string[] = [];
+  const keep = keepCreated(ctx, key, created);
+  const check = `bucket-burst ${endpoint}`;
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    // open a window and wait for its end: the next window starts full
+    const probe = await ctx.single(key, request);
+    keep(probe);
+    await ctx.waitForReset(probe.rate?.reset);
+    const first = await burst({ ...ctx.generator(key), uniqueIds }, [{ request, count: Math.ceil(size * 2.5) }]);
+    first.forEach(keep);
+    const admitted = first.filter((r) => r.status !== 429);
+    if (distinct(admitted.map((r) => r.rate?.reset)).length > 1) {
+      if (attempt === MAX_ATTEMPTS) throw new InconclusiveError(`the ${endpoint} window turned inside every burst`);
+      continue; // the window turned inside the burst: start over
+    }
+    ctx.recorder.expect(
+      admitted.length === size,
+      "limits.endpoint-bucket",
+      check,
+      `exactly ${size} of ${first.length} simultaneous ${endpoint} admitted in one window`,
+      () => `${admitted.length} admitted; statuses ${countEach(first.map((r) => r.status))}`,
+    );
+    for (const r of admitted)
+      ctx.recorder.expect(
+        (r.rate?.remaining ?? size) < size,
+        "limits.headers",
+        check,
+        `X-RateLimit-Remaining < ${size} on an admitted request`,
+        () => String(r.rate?.remaining),
+        r.requestId,
+      );
+    const reset = (first.find((r) => r.status === 429) ?? first[0])?.rate?.reset;
+    if (reset === undefined) throw new ScenarioSetupError(`the ${endpoint} burst carried no X-RateLimit-Reset`);
+
+    // mid-window, the bucket is still empty: Remaining never goes back up inside a window
+    if (Date.now() < reset * 1000 - 1000 - 200) {
+      const second = await burst({ ...ctx.generator(key), uniqueIds }, [{ request, count: Math.ceil(size / 2) }]);
+      second.forEach(keep);
+      for (const r of second.filter((x) => x.rate?.reset === reset))
+        ctx.recorder.expect(
+          r.status === 429,
+          "limits.endpoint-bucket",
+          check,
+          `no ${endpoint} admitted mid-window once ${size} were`,
+          () => `${r.status}`,
+          r.requestId,
+        );
+    }
+
+    // sent exactly at the announced Reset (never paced, never retried): admitted
+    await ctx.waitForReset(reset);
+    const atReset = await ctx.single(key, request);
+    keep(atReset);
+    ctx.recorder.expect(
+      atReset.status !== 429,
+      "limits.recovery",
+      check,
+      `the first ${endpoint} sent at the announced X-RateLimit-Reset (${reset}) is admitted`,
+      () => `${atReset.status} ${atReset.code ?? ""} (sent ${Date.now() - reset * 1000} ms after it)`,
+      atReset.requestId,
+    );
+    break;
+  }
+  if (endpoint === "createAgent") await expectCreatedExactly(ctx, key, created, "limits.429");
+}
+
+/** Quick groups of the bucket bursts (about 3 W each): two to a file, Create (the longest) with the quota burst. */
+const QUICK_GROUP = { createAgent: 1, getAgent: 2, listAgents: 2, updateAgent: 3, deleteAgent: 3 } as const;
+
+const bucketScenario = (endpoint: RateLimitedEndpoint) =>
+  defineScenario({
+    id: `bucket-${endpoint}`,
+    title: `${endpoint}: a parallel burst admits exactly ${SIZES[endpoint]} per window; 429s with Retry-After and Remaining 0; admitted again at Reset`,
+    clauses: [
+      "limits.endpoint-bucket",
+      "limits.429",
+      "limits.recovery",
+      ...(endpoint === "createAgent" ? (["create.rejected-no-effect"] as const) : []),
+    ],
+    latency: { note: BURST_LATENCY, judged: true },
+    unavailable: needsRoomFor(SIZES[endpoint]),
+    quickGroup: QUICK_GROUP[endpoint],
+    estimateSeconds: (t) => 3 * t.windowSeconds + 1,
+    run: (ctx) => bucketBurst(ctx, endpoint),
+  });
+
+/** One scenario per key-and-endpoint bucket (PROFILE §7), in the endpoint table's order. */
+export const BUCKET_BURSTS = (["createAgent", "getAgent", "listAgents", "updateAgent", "deleteAgent"] as const).map(
+  bucketScenario,
+);

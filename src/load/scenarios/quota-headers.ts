@@ -1,0 +1,84 @@
+import type { HarnessTarget } from "../../target/harness-target.js";
+import { burst } from "../burst.js";
+import { InconclusiveError, type ScenarioContext, ScenarioSetupError } from "../context.js";
+import { defineScenario, MAX_ATTEMPTS } from "../define.js";
+import type { LoadResponse } from "../recorder.js";
+import { messageTo } from "../requests.js";
+
+/** The load scenarios' own quota account on a reference target; on a deployment, --quota-key. */
+const quotaKeyOf = (target: HarnessTarget) => target.keys.loadQuota ?? target.keys.quota;
+
+/** simultaneous refusals in the quota burst */
+const QUOTA_BURST = 20;
+
+/**
+ * PROFILE §7 Quota: INSUFFICIENT_QUOTA is counted like any request and carries the buckets'
+ * real X-RateLimit-* (not forced to 0): 20 refusals at once take exactly 20 from the bucket.
+ */
+async function quotaHeaders(ctx: ScenarioContext): Promise<void> {
+  const key = quotaKeyOf(ctx.target)!;
+  const agent = await ctx.createAgent(key);
+  const send = messageTo(agent.id, { text: "spend" });
+  let refused: LoadResponse | undefined;
+  for (let i = 0; i < 50 && !refused; i++) {
+    const r = await ctx.single(key, send);
+    if (r.status === 429 && r.code === "RATE_LIMIT_EXCEEDED") await ctx.waitForReset(r.rate?.reset);
+    else if (r.status !== 200) refused = r;
+  }
+  if (refused?.code !== "INSUFFICIENT_QUOTA")
+    throw new ScenarioSetupError(
+      `the quota account's messages never answered INSUFFICIENT_QUOTA (${refused?.status ?? "all 200"})`,
+    );
+  const n = QUOTA_BURST;
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const before = await ctx.single(key, send);
+    const answers = await burst(ctx.generator(key), [{ request: send, count: n }]);
+    const after = await ctx.single(key, send);
+    const [b, a] = [before.rate, after.rate];
+    if (b?.remaining === undefined || a?.remaining === undefined)
+      throw new ScenarioSetupError("the quota refusals carried no X-RateLimit-Remaining");
+    for (const r of [before, ...answers, after])
+      ctx.recorder.expect(
+        r.status === 429 && r.code === "INSUFFICIENT_QUOTA",
+        "limits.quota",
+        "quota-headers",
+        "a spent quota → 429 INSUFFICIENT_QUOTA",
+        () => `${r.status} ${r.code}`,
+        r.requestId,
+      );
+    if (b.reset !== a.reset || b.limit !== a.limit) continue; // the window turned: measure again
+    const expected = Math.max(0, b.remaining - n - 1);
+    ctx.recorder.expect(
+      a.remaining === expected,
+      "limits.quota",
+      "quota-headers",
+      `INSUFFICIENT_QUOTA is counted like any request: Remaining ${b.remaining} → ${expected} after ${n + 1} more`,
+      () => String(a.remaining),
+      after.requestId,
+    );
+    ctx.recorder.expect(
+      b.remaining > 0,
+      "limits.quota",
+      "quota-headers",
+      "INSUFFICIENT_QUOTA carries the bucket's real X-RateLimit-Remaining, not 0",
+      () => String(b.remaining),
+      before.requestId,
+    );
+    return;
+  }
+  throw new InconclusiveError("the window turned inside every quota burst");
+}
+
+export const QUOTA_HEADERS = defineScenario({
+  id: "quota-headers",
+  title: "INSUFFICIENT_QUOTA under a burst is counted like any request and carries the real X-RateLimit-*",
+  clauses: ["limits.quota", "limits.headers"],
+  latency: {
+    note: `the 429s are mostly INSUFFICIENT_QUOTA (the intended refusal), in a pipelined burst of ${QUOTA_BURST} that waits behind itself`,
+    judged: true,
+  },
+  quickGroup: 1,
+  unavailable: (t) => (quotaKeyOf(t) && t.referenceFaults ? undefined : "needs --quota-key and --reference-faults"),
+  estimateSeconds: () => 2,
+  run: quotaHeaders,
+});

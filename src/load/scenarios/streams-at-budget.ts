@@ -1,0 +1,201 @@
+import type { StreamResult } from "../../client/index.js";
+import { type ClauseId, ENDPOINTS, MESSAGE_TIMING, MOCK_MODELS, RATE_LIMITS } from "../../contract/index.js";
+import type { HarnessTarget } from "../../target/harness-target.js";
+import type { ScenarioContext } from "../context.js";
+import { defineScenario, needsReference } from "../define.js";
+import { messageTo } from "../requests.js";
+
+const CAP = RATE_LIMITS.messageConcurrency;
+/** A stream's deltas: PROFILE §10 spreads ≥ 20 over about 2 s; under load we allow twice that and 2 s more. */
+const SLOW_TOTAL_MAX_MS = (2 * MESSAGE_TIMING.slowModelSeconds + 2) * 1000;
+/** the longest silence between two deltas of a mock-slow stream, under load */
+const SLOW_GAP_MAX_MS = MESSAGE_TIMING.slowModelSeconds * 1000;
+/** The budget error may come this late, at most ("at the budget, not long after") */
+const budgetSlackMs = (target: HarnessTarget) => 2000 + target.messageTimeoutSeconds * 50;
+
+/**
+ * PROFILE §5 and §7 under load, at the target's budget (30 s by default): waves of mock-slow
+ * streams over several agents while ten mock-timeout streams wait out the budget. Every slow
+ * stream opens, delivers ≥ 20 deltas without a long stall and ends with `done`; every timeout
+ * stream gets `event: error` AGENT_UNAVAILABLE at the budget (not long after) and a comment at
+ * least every 15 s while silent; then its slots are free.
+ */
+async function streamsAtBudget(ctx: ScenarioContext): Promise<void> {
+  const key = ctx.loadKey;
+  const budgetMs = ctx.target.messageTimeoutSeconds * 1000;
+  const slowAgents = await Promise.all([0, 1, 2].map(() => ctx.createAgent(key, { modelSettings: { model: MOCK_MODELS.slow } })));
+  const silent = await ctx.createAgent(key, { modelSettings: { model: MOCK_MODELS.timeout } });
+  const client = ctx.client(key);
+  const startedAt = Date.now();
+  let waves = 0;
+  const wave = () => {
+    waves++;
+    return Promise.all(
+      slowAgents.flatMap((a) =>
+        Array.from({ length: CAP }, (_, i) => client.streamMessage(a.id, { text: `wave ${waves} ${i}` })),
+      ),
+    ).then((streams) => {
+      for (const s of streams) judgeSlowStream(ctx, s);
+    });
+  };
+  // the silent streams start while the first wave is in flight: their budgets run under load
+  let running = wave();
+  await ctx.until(Date.now() + 200);
+  const timeouts = Array.from({ length: CAP }, (_, i) => client.streamMessage(silent.id, { text: `wait ${i}` }));
+  // waves follow each other until the budget streams end
+  let budgetOver = false;
+  void Promise.allSettled(timeouts).then(() => {
+    budgetOver = true;
+  });
+  const perAgentWaves = ctx.target.windowSeconds <= 5 ? Number.POSITIVE_INFINITY : ENDPOINTS.sendMessage.bucket.size / CAP - 1;
+  const deadline = startedAt + ctx.target.messageTimeoutSeconds * 1000 + budgetSlackMs(ctx.target) + 5000;
+  for (;;) {
+    await running;
+    if (budgetOver || waves >= perAgentWaves || Date.now() > deadline || ctx.signal.aborted) break;
+    running = wave();
+  }
+  const timedOut = await Promise.all(timeouts);
+  for (const s of timedOut) judgeBudgetStream(ctx, s, budgetMs);
+  // the budget freed every slot of the silent agent
+  const next = (await ctx.admitted(key, messageTo(silent.id, { text: "after the budget", stream: true }))).status;
+  ctx.recorder.expect(
+    next === 200,
+    "limits.concurrency",
+    "streams-at-budget",
+    "after the budget ended ten silent exchanges, a message to the same agent is admitted",
+    () => String(next),
+  );
+  if (!Number.isFinite(perAgentWaves) && waves < 2)
+    ctx.fail("message.stream", "streams-at-budget", "streams ran in waves while the budget ran", `${waves} wave(s)`);
+}
+
+function recordMs(h: { recordValue(v: number): void }, ms: number): void {
+  h.recordValue(Math.max(1, Math.round(ms * 1000)));
+}
+
+/**
+ * A stream that did not open (200 text/event-stream) is a finding under `clause`; one that did
+ * has its time to first byte and how it ended (an error event counts as an error) recorded.
+ */
+function streamOpened(ctx: ScenarioContext, s: StreamResult, clause: ClauseId, check: string, model: string): boolean {
+  if (s.status !== 200) {
+    const received = `${s.status} ${s.error?.code ?? ""}`;
+    ctx.fail(clause, check, `a ${model} stream opens (200 text/event-stream)`, received, s.exchange.requestId);
+    return false;
+  }
+  const streams = ctx.recorder.streams;
+  recordMs(streams.ttfb, s.exchange.receivedAt - s.exchange.sentAt);
+  streams.ended[s.error ? "error" : s.done ? "done" : "neither"]++;
+  return true;
+}
+
+function judgeSlowStream(ctx: ScenarioContext, s: StreamResult): void {
+  const streams = ctx.recorder.streams;
+  const check = "stream-under-load";
+  const rid = s.exchange.requestId;
+  if (!streamOpened(ctx, s, "message.stream", check, MOCK_MODELS.slow)) return;
+  const deltas = s.events.filter((e) => e.event === "delta");
+  if (deltas[0]) recordMs(streams.firstDelta, deltas[0].atMs);
+  let maxGap = 0;
+  for (let i = 1; i < deltas.length; i++) {
+    const gap = deltas[i]!.atMs - deltas[i - 1]!.atMs;
+    maxGap = Math.max(maxGap, gap);
+    recordMs(streams.gap, gap);
+  }
+  const end = s.events.at(-1);
+  if (end) recordMs(streams.total, end.atMs);
+  ctx.recorder.expect(
+    s.done !== undefined && s.done.text === s.text,
+    "message.stream",
+    check,
+    "every stream ends with done whose text is the joined deltas",
+    () =>
+      s.done
+        ? "done.text differs from the deltas"
+        : `ended with ${end?.event ?? "nothing"}${s.transportError ? ` (${s.transportError})` : ""}`,
+    rid,
+  );
+  ctx.recorder.expect(
+    deltas.length >= MESSAGE_TIMING.slowModelMinDeltas,
+    "reference.mock-models",
+    check,
+    `mock-slow streams ≥ ${MESSAGE_TIMING.slowModelMinDeltas} deltas`,
+    () => String(deltas.length),
+    rid,
+  );
+  ctx.recorder.expect(
+    (deltas[0]?.atMs ?? 0) <= SLOW_GAP_MAX_MS,
+    "reference.mock-models",
+    check,
+    `a mock-slow stream's first delta within ${SLOW_GAP_MAX_MS} ms under load`,
+    () => `after ${Math.round(deltas[0]?.atMs ?? 0)} ms`,
+    rid,
+  );
+  ctx.recorder.expect(
+    maxGap <= SLOW_GAP_MAX_MS,
+    "reference.mock-models",
+    check,
+    `mock-slow deltas spread over about ${MESSAGE_TIMING.slowModelSeconds} s: no gap over ${SLOW_GAP_MAX_MS} ms under load`,
+    () => `a ${Math.round(maxGap)} ms gap`,
+    rid,
+  );
+  ctx.recorder.expect(
+    (end?.atMs ?? 0) <= SLOW_TOTAL_MAX_MS,
+    "reference.mock-models",
+    check,
+    `a mock-slow stream ends within ${SLOW_TOTAL_MAX_MS} ms under load`,
+    () => `${Math.round(end?.atMs ?? 0)} ms`,
+    rid,
+  );
+}
+
+function judgeBudgetStream(ctx: ScenarioContext, s: StreamResult, budgetMs: number): void {
+  const check = "budget-under-load";
+  const rid = s.exchange.requestId;
+  if (!streamOpened(ctx, s, "message.budget", check, MOCK_MODELS.timeout)) return;
+  const errorEvent = s.events.find((e) => e.event === "error");
+  const at = errorEvent?.atMs;
+  ctx.recorder.expect(
+    s.error?.code === "AGENT_UNAVAILABLE",
+    "message.budget",
+    check,
+    "a silent stream ends with event: error AGENT_UNAVAILABLE",
+    () => `${s.error?.code ?? "no error event"}${s.transportError ? ` (${s.transportError})` : ""}`,
+    rid,
+  );
+  if (at !== undefined)
+    ctx.recorder.expect(
+      at >= budgetMs - 1000 && at <= budgetMs + budgetSlackMs(ctx.target),
+      "message.budget",
+      check,
+      `the budget error at ${budgetMs} ms (not before, at most ${budgetSlackMs(ctx.target)} ms after)`,
+      () => `at ${Math.round(at)} ms`,
+      rid,
+    );
+  // PROFILE §5: a comment at least every 15 s while the model is silent (from the open to the error)
+  const marks = [0, ...s.commentAtMs, at ?? s.exchange.durationMs];
+  let longest = 0;
+  for (let i = 1; i < marks.length; i++) longest = Math.max(longest, marks[i]! - marks[i - 1]!);
+  ctx.recorder.expect(
+    longest <= MESSAGE_TIMING.heartbeatSeconds * 1000 + 500,
+    "message.heartbeat",
+    check,
+    `a comment line at least every ${MESSAGE_TIMING.heartbeatSeconds} s while silent`,
+    () => `${Math.round(longest)} ms without one (comments at ${s.commentAtMs.map((m) => Math.round(m)).join(", ")} ms)`,
+    rid,
+  );
+}
+
+export const STREAMS_AT_BUDGET = defineScenario({
+  id: "streams-at-budget",
+  title: "waves of mock-slow streams while ten mock-timeout streams wait out the real budget: timings, done/error, heartbeats",
+  clauses: ["message.stream", "message.budget", "message.heartbeat", "limits.concurrency", "reference.mock-models"],
+  long: true,
+  latency: {
+    note: `a message's latency is its whole stream on purpose: mock-slow about ${MESSAGE_TIMING.slowModelSeconds} s, mock-timeout the full message budget; the stream timings are the figures to read`,
+    judged: false,
+  },
+  unavailable: needsReference,
+  estimateSeconds: (t) => t.messageTimeoutSeconds + 4,
+  run: streamsAtBudget,
+});
