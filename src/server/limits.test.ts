@@ -188,7 +188,7 @@ describe("§7 headers", () => {
     expect(refused.headers["retry-after"]).toBe(String(WINDOW_SECONDS));
   });
 
-  // the other order, which the suites cannot line up without a computed sleep (mutation/equivalents.md)
+  // the other order, which the suites cannot line up without a computed sleep (docs/architecture.md, mutation testing)
   test("§7 on a 429 from several empty buckets, the tier is described when its window opened after Create's", async () => {
     const s = makeServer();
     const key = KEYS.small;

@@ -89,7 +89,8 @@ export class RateLimiter {
 
   /**
    * The first bucket is the endpoint's own: it wins ties when choosing which to report. Runs on
-   * every request: plain loops, and no object but the answer of a 429 (the reference must not be what bounds a load run: `npm run bench`).
+   * every request: plain loops, and no object but the answer of a 429 (the reference must not be
+   * what bounds a load run: `npm run bench`).
    */
   admit(buckets: readonly RateBucket[]): Admission {
     const now = this.clock.now();
