@@ -8,8 +8,6 @@ export interface Scenario {
   id: string;
   title: string;
   clauses: ClauseId[];
-  /** runs at least one full message budget (PROFILE §5: 30 s by default) */
-  long?: boolean;
   /**
    * A quick scenario (seconds on short windows) also runs in verify's default run on targets the
    * harness starts, from `suites/load/quick-<group>.test.ts`: one file per group, so groups run in

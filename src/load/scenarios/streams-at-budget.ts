@@ -190,7 +190,6 @@ export const STREAMS_AT_BUDGET = defineScenario({
   id: "streams-at-budget",
   title: "waves of mock-slow streams while ten mock-timeout streams wait out the real budget: timings, done/error, heartbeats",
   clauses: ["message.stream", "message.budget", "message.heartbeat", "limits.concurrency", "reference.mock-models"],
-  long: true,
   latency: {
     note: `a message's latency is its whole stream on purpose: mock-slow about ${MESSAGE_TIMING.slowModelSeconds} s, mock-timeout the full message budget; the stream timings are the figures to read`,
     judged: false,
