@@ -30,8 +30,13 @@ export interface CheckContext {
    * lies between the two, which matters under load, where an answer may wait in a queue
    */
   sentAt?: number;
-  /** tolerated clock difference between harness and target, seconds */
+  /** tolerated clock difference between harness and target, seconds (beyond the known offset) */
   clockSkewSeconds: number;
+  /**
+   * the target's clock minus the harness's, seconds, as estimated from its Date header (default 0):
+   * PROFILE §7 X-RateLimit-Reset is a time on the target's clock
+   */
+  clockOffsetSeconds?: number;
   /** the record's identifier field (PROFILE §11, default `id`) */
   idField?: string;
 }

@@ -29,10 +29,12 @@ export default defineCheck({
     if (limit < 1) problems.push({ expected: `${HEADERS.limit} ≥ 1`, received: String(limit) });
     if (remaining > limit)
       problems.push({ expected: `${HEADERS.remaining} ≤ ${HEADERS.limit} (${limit})`, received: String(remaining) });
-    const now = ctx.receivedAt / 1000;
+    // on the target's clock (its offset from the harness's, estimated from its Date header)
+    const offset = ctx.clockOffsetSeconds ?? 0;
+    const now = ctx.receivedAt / 1000 + offset;
     // PROFILE §7: "now" is when the request was counted or its answer left: between sending and
     // receiving (a stream's headers leave when it opens, long before its last byte)
-    const sent = (ctx.sentAt ?? ctx.receivedAt) / 1000;
+    const sent = (ctx.sentAt ?? ctx.receivedAt) / 1000 + offset;
     const latest = now + ctx.windowSeconds + RATE_LIMITS.resetSlackSeconds + ctx.clockSkewSeconds;
     if (reset <= sent - ctx.clockSkewSeconds - 1)
       problems.push({ expected: `${HEADERS.reset} after now (${Math.floor(sent)})`, received: String(reset) });

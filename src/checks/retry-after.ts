@@ -20,7 +20,9 @@ export const retryAfterOn429 = defineCheck({
     if (!Number.isFinite(reset) || remaining !== 0) return [];
     // the target's "now" lies between sending and receiving; Reset and Retry-After each round up
     const now = reset - retryAfter;
-    const [earliest, latest] = [(ctx.sentAt ?? ctx.receivedAt) / 1000, ctx.receivedAt / 1000];
+    // sending and receiving on the target's clock (its offset estimated from its Date header)
+    const offset = ctx.clockOffsetSeconds ?? 0;
+    const [earliest, latest] = [(ctx.sentAt ?? ctx.receivedAt) / 1000 + offset, ctx.receivedAt / 1000 + offset];
     const gap = now < earliest ? earliest - now : now > latest ? now - latest : 0;
     return gap <= 1 + ctx.clockSkewSeconds
       ? []

@@ -8,13 +8,15 @@ import { parseOrHelp, UsageError } from "./config.js";
 const FAULT_NAMES = Object.keys(FAULTS).sort();
 
 export const SERVE_USAGE = `usage: agent-harness serve [--port N] [--host H] [--keys FILE]
-       [--window-seconds S] [--message-timeout-seconds S] [--fault NAME]...
+       [--window-seconds S] [--message-timeout-seconds S] [--clock-skew S] [--fault NAME]...
   --port N                     port to listen on (default 8080; 0 = any free port)
   --host H                     address to bind (default 127.0.0.1)
   --keys FILE                  JSON {"accounts": [...], "keys": [...]}; without it one
                                all-permission key is made and printed once
   --window-seconds S           rate-limit window W (default ${RATE_LIMITS.defaultWindowSeconds})
   --message-timeout-seconds S  Send Message time budget (default ${MESSAGE_TIMING.defaultBudgetSeconds})
+  --clock-skew S               the server's clock S seconds ahead (negative: behind): every time it
+                               shows moves (Date, X-RateLimit-Reset, createdAt), durations do not
   --fault NAME                 inject a defect (repeatable), one of:
 ${wrapNames(FAULT_NAMES, "                               ", 96)}`;
 
@@ -68,6 +70,7 @@ export function parseServeArgs(argv: string[]) {
           keys: { type: "string" },
           "window-seconds": { type: "string" },
           "message-timeout-seconds": { type: "string" },
+          "clock-skew": { type: "string" },
           fault: { type: "string", multiple: true },
           help: { type: "boolean" },
         },
@@ -94,7 +97,16 @@ export function parseServeArgs(argv: string[]) {
       MESSAGE_TIMING.defaultBudgetSeconds,
     ),
     faults,
+    clockSkewSeconds: clockSkew(values["clock-skew"]),
   };
+}
+
+/** `--clock-skew S`: any finite number of seconds, either sign. */
+function clockSkew(raw: string | undefined): number {
+  if (raw === undefined) return 0;
+  const n = Number(raw);
+  if (raw.trim() === "" || !Number.isFinite(n)) throw new UsageError(`--clock-skew must be a number of seconds, got "${raw}"`);
+  return n;
 }
 
 function readKeysFile(path: string): KeysFile {
@@ -153,6 +165,8 @@ export async function serve(argv: string[], out = process.stdout): Promise<numbe
   }
   if (config.generatedKey) out.write(`api key: ${config.keys.keys[0]?.key} (shown once)\n`);
   if (config.faults.length) out.write(`injected faults: ${config.faults.join(", ")}\n`);
+  if (config.clockSkewSeconds)
+    out.write(`clock: ${config.clockSkewSeconds > 0 ? "+" : ""}${config.clockSkewSeconds} s from this machine's\n`);
   out.write(`listening on ${server.baseUrl}\n`);
   await new Promise<void>((resolve) => {
     process.once("SIGINT", () => resolve());

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { z } from "zod";
-import { ServiceClient, TransportError } from "../client/index.js";
+import { describeServiceClock, estimateServiceClock, ServiceClient, TransportError } from "../client/index.js";
 import { MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
 import { SCENARIOS } from "../load/scenarios.js";
 import { behindProxy, describeNetwork } from "../net/behind-proxy.js";
@@ -40,6 +40,7 @@ import {
   VERIFY_OPTIONS,
   type VerifyConfig,
 } from "./config.js";
+import { checkKeys } from "./key-check.js";
 import { writeReplays } from "./replay.js";
 import { runSuites, type SuitesRun } from "./run-suites.js";
 
@@ -89,6 +90,7 @@ export async function resolveTarget(config: VerifyConfig, run: { runPrefix: stri
       ...(config.messageTimeout ? { messageTimeoutSeconds: config.messageTimeout } : {}),
       ...(config.tier ? { tierLimit: config.tier } : {}),
       ...(config.workers ? { workers: config.workers } : {}),
+      ...(config.clockSkew ? { clockSkewSeconds: config.clockSkew } : {}),
       faults: config.fault,
     },
     run,
@@ -243,6 +245,77 @@ function propertySummary(runDir: string): string {
   return `property: ${sum("cases")} cases and ${sum("sequences")} command sequences, ${sum("requests")} requests in ${(sum("durationMs") / 1000).toFixed(1)} s; ${generators.length} generators covered: ${generators.join(", ")}\n`;
 }
 
+/** The suites a run chooses, in one place: a dry run shows the run's own choice. */
+function suiteOptionsOf(config: VerifyConfig, target: HarnessTarget) {
+  return {
+    suites: config.suites ?? [...(target.kind === "external" ? DEFAULT_EXTERNAL_SUITES : DEFAULT_SUITES)],
+    ...(config.sections ? { sections: config.sections } : {}),
+    profile: config.profile,
+  };
+}
+
+/**
+ * An external target's limits are real: the run is planned before a check sends anything, by
+ * counting the same suites against an embedded reference (src/plan); the load scenarios are
+ * outside the plan. `verify` and `verify --dry-run` plan the same way, so they print the same plan.
+ */
+async function planFor(
+  target: HarnessTarget,
+  suiteOptions: ReturnType<typeof suiteOptionsOf>,
+  calibrated?: (checks: CheckResult[]) => void,
+): Promise<PlannedRun | undefined> {
+  const counted = suiteOptions.suites.filter((s) => s !== "load" && s !== "quick-load");
+  if (target.kind !== "external" || !counted.length) return undefined;
+  process.stdout.write("plan: counting the requests of these suites against an embedded reference…\n");
+  const planned = await PlannedRun.calibrate(target, async (t) => {
+    const { checks } = await runSuites({ target: t, ...suiteOptions, suites: counted });
+    calibrated?.(checks);
+    return checks;
+  });
+  process.stdout.write(`${planned.describe()}\n`);
+  return planned;
+}
+
+/**
+ * `verify --dry-run`: after the keys and the clock, what the run would do, and nothing more. The
+ * checks that would run and those that would be skipped come from the plan's calibration run,
+ * which has the target's shape (its keys, tier, capabilities): a check skipped there names the
+ * flag that enables it, as it would in the run.
+ */
+async function dryRun(target: HarnessTarget, config: VerifyConfig, keyRequests: number): Promise<number> {
+  const out = process.stdout;
+  const suiteOptions = suiteOptionsOf(config, target);
+  out.write(`dry run: suites ${suiteOptions.suites.join(", ")}${config.profile === "smoke" ? " (smoke)" : ""}\n`);
+  let checks: CheckResult[] = [];
+  const planned = await planFor(target, suiteOptions, (c) => {
+    checks = c;
+  });
+  if (planned) {
+    const runs = checks.filter((c) => c.status !== "skipped");
+    const bySuite = countBy(runs, (c) => c.suite);
+    out.write(`will run: ${runs.length} checks (${[...bySuite].map(([s, n]) => `${s} ${n}`).join(", ")})\n`);
+    const skipped = countBy(
+      checks.filter((c) => c.status === "skipped"),
+      (c) => c.message ?? "skipped",
+    );
+    for (const [why, n] of [...skipped].sort((a, b) => b[1] - a[1])) out.write(`skipped: ${n} × ${why}\n`);
+    out.write(`${loadOnDeployment(target, suiteOptions.suites, config.suites !== undefined)}\n`);
+  } else
+    out.write(
+      `plan: none for a ${target.kind} reference the harness starts (its accounts and keys are its own, one set per worker)\n`,
+    );
+  out.write(
+    `dry run: ${keyRequests} requests checked the keys (plus ${target.serviceClock?.probes ?? 0} unauthenticated Date probes, counted in no limit); no check ran\n`,
+  );
+  return 0;
+}
+
+function countBy<T>(items: readonly T[], key: (item: T) => string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(key(item), (counts.get(key(item)) ?? 0) + 1);
+  return counts;
+}
+
 export async function verify(argv: string[]): Promise<number> {
   const config = parseOrHelp(() => parseVerifyConfig(argv), VERIFY_USAGE);
   if (!config) return 0;
@@ -254,12 +327,28 @@ export async function verify(argv: string[]): Promise<number> {
   const { target, stop } = await startTarget(config, run);
   if (replay || config.maxRequests)
     target.property = { ...(replay ? { replay } : {}), ...(config.maxRequests ? { maxRequests: config.maxRequests } : {}) };
-  // an unreachable target: exit 2 with one line, no cleanup to report and no empty report folder
+  // before any check: a wrong key, or an unreachable target, is one line and exit 2, with no
+  // cleanup to report and no empty report folder; then the service's clock (PROFILE §4, §7 times)
+  let keyRequests = 0;
   try {
-    await assertReachable(target);
+    // a target the harness started has the keys it made; a deployment's are checked
+    if (target.kind === "external" || config.dryRun) {
+      const keys = await checkKeys(target);
+      keyRequests = keys.requests;
+      out.write(`${keys.lines.join("\n")}\n`);
+    } else await assertReachable(target);
+    target.serviceClock = await estimateServiceClock(target.baseUrl);
+    out.write(`${describeServiceClock(target.serviceClock)}\n`);
   } catch (err) {
     await stop();
     throw err;
+  }
+  if (config.dryRun) {
+    try {
+      return await dryRun(target, config, keyRequests);
+    } finally {
+      await stop();
+    }
   }
   mkdirSync(runDir, { recursive: true });
   // every key of every key set (a pool of main keys, one set per worker) is redacted everywhere
@@ -270,25 +359,11 @@ export async function verify(argv: string[]): Promise<number> {
   const byId = new Map<string, CheckResult>();
   const failures = new ProgressFailures();
   let suites: SuitesRun = { checks: [], findings: [], total: 0 };
-  const suiteOptions = {
-    suites: config.suites ?? [...(target.kind === "external" ? DEFAULT_EXTERNAL_SUITES : DEFAULT_SUITES)],
-    ...(config.sections ? { sections: config.sections } : {}),
-    profile: config.profile,
-  };
+  const suiteOptions = suiteOptionsOf(config, target);
   let planned: PlannedRun | undefined;
   let started = performance.now();
   try {
-    // issue §2: an external target's limits are real; plan the run before sending anything
-    // the load scenarios are outside the plan: calibration leaves them out
-    const counted = suiteOptions.suites.filter((s) => s !== "load" && s !== "quick-load");
-    if (target.kind === "external" && counted.length) {
-      out.write("plan: counting the requests of these suites against an embedded reference…\n");
-      planned = await PlannedRun.calibrate(
-        target,
-        async (t) => (await runSuites({ target: t, ...suiteOptions, suites: counted })).checks,
-      );
-      out.write(`${planned.describe()}\n`);
-    }
+    planned = await planFor(target, suiteOptions);
     if (target.kind === "external") out.write(`${loadOnDeployment(target, suiteOptions.suites, config.suites !== undefined)}\n`);
     planned?.start();
     started = performance.now();
@@ -341,11 +416,13 @@ export async function verify(argv: string[]): Promise<number> {
       ? { interrupted: { done: checks.filter((c) => c.suite !== "run" && c.status !== "skipped").length, total: suites.total } }
       : {}),
     ...(planned ? { plan: planned.finish() } : {}),
+    ...(target.serviceClock ? { serviceClock: target.serviceClock } : {}),
   };
   writeReplays(result, runDir, target);
   const written = await writeReports(result, reportDir, { secrets });
   out.write(`\n${formatSummary(result, { secrets })}\n`);
   if (result.plan) out.write(`${formatRatio(result.plan)}\n`);
+  if (target.serviceClock) out.write(`${describeServiceClock(target.serviceClock)}\n`);
   out.write(`reports: ${written.dir}\n`);
   return exitCodeOf(result);
 }

@@ -7,4 +7,5 @@ export * from "./rate.js";
 export * from "./rate-budget.js";
 export { CURL_KEY_VARIABLE, curlCommand, REDACTED, Redactor } from "./recorder.js";
 export * from "./retry.js";
+export * from "./service-clock.js";
 export * from "./sse.js";

@@ -69,6 +69,11 @@ export interface RateBudgetOptions {
   marginMs?: number;
   /** the window W (PROFILE §11, default 60 s): a reset is at most W + 1 s away, so no wait is longer */
   windowSeconds?: number;
+  /**
+   * the service's clock minus this clock, ms (default 0): X-RateLimit-Reset is a time on the
+   * service's clock (src/client/service-clock.ts), waited for on this one
+   */
+  serviceOffsetMs?: number;
   onWait?: (wait: PaceWait) => void;
 }
 
@@ -98,6 +103,7 @@ export class RateBudget {
   private readonly clock: Clock;
   private readonly marginMs: number;
   private readonly maxWaitMs: number;
+  private readonly serviceOffsetMs: number;
   private readonly onWait: ((wait: PaceWait) => void) | undefined;
   private readonly buckets = new Map<string, BucketState>();
   private settled: Array<() => void> = [];
@@ -108,6 +114,7 @@ export class RateBudget {
     const window = options.windowSeconds ?? RATE_LIMITS.defaultWindowSeconds;
     this.maxWaitMs = (window + RATE_LIMITS.resetSlackSeconds) * 1000 + this.marginMs;
     this.onWait = options.onWait;
+    this.serviceOffsetMs = options.serviceOffsetMs ?? 0;
   }
 
   /**
@@ -195,7 +202,7 @@ export class RateBudget {
     const rate = exchange.rate;
     const candidates: number[] = [];
     if (rate?.retryAfter !== undefined) candidates.push(exchange.receivedAt + rate.retryAfter * 1000);
-    if (rate?.reset !== undefined) candidates.push(rate.reset * 1000);
+    if (rate?.reset !== undefined) candidates.push(rate.reset * 1000 - this.serviceOffsetMs);
     if (candidates.length === 0) {
       this.onWait?.({ bucket: "unannounced 429", waitMs: this.maxWaitMs, reason: "after exhaustion" });
       await this.clock.sleep(this.maxWaitMs);
@@ -269,7 +276,7 @@ export class RateBudget {
   private learn(ticket: PaceTicket, answer: PaceAnswer, rate: { limit: number; remaining: number; reset: number }): void {
     const endpoint = ticket.buckets.find((b) => !b.isTier);
     const tier = ticket.buckets.find((b) => b.isTier);
-    let resetAt = rate.reset * 1000;
+    let resetAt = rate.reset * 1000 - this.serviceOffsetMs;
     if (answer.status === 429 && answer.rate?.retryAfter !== undefined)
       resetAt = Math.max(resetAt, answer.receivedAt + answer.rate.retryAfter * 1000);
     // PROFILE §7: a reset is at most W + 1 s away; one further off is not believed.

@@ -1,6 +1,7 @@
 import { Agent as UndiciAgent } from "undici";
 import { responseChecks } from "../checks/layer.js";
 import {
+  clockReading,
   compose,
   type Dispatch,
   type Exchange,
@@ -27,8 +28,11 @@ export const dataFieldOf = (res: { json: unknown }, field: string): unknown => {
   return isRecord(data) ? data[field] : undefined;
 };
 
-/** Tolerated clock difference with the target; none for a server on this very machine. */
-export const clockSkewMs = (target: HarnessTarget) => (target.kind === "external" ? 2000 : 0);
+/**
+ * The target's clock as `verify` estimated it from its Date header (offset, tolerated difference);
+ * without an estimate none is tolerated for a server on this very machine, 2 s for a deployment.
+ */
+export const targetClock = (target: HarnessTarget) => clockReading(target.serviceClock, target.kind === "external" ? 2 : 0);
 
 /** The tier of the account behind the load scenarios' key (ScenarioContext.loadKey), when known. */
 export const loadTierOf = (target: HarnessTarget): number | undefined =>
@@ -70,7 +74,8 @@ export class ScenarioContext {
         keys: this.secrets,
         tokens: [],
         windowSeconds: this.target.windowSeconds,
-        clockSkewSeconds: clockSkewMs(this.target) / 1000,
+        clockSkewSeconds: targetClock(this.target).toleranceSeconds,
+        clockOffsetSeconds: targetClock(this.target).offsetSeconds,
         idField: this.target.idField,
       },
       onJudged: (ex, found) => this.recorder.judged(ex, found),
@@ -207,7 +212,8 @@ export class ScenarioContext {
   /** Sleep until the announced reset (Unix seconds) has passed on the target's clock. */
   async waitForReset(resetSeconds: number | undefined): Promise<void> {
     if (resetSeconds === undefined) throw new ScenarioSetupError("an answer announced no X-RateLimit-Reset to wait for");
-    await this.until(resetSeconds * 1000 + clockSkewMs(this.target));
+    const clock = targetClock(this.target);
+    await this.until((resetSeconds - clock.offsetSeconds + clock.toleranceSeconds) * 1000);
   }
 
   /** Resolve at `epochMs` (harness clock); at once when it has passed. */

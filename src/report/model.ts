@@ -1,3 +1,4 @@
+import type { ServiceClock } from "../client/service-clock.js";
 import { CLAUSES, type Clause } from "../contract/clauses.js";
 import type { RunPlan } from "../plan/plan.js";
 import type { Finding } from "./findings.js";
@@ -50,6 +51,11 @@ export interface RunResult {
   checks: CheckResult[];
   /** an external run's request plan and the time it took against the plan's bound (src/plan) */
   plan?: RunPlan;
+  /**
+   * the service's clock minus the runner's, as estimated from its Date header before the first
+   * check (source `runner`: it sent none); its times (Reset, createdAt, updatedAt) were judged on it
+   */
+  serviceClock?: ServiceClock;
   /** most important first (see findings.ts) */
   findings?: Finding[];
   /** set when the run was stopped (Ctrl-C) before every check ran */

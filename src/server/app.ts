@@ -41,6 +41,13 @@ export function buildServer(options: BuildOptions): { app: FastifyInstance; ctx:
   // at ready(), after the faults, which install synchronously (tests seed a store a fault has
   // already wrapped) and whose hooks must run after these. Hook order is install order.
   installRequestId(app, ctx.keyRing);
+  // a skewed clock shows in the HTTP Date header too (node writes the machine's otherwise);
+  // before the guard, whose refusals end the onRequest hooks
+  if (options.clockSkewSeconds)
+    app.addHook("onRequest", (_req, reply, done) => {
+      reply.header("date", new Date(ctx.clock.now()).toUTCString());
+      done();
+    });
   installErrors(app);
   installGuard(app, ctx);
   // Stryker disable next-line ArrayDeclaration: the harness's server is always started with a fault list (empty): the default serves other callers

@@ -21,6 +21,17 @@ export const systemClock: Clock = {
   },
 };
 
+/**
+ * The clock of a service whose clock is `skewMs` ahead (behind when negative) of the machine's:
+ * every time it shows moves (Date, X-RateLimit-Reset, createdAt, updatedAt, PROFILE §4 and §7),
+ * durations do not (windows, the message budget, heartbeats), so a harness can prove it judges
+ * those times on the service's clock.
+ */
+export function skewedClock(clock: Clock, skewMs: number): Clock {
+  if (skewMs === 0) return clock;
+  return { now: () => clock.now() + skewMs, setTimer: clock.setTimer, clearTimer: clock.clearTimer };
+}
+
 /** Rejects with the signal's reason once it is aborted (and never settles otherwise). */
 export const untilAborted = (signal: AbortSignal) =>
   new Promise<never>((_, reject) => {

@@ -1,5 +1,5 @@
 import { type KeysFile, MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
-import { type Clock, systemClock } from "./clock.js";
+import { type Clock, skewedClock, systemClock } from "./clock.js";
 import { KeyRing, type Principal } from "./keyring.js";
 import { ConcurrencyGate, RateLimiter } from "./ratelimit.js";
 import { cleanSeam, type FaultSeam } from "./seam.js";
@@ -10,6 +10,8 @@ export interface BuildOptions {
   windowSeconds?: number;
   messageTimeoutSeconds?: number;
   clock?: Clock;
+  /** the server's clock this many seconds ahead of `clock` (behind when negative): see skewedClock */
+  clockSkewSeconds?: number;
   /** injected defects by name, for proving the harness catches them (faults/) */
   faults?: readonly string[];
 }
@@ -39,7 +41,7 @@ export class ServerContext {
     // comfortably inside the 15 s PROFILE allows, and inside short test budgets too
     this.options = { windowSeconds, messageTimeoutSeconds, heartbeatMs: Math.min(10_000, (messageTimeoutSeconds * 1000) / 3) };
     this.keyRing = new KeyRing(options.keys);
-    this.clock = options.clock ?? systemClock;
+    this.clock = skewedClock(options.clock ?? systemClock, (options.clockSkewSeconds ?? 0) * 1000);
     this.store = new AgentStore(this.clock);
     this.limiter = new RateLimiter(this.clock, windowSeconds);
   }

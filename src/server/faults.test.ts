@@ -140,6 +140,11 @@ const PROBES: Record<string, Probe> = {
     expected: "",
     probe: async (s) => dataOf(await s.call("POST", "/v1/agents", { body: { name: "A" } })).bio,
   },
+  "timestamps-behind-clock": {
+    expected: true,
+    probe: async (s) =>
+      Date.parse(String(dataOf(await s.call("POST", "/v1/agents", { body: { name: "A" } })).createdAt)) === s.clock.now(),
+  },
   "timestamps-without-ms": {
     expected: true,
     probe: async (s) => /\.\d{3}Z$/.test(String(dataOf(await s.call("POST", "/v1/agents", { body: { name: "A" } })).createdAt)),
@@ -411,6 +416,12 @@ const PROBES: Record<string, Probe> = {
     expected: true,
     probe: async (s) =>
       Number((await s.call("GET", "/v1/agents")).headers["x-ratelimit-reset"]) <= s.clock.now() / 1000 + WINDOW_SECONDS + 1,
+  },
+  "reset-behind-clock": {
+    expected: true,
+    probe: async (s) =>
+      Number((await s.call("GET", "/v1/agents")).headers["x-ratelimit-reset"]) ===
+      Math.ceil(s.clock.now() / 1000 + WINDOW_SECONDS),
   },
   "create-bucket-of-11": {
     expected: 429,

@@ -69,6 +69,7 @@ function serverArgs(options: ReferenceServerOptions, host: string, port: number)
   if (options.windowSeconds !== undefined) args.push("--window-seconds", String(options.windowSeconds));
   if (options.messageTimeoutSeconds !== undefined) args.push("--message-timeout-seconds", String(options.messageTimeoutSeconds));
   for (const fault of options.faults ?? []) args.push("--fault", fault);
+  if (options.clockSkewSeconds) args.push("--clock-skew", String(options.clockSkewSeconds));
   return args;
 }
 

@@ -10,6 +10,7 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
     windowSeconds: options.windowSeconds,
     messageTimeoutSeconds: options.messageTimeoutSeconds,
     faults: options.faults,
+    clockSkewSeconds: options.clockSkewSeconds,
   });
   const host = options.host ?? "127.0.0.1";
   await app.listen({ port: options.port ?? 0, host });

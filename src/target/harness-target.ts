@@ -1,3 +1,4 @@
+import type { ServiceClock } from "../client/service-clock.js";
 import { type KeysFileInput, MESSAGE_TIMING, newApiKey, PERMISSIONS, RATE_LIMITS } from "../contract/index.js";
 import type { StartedReference } from "./types.js";
 
@@ -65,6 +66,8 @@ export interface HarnessTarget {
   referenceFaults: boolean;
   /** the identifier field's name (PROFILE §11) */
   idField: string;
+  /** the service's clock as estimated before the first check (src/client/service-clock.ts) */
+  serviceClock?: ServiceClock;
   /** every agent the run creates has a name starting with this */
   runPrefix: string;
   /** JSON-lines file where every created agent is recorded for cleanup */
@@ -107,6 +110,8 @@ export interface ReferencePlan {
   workers?: number;
   /** keys of each main account with all four permissions (default 1) */
   mainKeys?: number;
+  /** the server's clock this many seconds ahead of the machine's (behind when negative) */
+  clockSkewSeconds?: number;
 }
 
 /** Fast defaults for a reference server the harness starts: short window and budget. */
@@ -220,6 +225,7 @@ export type ReferenceStarter = (options: {
   windowSeconds: number;
   messageTimeoutSeconds: number;
   faults: string[];
+  clockSkewSeconds?: number;
 }) => Promise<StartedReference>;
 
 /** Start a reference server (in-process or container) with everything a full run needs. */
@@ -238,6 +244,7 @@ export async function startReferenceTarget(
     windowSeconds: plan.windowSeconds,
     messageTimeoutSeconds: plan.messageTimeoutSeconds,
     faults: plan.faults,
+    ...(plan.clockSkewSeconds ? { clockSkewSeconds: plan.clockSkewSeconds } : {}),
   });
   return {
     target: {

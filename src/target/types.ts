@@ -14,6 +14,8 @@ export interface ReferenceServerOptions {
   messageTimeoutSeconds?: number;
   /** injected defects by name (see src/server/faults.ts); empty for a conformant server */
   faults?: string[];
+  /** the server's clock this many seconds ahead of the machine's (behind when negative); default 0 */
+  clockSkewSeconds?: number;
 }
 
 /** A running reference server, however it was started. */

@@ -1,7 +1,7 @@
 import { describe } from "vitest";
 import type { Exchange } from "../../src/client/index.js";
 import { ENDPOINTS, errorEnvelopeSchema, HEADERS, isConformantPair, RATE_LIMITS } from "../../src/contract/index.js";
-import { check, expect, expectOk, smoke, target } from "../support/harness.js";
+import { check, expect, expectOk, SERVICE_CLOCK, smoke, target } from "../support/harness.js";
 
 /*
  * The response-level checks (src/checks) already hold every answer of every suite to these
@@ -117,8 +117,9 @@ describe("§7 rate-limit headers", () => {
       const reset = Number(ex.response.headers[HEADERS.reset]);
       expect(Number.isInteger(limit) && limit >= 1, `${label}: ${HEADERS.limit}`).toBe(true);
       expect(Number.isInteger(remaining) && remaining >= 0 && remaining <= limit, `${label}: ${HEADERS.remaining}`).toBe(true);
-      const now = ex.receivedAt / 1000;
-      const skew = target.kind === "external" ? 2 : 0;
+      // PROFILE §7 Reset is on the service's clock: its offset estimated from its Date header
+      const now = ex.receivedAt / 1000 + SERVICE_CLOCK.offsetSeconds;
+      const skew = SERVICE_CLOCK.toleranceSeconds;
       expect(reset, `${label}: ${HEADERS.reset} after now`).toBeGreaterThan(now - skew - 1);
       expect(reset, `${label}: ${HEADERS.reset} at most W + 1 s ahead`).toBeLessThanOrEqual(
         Math.ceil(now + target.windowSeconds + RATE_LIMITS.resetSlackSeconds + skew),

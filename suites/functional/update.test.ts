@@ -3,8 +3,7 @@ import { type AgentBoundaries, suiteEndpoints } from "../../fixtures/expand.js";
 import type { ServiceClient } from "../../src/client/index.js";
 import { type Agent, type ClauseId, type CreateAgentBody, PLATFORMS, type UpdateAgentBody } from "../../src/contract/index.js";
 import { expandFixture, loadFixture } from "../support/fixtures.js";
-import { AgentFactory, check, expect, expectError, expectInvalid, expectOk, smoke } from "../support/harness.js";
-import { CLOCK_SKEW_SECONDS } from "../support/limits.js";
+import { AgentFactory, check, expect, expectError, expectInvalid, expectOk, SERVICE_CLOCK, smoke } from "../support/harness.js";
 
 type JsonObject = Record<string, unknown>;
 
@@ -51,17 +50,27 @@ describe("PATCH /agents/{agentId}", () => {
 
   // Mutation testing: an updatedAt that moved by 1 ms from the last one on each update,
   // whatever the time, survived every check; it is the time of the update (within the clock skew).
-  check("record.timestamps", "updatedAt is the time of the update that changed something", async ({ api, agents }) => {
-    const { agent } = await createBase(agents);
-    const skewMs = CLOCK_SKEW_SECONDS * 1000;
-    for (const bio of ["first change", "second change", "third change"]) {
-      const res = await api.updateAgent(agent.id, { bio });
-      const updatedAt = Date.parse(expectOk(res).updatedAt);
-      // whole milliseconds on the wire: the answer may round the send time down
-      expect(updatedAt, `updatedAt after "${bio}"`).toBeGreaterThanOrEqual(Math.floor(res.exchange.sentAt) - skewMs);
-      expect(updatedAt, `updatedAt after "${bio}"`).toBeLessThanOrEqual(res.exchange.receivedAt + skewMs + 1000);
-    }
-  });
+  // PROFILE §4: both are times on the service's clock, judged there (offset from its Date header).
+  check(
+    "record.timestamps",
+    "createdAt and updatedAt are the times of the create and of each update",
+    async ({ api, agents }) => {
+      const skewMs = SERVICE_CLOCK.toleranceSeconds * 1000;
+      const onService = (runnerMs: number) => runnerMs + SERVICE_CLOCK.offsetSeconds * 1000;
+      const before = Date.now();
+      const { agent } = await createBase(agents);
+      const createdAt = Date.parse(agent.createdAt);
+      expect(createdAt, "createdAt after the create was sent").toBeGreaterThanOrEqual(Math.floor(onService(before)) - skewMs);
+      expect(createdAt, "createdAt before its answer came").toBeLessThanOrEqual(onService(Date.now()) + skewMs + 1000);
+      for (const bio of ["first change", "second change", "third change"]) {
+        const res = await api.updateAgent(agent.id, { bio });
+        const updatedAt = Date.parse(expectOk(res).updatedAt);
+        // whole milliseconds on the wire: the answer may round the send time down
+        expect(updatedAt, `updatedAt after "${bio}"`).toBeGreaterThanOrEqual(Math.floor(onService(res.exchange.sentAt)) - skewMs);
+        expect(updatedAt, `updatedAt after "${bio}"`).toBeLessThanOrEqual(onService(res.exchange.receivedAt) + skewMs + 1000);
+      }
+    },
+  );
 
   // HTTP media types: case-insensitive, optional whitespace before parameters (RFC 9110 §8.3.1)
   check("update.content-type", "Application/Merge-Patch+JSON ; charset=utf-8 is accepted too", async ({ api, agents }) => {

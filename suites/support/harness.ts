@@ -1,7 +1,14 @@
 import { appendFileSync } from "node:fs";
 import { afterAll, test as base, expect, inject, type TestContext } from "vitest";
 import { runChecks } from "../../src/checks/run.js";
-import { type ApiResult, type Exchange, RateBudget, ServiceClient, type ServiceClientOptions } from "../../src/client/index.js";
+import {
+  type ApiResult,
+  clockReading,
+  type Exchange,
+  RateBudget,
+  ServiceClient,
+  type ServiceClientOptions,
+} from "../../src/client/index.js";
 import {
   type Agent,
   CLAUSE_BY_ID,
@@ -45,8 +52,12 @@ export const target: HarnessTarget = workerTarget(
 );
 const FINDINGS_COLLECTED = inject("findingsCollected") === true;
 
-/** Tolerated clock difference with the target; none for a server in this very machine. */
-const CLOCK_SKEW_SECONDS = target.kind === "external" ? 2 : 0;
+/**
+ * The service's clock (PROFILE §4, §7 times are on it): its offset from this runner's as `verify`
+ * estimated it from the Date header, and the difference tolerated; without an estimate none is
+ * tolerated for a server on this very machine, 2 s for a deployment.
+ */
+export const SERVICE_CLOCK = clockReading(target.serviceClock, target.kind === "external" ? 2 : 0);
 const ALL_KEYS = [...new Set((target.keyPool ?? [target.keys]).flatMap(keysOf))];
 
 /** Platform tokens the run sent: none may ever come back (PROFILE §4). */
@@ -71,7 +82,8 @@ class ExchangeLog {
       windowSeconds: target.windowSeconds,
       receivedAt: ex.receivedAt,
       sentAt: ex.sentAt,
-      clockSkewSeconds: CLOCK_SKEW_SECONDS,
+      clockSkewSeconds: SERVICE_CLOCK.toleranceSeconds,
+      clockOffsetSeconds: SERVICE_CLOCK.offsetSeconds,
       idField: target.idField,
     });
     const id = createdId(ex);
@@ -133,7 +145,10 @@ function recordInLedger(ex: Exchange): void {
 let currentLog: ExchangeLog | undefined;
 
 /** One budget per worker: every client of the run takes turns in the target's buckets, so no check trips a limit by accident. */
-export const budget = new RateBudget({ windowSeconds: target.windowSeconds });
+export const budget = new RateBudget({
+  windowSeconds: target.windowSeconds,
+  serviceOffsetMs: SERVICE_CLOCK.offsetSeconds * 1000,
+});
 
 /**
  * A check that exhausted a bucket on purpose waits for the refill its 429 announced

@@ -12,7 +12,6 @@ export type Result = ApiResult<unknown>;
 export type Probe = (pace: boolean) => Promise<Result>;
 
 export const W = target.windowSeconds;
-export const CLOCK_SKEW_SECONDS = target.kind === "external" ? 2 : 0;
 export const MISSING_ID = "agt_doesnotexist000";
 export const MAX_DRAIN_ATTEMPTS = 3;
 /** time a burst of up to 60 requests, 5 at a time, needs even at a few hundred ms per round trip */

@@ -32,6 +32,15 @@ export const LIMITS_FAULTS: FaultRecord = {
       return payload;
     });
   }),
+  // a header 5 s off the server's own clock (its Date): hidden from a harness that tolerated any
+  // difference between clocks, caught by one that judges it on the service's clock (PROFILE §7)
+  "reset-behind-clock": fault("limits.headers", "X-RateLimit-Reset is 5 s behind the server's clock", (app) => {
+    app.addHook("onSend", async (_req, reply, payload) => {
+      const reset = reply.getHeader(HEADERS.reset);
+      if (reset !== undefined) reply.header(HEADERS.reset, String(Number(reset) - 5));
+      return payload;
+    });
+  }),
   "create-bucket-of-11": fault("limits.endpoint-bucket", "the Create bucket admits 11 per window", (_app, ctx) => {
     rewriteBuckets(ctx, (buckets, _principal, req) =>
       buckets.map((b) => (b.scope === "keyEndpoint" && endpointOf(req) === "createAgent" ? { ...b, size: b.size + 1 } : b)),

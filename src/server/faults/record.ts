@@ -79,6 +79,13 @@ export const RECORD_FAULTS: FaultRecord = {
       for (const agent of agentsIn(body)) if (agent.bio === "") agent.bio = null;
     });
   }),
+  // PROFILE §4: the times of the create and the update, on the server's clock (its Date header)
+  "timestamps-behind-clock": fault("record.timestamps", "createdAt/updatedAt are 5 s behind the server's clock", (app) => {
+    rewriteJson(app, (body) => {
+      for (const agent of agentsIn(body))
+        for (const key of ["createdAt", "updatedAt"]) agent[key] = new Date(Date.parse(String(agent[key])) - 5000).toISOString();
+    });
+  }),
   "timestamps-without-ms": fault("record.timestamps", "createdAt/updatedAt lose their milliseconds", (app) => {
     rewriteJson(app, (body) => {
       for (const agent of agentsIn(body))

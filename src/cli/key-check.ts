@@ -1,0 +1,211 @@
+import { type ApiResult, ServiceClient, TransportError } from "../client/index.js";
+import { ENDPOINTS, type EndpointId, endpointPath } from "../contract/index.js";
+import type { HarnessTarget } from "../target/harness-target.js";
+import { UsageError } from "./config.js";
+
+/** The flag each key role comes from: a wrong key is named by the flag that gave it. */
+export const KEY_FLAGS = {
+  main: "--api-key",
+  readOnly: "--read-only-key",
+  otherAccount: "--other-account-key",
+  quota: "--quota-key",
+  load: "--load-key",
+  tierBurst: "--tier-burst-key",
+} as const;
+type Role = keyof typeof KEY_FLAGS;
+/** One request of the key check, counted; a target that does not answer is a usage error. */
+type Send = <R extends ApiResult<unknown>>(call: () => Promise<R>) => Promise<R>;
+
+/** No agent has this id (PROFILE §4 id pattern): a request on it can change nothing. */
+const NO_SUCH_AGENT = "agt_key_check_missing";
+
+export interface KeyCheck {
+  /** what was found, one line each, for the terminal */
+  lines: string[];
+  /** requests sent (the Date-header probes of the service clock are not among them) */
+  requests: number;
+}
+
+/**
+ * Before the first check (and in `--dry-run`): each key the run was given authenticates and holds
+ * the permissions of its role, the other account is another account, and the declared tier is
+ * not contradicted by X-RateLimit-Limit. A wrong key is a UsageError of one line naming its flag
+ * (exit 2), so a run never reports a misconfigured key as a target's defects.
+ *
+ * Side effects: none but one agent made and deleted, only when list totals cannot tell the two
+ * accounts apart. Permissions are probed with requests that cannot succeed (a create without a
+ * name, a delete and a message to an agent that does not exist). PROFILE §3: after 401 and 429
+ * any applicable error is conformant, so such a probe proves a permission *missing* when it
+ * answers 403 (nothing else answers 403 there), and proves nothing when the body's or the
+ * path's fault answers first (400 or 404): that is said, not guessed.
+ */
+export async function checkKeys(target: HarnessTarget, options: { timeoutMs?: number } = {}): Promise<KeyCheck> {
+  const lines: string[] = [];
+  let requests = 0;
+  const roles = (Object.keys(KEY_FLAGS) as Role[]).filter((r) => target.keys[r] !== undefined);
+  // a key given for two roles is wrong before any request (the load keys may share the main account's)
+  for (const [a, b] of [
+    ["main", "readOnly"],
+    ["main", "otherAccount"],
+    ["readOnly", "otherAccount"],
+  ] as const)
+    if (target.keys[a] !== undefined && target.keys[a] === target.keys[b])
+      throw new UsageError(`${KEY_FLAGS[b]}: the same key as ${KEY_FLAGS[a]} (${roleNeeds(b)})`);
+
+  const clients = new Map<string, ServiceClient>();
+  const clientOf = (key: string) => {
+    let c = clients.get(key);
+    if (!c) {
+      c = new ServiceClient({
+        baseUrl: target.baseUrl,
+        apiKey: key,
+        idField: target.idField,
+        timeoutMs: options.timeoutMs ?? 15_000,
+      });
+      clients.set(key, c);
+    }
+    return c;
+  };
+  const send: Send = async (call) => {
+    requests++;
+    try {
+      return await call();
+    } catch (err) {
+      if (err instanceof TransportError) throw new UsageError(`target unreachable at ${target.baseUrl}: ${err.message}`);
+      throw err;
+    }
+  };
+  try {
+    const totals = new Map<Role, number>();
+    const mainAccountAnswers: ApiResult<unknown>[] = [];
+    const keysOfRole = (role: Role): string[] =>
+      role === "main" && target.keys.mainKeys?.length ? target.keys.mainKeys : [target.keys[role]!];
+    // each key authenticates and can read (every role lists agents)
+    for (const role of roles)
+      for (const key of keysOfRole(role)) {
+        const flag = KEY_FLAGS[role];
+        const res = await send(() => clientOf(key).listAgents({ limit: 1 }));
+        if (res.status === 401) throw new UsageError(`${flag}: the target refused this key (401 UNAUTHORIZED)`);
+        if (res.status === 403) throw new UsageError(`${flag}: this key cannot list agents (403): ${roleNeeds(role)}`);
+        if (res.status !== 200) {
+          lines.push(`keys: ${flag} answered ${res.status} to a list; its permissions are judged by the checks`);
+          continue;
+        }
+        if (res.pagination && key === target.keys[role]) totals.set(role, res.pagination.total);
+        if (role === "main" || role === "readOnly") mainAccountAnswers.push(res);
+      }
+
+    // PROFILE §6: the main key holds all four permissions; a probe that cannot succeed shows a missing one
+    const main = clientOf(target.keys.main);
+    const missing: string[] = [];
+    const probes: [EndpointId, () => Promise<ApiResult<unknown>>][] = [
+      ["createAgent", () => main.call("createAgent", { body: {} })],
+      ["deleteAgent", () => main.call("deleteAgent", { agentId: NO_SUCH_AGENT })],
+      ["sendMessage", () => main.call("sendMessage", { agentId: NO_SUCH_AGENT, body: {} })],
+    ];
+    for (const [endpoint, probe] of probes) {
+      const res = await send(probe);
+      if (res.status === 403) missing.push(ENDPOINTS[endpoint].permission);
+      if (res.status === 201) await deleteMade(res, main, () => requests++);
+    }
+    if (missing.length)
+      throw new UsageError(
+        `--api-key: this key lacks ${missing.join(", ")} (403 to a request that could not succeed): ${roleNeeds("main")}`,
+      );
+    lines.push("keys: --api-key authenticates; no permission found missing (a 403 would show one)");
+
+    if (target.keys.readOnly) {
+      const res = await send(() => clientOf(target.keys.readOnly!).call("createAgent", { body: {} }));
+      if (res.status === 201) {
+        await deleteMade(res, main, () => requests++);
+        throw new UsageError(`--read-only-key: this key created an agent (201): ${roleNeeds("readOnly")}`);
+      }
+      lines.push(
+        res.status === 403
+          ? "keys: --read-only-key reads and may not write (403 to a create)"
+          : `keys: --read-only-key reads; that it may not write is not shown: a create without a name answered ${res.status} (PROFILE §3 lets the body's fault answer before the permission's)`,
+      );
+    }
+
+    if (target.keys.otherAccount) lines.push(await otherAccountLine(target, totals, clientOf, send, () => requests++));
+
+    lines.push(tierLine(target, mainAccountAnswers));
+    return { lines, requests };
+  } finally {
+    await Promise.all([...clients.values()].map((c) => c.close()));
+  }
+}
+
+function roleNeeds(role: Role): string {
+  switch (role) {
+    case "main":
+      return "the main key needs all four permissions (agents:read, agents:write, agents:delete, messages:send)";
+    case "readOnly":
+      return "it must be a key of the main account with agents:read only";
+    case "otherAccount":
+      return "it must be a key of another account";
+    default:
+      return "it needs agents:read at least";
+  }
+}
+
+/** An agent a probe made after all (a target that accepted what it should refuse): gone again. */
+async function deleteMade(res: ApiResult<unknown>, main: ServiceClient, count: () => void): Promise<void> {
+  const id = res.data && typeof res.data === "object" && "id" in res.data ? res.data.id : undefined;
+  if (typeof id !== "string") return;
+  count();
+  await main.deleteAgent(id);
+}
+
+/**
+ * PROFILE §5 List: only the calling account's agents are listed, so two totals that differ are
+ * two accounts. Equal totals (two empty accounts) tell nothing: then one agent the main key makes
+ * must be invisible to the other key (§6: 404 on every path), and is deleted at once.
+ */
+async function otherAccountLine(
+  target: HarnessTarget,
+  totals: ReadonlyMap<Role, number>,
+  clientOf: (key: string) => ServiceClient,
+  send: Send,
+  count: () => void,
+): Promise<string> {
+  const [mine, theirs] = [totals.get("main"), totals.get("otherAccount")];
+  if (mine !== undefined && theirs !== undefined && mine !== theirs)
+    return `keys: --other-account-key is another account (it lists ${theirs} agents, the main account ${mine})`;
+  const main = clientOf(target.keys.main);
+  const made = await send(() => main.createAgent({ name: `${target.runPrefix}key-check` }));
+  if (made.status !== 201 || !made.data)
+    return `keys: --other-account-key: not told apart from the main account (the probe agent's create answered ${made.status})`;
+  const seen = await send(() => clientOf(target.keys.otherAccount!).getAgent(made.data!.id));
+  count();
+  const gone = await main.deleteAgent(made.data.id);
+  const left = gone.status === 200 ? "" : ` (deleting the probe agent answered ${gone.status}: the run's sweep retries)`;
+  if (seen.status === 200)
+    throw new UsageError(
+      `--other-account-key: this key reads an agent the --api-key made: it belongs to the same account (${roleNeeds("otherAccount")})`,
+    );
+  return `keys: --other-account-key is another account (an agent the main key made answers it ${seen.status}; made and deleted)${left}`;
+}
+
+/**
+ * PROFILE §7: the headers describe the tightest of the request's buckets, so a List answer shows
+ * the List bucket or the tier. A size that is neither, or more left than the declared tier holds,
+ * contradicts `--tier`; without `--tier` the answers may show the tier, which is then said.
+ */
+function tierLine(target: HarnessTarget, answers: readonly ApiResult<unknown>[]): string {
+  const listSize = ENDPOINTS.listAgents.bucket.size;
+  const tier = target.tierLimit;
+  for (const res of answers) {
+    const { limit, remaining } = res.exchange.rate ?? {};
+    if (limit === undefined || remaining === undefined) continue;
+    if (tier !== undefined && ((limit !== listSize && limit !== tier) || remaining > tier))
+      throw new UsageError(
+        `--tier: the target's X-RateLimit-Limit contradicts a tier of ${tier} per window: a list answered limit ${limit}, remaining ${remaining} (${endpointPath(ENDPOINTS.listAgents)})`,
+      );
+    if (tier === undefined && limit !== listSize)
+      return `keys: the tier looks like ${limit} per window (X-RateLimit-Limit of a list): give --tier ${limit} to plan with it`;
+  }
+  return tier === undefined
+    ? "keys: tier not given (--tier) and not shown by the headers so far"
+    : `keys: a tier of ${tier} per window is not contradicted by X-RateLimit-Limit`;
+}
