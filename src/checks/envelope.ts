@@ -1,6 +1,8 @@
 import { detailsFromIssues, errorEnvelopeSchema, HEALTH_PATH } from "../contract/index.js";
 import { defineCheck, isRecord, isStream } from "./define.js";
 
+const article = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
+
 /** PROFILE §2: success and error envelopes (the typed client checks each endpoint's data shape). */
 export default defineCheck({
   id: "envelope",
@@ -16,10 +18,13 @@ export default defineCheck({
       const parsed = errorEnvelopeSchema.safeParse(json);
       return parsed.success
         ? []
-        : detailsFromIssues(parsed.error.issues).map((d) => ({
-            expected: `error envelope: ${d.field} ${d.issue}`,
-            received: JSON.stringify(json).slice(0, 200),
-          }));
+        : parsed.error.issues.flatMap((issue) =>
+            // a wrong type reads as the shape wanted ("error must be an object"), not as zod's sentence
+            (issue.code === "invalid_type"
+              ? [{ field: issue.path.join(".") || "(body)", issue: `must be ${article(issue.expected)}` }]
+              : detailsFromIssues([issue])
+            ).map((d) => ({ expected: `error envelope: ${d.field} ${d.issue}`, received: JSON.stringify(json).slice(0, 200) })),
+          );
     }
     const ok = isRecord(json) && json.success === true && "data" in json;
     return ok ? [] : [{ expected: '{"success": true, "data": …}', received: JSON.stringify(json).slice(0, 200) }];
