@@ -160,6 +160,8 @@ export async function waitForRefill(exchange: Exchange): Promise<void> {
 }
 
 const clients = new Map<string, ServiceClient>();
+/** connections per client and origin (undici opens them only when requests wait) */
+const BURST_CONNECTIONS = 100;
 
 /** Who else sees every exchange (the property suites record a case's steps); returns the unsubscribe. */
 const observers = new Set<(exchange: Exchange, key: string) => void>();
@@ -194,6 +196,9 @@ export function clientFor(key: string, account: string, options: Partial<Service
       secrets: ALL_KEYS,
       keyVariable: KEY_VARIABLE[keyVariableOf(key) ?? "main"],
       timeoutMs: (target.messageTimeoutSeconds + 15) * 1000,
+      // STYLE §12: a burst sent at once (a bucket emptied, a tier's worth of 429s) leaves in a few
+      // round trips, not twenty: far from the service, sixteen connections stretch it past a window
+      connections: BURST_CONNECTIONS,
       onExchange: (ex) => {
         const auth = ex.request.headers.authorization ?? "";
         recordInLedger(ex);

@@ -18,6 +18,7 @@ import {
   expectTierLimit,
   inBatches,
   MAX_DRAIN_ATTEMPTS,
+  MESSAGE_BURST_WIDTH,
   MISSING_ID,
   type Probe,
   type Result,
@@ -49,6 +50,8 @@ export interface BucketRow {
   size: number;
   clause: ClauseId;
   arrange: (fx: { api: ServiceClient; agents: AgentFactory }) => Promise<BucketCase>;
+  /** requests of the emptying burst in flight together (default: all at once) */
+  burstWidth?: number;
   /**
    * A check that needs this bucket empty too, merged into this row's check (two checks that can
    * share the drain spend one window of a deployment run, not two). Only when the run has what it needs
@@ -69,6 +72,15 @@ export interface WhileEmpty {
   afterRefill?: (bucket: BucketCase) => Promise<void>;
 }
 
+/**
+ * Evidence, not inference from a header: an answer that was not 429 carried a later Reset, but a
+ * service that let a request bypass the empty bucket would show the same. A counted request
+ * admitted now shows the window did roll over (try again); a 429 shows it did not (judge).
+ */
+async function windowRolledOver(bucket: BucketCase): Promise<boolean> {
+  return (await bucket.counted(false)).status !== 429;
+}
+
 /** The read-only key's client (`--read-only-key`), for the parts merged only when it is given. */
 const readOnlyApi = () => clientFor(target.keys.readOnly!, "main");
 const HAS_READ_ONLY = target.keys.readOnly !== undefined;
@@ -86,29 +98,36 @@ const PATH_VARIANTS: WhileEmpty = {
   run: async ({ api, agents, limited, bucket }) => {
     // a window may roll over between the bucket running dry and the variants: then empty it again
     for (let attempt = 1; ; attempt++) {
-      const answers: { path: string; status: number; reset: number }[] = [];
-      for (const path of CREATE_VARIANTS) {
-        const ex = await api.send({ method: "POST", path, body: { name: agents.name("-variant") }, pace: false });
-        const made = (ex.response.json as { data?: { id?: string } } | undefined)?.data?.id;
-        if (ex.response.status === 201 && made) agents.track(made);
-        answers.push({ path, status: ex.response.status, reset: ex.rate?.reset ?? 0 });
-      }
-      const spoofed = await api.createAgent(
-        { name: agents.name("-spoofed") },
-        {
-          pace: false,
-          headers: { "x-forwarded-for": "203.0.113.7", "x-real-ip": "203.0.113.7", forwarded: "for=203.0.113.7" },
-        },
-      );
+      // all at once: one round trip, so they meet the emptied window even far from the service
+      const [answers, spoofed] = await Promise.all([
+        Promise.all(
+          CREATE_VARIANTS.map(async (path) => {
+            const ex = await api.send({ method: "POST", path, body: { name: agents.name("-variant") }, pace: false });
+            const made = (ex.response.json as { data?: { id?: string } } | undefined)?.data?.id;
+            if (ex.response.status === 201 && made) agents.track(made);
+            return { path, status: ex.response.status, reset: ex.rate?.reset ?? 0 };
+          }),
+        ),
+        api.createAgent(
+          { name: agents.name("-spoofed") },
+          {
+            pace: false,
+            headers: { "x-forwarded-for": "203.0.113.7", "x-real-ip": "203.0.113.7", forwarded: "for=203.0.113.7" },
+          },
+        ),
+      ]);
       if (spoofed.status === 201) agents.track((spoofed.data as Agent).id);
       const emptiedAt = limited.exchange.rate?.reset ?? Number.POSITIVE_INFINITY;
-      const rolled = [...answers, { status: spoofed.status, reset: spoofed.exchange.rate?.reset ?? 0 }].some(
-        (a) => a.status !== 429 && a.status !== 404 && a.reset > emptiedAt,
-      );
+      const rolled =
+        [...answers, { status: spoofed.status, reset: spoofed.exchange.rate?.reset ?? 0 }].some(
+          (a) => a.status !== 429 && a.status !== 404 && a.reset > emptiedAt,
+        ) && (await windowRolledOver(bucket));
       if (rolled && attempt < MAX_DRAIN_ATTEMPTS) {
         limited = await drainBucket(SIZES.createAgent, bucket.counted);
         continue;
       }
+      if (rolled)
+        throw new HarnessError(`the window rolled over before the variants in each of ${attempt} attempts: inconclusive`);
       for (const a of answers) expect([404, 429], `POST ${a.path}: 404, or the same empty bucket`).toContain(a.status);
       expectEmptyBucket429(spoofed, SIZES.createAgent);
       return spoofed;
@@ -138,16 +157,21 @@ const PRECEDENCE: WhileEmpty = {
     ];
     // a window may roll over between the bucket running dry and the invalid requests: then empty it again
     for (let attempt = 1; ; attempt++) {
-      const answers: { title: string; res: Result }[] = [];
-      for (const row of invalid) answers.push({ title: row.title, res: await row.send() });
-      const unauthenticated = await api.updateAgent(id, {}, { auth: "none" });
-      const rolled = answers.some(
-        ({ res }) => res.status !== 429 && (res.exchange.rate?.reset ?? 0) > (limited.exchange.rate?.reset ?? Infinity),
-      );
+      // all at once: one round trip, so they meet the emptied window even far from the service
+      const [answers, unauthenticated] = await Promise.all([
+        Promise.all(invalid.map(async (row) => ({ title: row.title, res: await row.send() }))),
+        api.updateAgent(id, {}, { auth: "none" }),
+      ]);
+      const rolled =
+        answers.some(
+          ({ res }) => res.status !== 429 && (res.exchange.rate?.reset ?? 0) > (limited.exchange.rate?.reset ?? Infinity),
+        ) && (await windowRolledOver(bucket));
       if (rolled && attempt < MAX_DRAIN_ATTEMPTS) {
         limited = await drainBucket(SIZES.updateAgent, bucket.counted);
         continue;
       }
+      if (rolled)
+        throw new HarnessError(`the window rolled over before the invalid updates in each of ${attempt} attempts: inconclusive`);
       for (const { title, res } of answers) {
         expect(res.status, `${title}: status`).toBe(429);
         expectError(res, "RATE_LIMIT_EXCEEDED");
@@ -312,6 +336,7 @@ export const BUCKETS: BucketRow[] = [
   {
     name: "Send Message (per agent)",
     size: RATE_LIMITS.perAgentMessages,
+    burstWidth: MESSAGE_BURST_WIDTH,
     clause: "limits.agent-bucket",
     whileEmpty: [SHARED_BY_KEYS],
     arrange: async ({ api, agents }) => {
@@ -369,7 +394,9 @@ export function bucketChecks({ part, of }: { part: number; of: number }): void {
           const buckets: BucketCase[] = [];
           for (const row of rows) buckets.push(await row.arrange({ api, agents }));
           // emptied at the same time: each in its own bucket, all of them in one window of the tier
-          const limited = await Promise.all(rows.map((row, i) => drainBucket(row.size, buckets[i]!.counted, buckets[i]!.effect)));
+          const limited = await Promise.all(
+            rows.map((row, i) => drainBucket(row.size, buckets[i]!.counted, buckets[i]!.effect, row.burstWidth)),
+          );
           // row by row, the Delete flood first (it needs most of what is left of the window); a part
           // that finds its window rolled over empties its bucket again
           for (const [i, row] of rows.entries()) {

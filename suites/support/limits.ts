@@ -14,10 +14,10 @@ export type Probe = (pace: boolean) => Promise<Result>;
 export const W = target.windowSeconds;
 export const MISSING_ID = "agt_doesnotexist000";
 export const MAX_DRAIN_ATTEMPTS = 3;
-/** time a burst of up to 60 requests, 5 at a time, needs even at a few hundred ms per round trip */
-const BURST_MARGIN_MS = 5_000;
-/** requests of a burst in flight together: under the 10 Send Messages one agent may have in flight (PROFILE §7) */
-const DRAIN_BATCH = 5;
+/** what a busy machine adds to the round trips a burst is planned on */
+const BURST_SLACK_MS = 250;
+/** requests of a Send Message burst in flight together: under the 10 one agent may have in flight (PROFILE §7) */
+export const MESSAGE_BURST_WIDTH = RATE_LIMITS.messageConcurrency - 1;
 export const SIZES = RATE_LIMITS.perKeyEndpoint;
 
 export const label = (res: { exchange: Exchange }) => `${res.exchange.request.method} ${res.exchange.request.url}`;
@@ -33,7 +33,8 @@ export function expectTierLimit(res: Result): void {
  * many more go at once and are all admitted; then `final` must find the bucket empty. Starts over
  * in a later window when the window could end mid-burst or the tier runs out first.
  */
-export async function drainBucket(size: number, counted: Probe, final: Probe = counted): Promise<Result> {
+export async function drainBucket(size: number, counted: Probe, final: Probe = counted, width = size): Promise<Result> {
+  let tooSlow = "";
   for (let attempt = 1; attempt <= MAX_DRAIN_ATTEMPTS; attempt++) {
     const first = await counted(true);
     expect(first.status, `${label(first)}: a paced request`).not.toBe(429);
@@ -47,16 +48,25 @@ export async function drainBucket(size: number, counted: Probe, final: Probe = c
       await waitForRefill(first.exchange);
       continue;
     }
-    // Reset is rounded up, so up to 1 s of it may be gone: the burst must fit in what is left —
-    // half a short window, at most BURST_MARGIN_MS of a long one (a whole window waited is one
-    // the run's plan cannot use; a window that does end mid-burst is caught below and retried)
-    if (reset * 1000 - 1000 - first.exchange.receivedAt < Math.min(W * 500, BURST_MARGIN_MS)) {
+    // STYLE §12: the burst is planned on the round trip just measured, not on loopback. It takes
+    // one round trip per batch, then the request past it and the one whose effect matters: it
+    // must fit in what is left of the window (a window that does end mid-burst is caught below
+    // and retried). That end: W after the paced request when it opened the window (PROFILE §7:
+    // the reference starts it at the first counted request), else Reset, which is rounded up,
+    // so up to 1 s of it may be gone.
+    const roundTrip = first.exchange.durationMs;
+    const needed = (Math.ceil(remaining / width) + 2) * roundTrip + BURST_SLACK_MS;
+    const windowEnd = remaining === limit - 1 ? first.exchange.sentAt + W * 1000 : reset * 1000 - 1000;
+    if (windowEnd - first.exchange.receivedAt < needed) {
+      // a round trip that long on a window this short (a busy runner, a far service): measure again in the next window
+      if (needed > W * 1000)
+        tooSlow = `a burst of ${remaining}, ${width} at a time, needs ${Math.round(needed)} ms at the round trip measured (${Math.round(roundTrip)} ms): more than the window of ${W} s, which must be at least ten round trips`;
       await waitForRefill(first.exchange);
       continue;
     }
-    // a few at a time: the burst must fit in what is left of the window, even on a busy machine
+    // all at once (or `width` at a time): the burst must fit in what is left of the window
     const tierRanOutFirst = (res: Result) => res.status === 429 && res.exchange.rate?.limit !== size;
-    const burst = await inBatches(remaining, DRAIN_BATCH, () => counted(false), tierRanOutFirst);
+    const burst = await inBatches(remaining, width, () => counted(false), tierRanOutFirst);
     const tierRanOut = burst.find(tierRanOutFirst);
     if (tierRanOut === undefined)
       for (const [i, res] of burst.entries())
@@ -84,7 +94,9 @@ export async function drainBucket(size: number, counted: Probe, final: Probe = c
     expect(last.status, `${label(last)}: one request past the ${size} of the bucket`).toBe(429);
     return last;
   }
-  throw new HarnessError(`could not empty a bucket of ${size} within ${MAX_DRAIN_ATTEMPTS} windows`);
+  throw new HarnessError(
+    `could not empty a bucket of ${size} within ${MAX_DRAIN_ATTEMPTS} windows${tooSlow ? `: ${tooSlow}` : ""}`,
+  );
 }
 
 /**
