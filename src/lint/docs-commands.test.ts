@@ -96,7 +96,7 @@ function runHarness(argv: string[], options: { cwd?: string; timeoutMs?: number 
       {
         cwd: options.cwd ?? ROOT,
         env: { ...process.env, NO_COLOR: "1", AGENT_HARNESS_REPORT_DIR: join(SCRATCH, "reports") },
-        timeout: options.timeoutMs ?? 30_000,
+        timeout: options.timeoutMs ?? 150_000,
         maxBuffer: 16 * 1024 * 1024,
       },
       (err, stdout, stderr) => done({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr }),
@@ -139,7 +139,7 @@ const LONG: { match: (c: DocCommand) => boolean; why: string }[] = [
 const isRun = (c: DocCommand) =>
   !c.needs && c.tool === "agent-harness" && (c.argv.includes("--help") || c.argv[0] === "openapi" || c.argv[0] === "serve");
 
-describe("docs that run: README.md and docs/*.md", () => {
+describe("docs that run: README.md and docs/*.md", { timeout: 180_000 }, () => {
   test("the docs show commands, and every one is run, marked `# needs:`, or listed as long", () => {
     expect(harness.length).toBeGreaterThan(20);
     const unclassified = COMMANDS.filter((c) => !c.needs && !isRun(c) && !LONG.some((l) => l.match(c)));
@@ -148,6 +148,7 @@ describe("docs that run: README.md and docs/*.md", () => {
     expect(remoteUnmarked.map((c) => `${c.where}: ${c.text} (needs a deployment: mark its block "# needs: …")`)).toEqual([]);
   });
 
+  // a few seconds each on an idle machine; minutes when two cores are shared by many runs
   test("every agent-harness subcommand and flag the docs use is in the CLI's --help", async () => {
     // each --help read once, all at the same time
     await Promise.all(["", ...new Set(harness.map((c) => c.argv[0]!))].map(help));
@@ -193,7 +194,7 @@ describe("docs that run: README.md and docs/*.md", () => {
   });
 });
 
-describe.concurrent("docs that run: the commands that run here", () => {
+describe.concurrent("docs that run: the commands that run here", { timeout: 180_000 }, () => {
   const helps = harness.filter((c) => isRun(c) && c.argv.includes("--help"));
   test.for(helps.map((c) => [c.argv.join(" "), c] as const))("agent-harness %s", async ([, c]) => {
     const text = await help(c.argv[0] === "--help" ? "" : c.argv[0]!);
@@ -208,7 +209,7 @@ describe.concurrent("docs that run: the commands that run here", () => {
 
   test.for(
     harness.filter((c) => isRun(c) && c.argv[0] === "serve" && !c.argv.includes("--help")).map((c) => [c.text, c] as const),
-  )("%s: ready line, /health and the API answer, stops on SIGTERM", { timeout: 30_000 }, async ([, c]) => {
+  )("%s: ready line, /health and the API answer, stops on SIGTERM", async ([, c], { onTestFinished }) => {
     const dir = mkdtempSync(join(SCRATCH, "serve-"));
     // the keys file exactly as docs/reference-server.md shows it, with a real secret
     const keysFile = /^```json\n([\s\S]*?)^```/m.exec(readFileSync(join(ROOT, "docs/reference-server.md"), "utf8"))![1]!;
@@ -217,6 +218,10 @@ describe.concurrent("docs that run: the commands that run here", () => {
     // any free port: a fixed one may be taken by another run on this machine
     const argv = c.argv.map((w, i) => (c.argv[i - 1] === "--port" ? "0" : w));
     const child = spawn(process.execPath, [BIN, ...argv], { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
+    // a failed or timed-out test leaves no server behind
+    onTestFinished(() => {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    });
     let out = "";
     const baseUrl = await new Promise<string>((ready, fail) => {
       child.stdout.on("data", (chunk: Buffer) => {
