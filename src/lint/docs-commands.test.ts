@@ -149,6 +149,13 @@ describe("docs that run: README.md and docs/*.md", { timeout: 180_000 }, () => {
   });
 
   // a few seconds each on an idle machine; minutes when two cores are shared by many runs
+  test("the README links every page of docs/, and every page it links exists", () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const linked = new Set([...readme.matchAll(/\]\((docs\/[^)#]+\.md)/g)].map((m) => m[1]!));
+    expect([...linked].filter((page) => !DOCS.includes(page))).toEqual([]);
+    expect(DOCS.filter((page) => page !== "README.md" && !linked.has(page))).toEqual([]);
+  });
+
   test("every agent-harness subcommand and flag the docs use is in the CLI's --help", async () => {
     // each --help read once, all at the same time
     await Promise.all(["", ...new Set(harness.map((c) => c.argv[0]!))].map(help));
