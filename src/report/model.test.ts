@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { CLAUSES, type Clause } from "../contract/clauses.js";
-import { formatDuration, redChecks, summarize, summaryLine, totalsOf, worstStatus } from "./model.js";
+import { exitCodeOf, formatDuration, redChecks, summarize, summaryLine, totalsOf, worstStatus } from "./model.js";
 import { sampleCheck, sampleRun } from "./test-support.js";
 
 const REGISTRY: Clause[] = [
@@ -131,4 +131,15 @@ test.for([
   [123_000, "2 min 03 s"],
 ] as const)("formatDuration(%d) = %s", ([ms, text]) => {
   expect(formatDuration(ms)).toBe(text);
+});
+
+test.for([
+  ["a finding beside a harness error", ["failed", "error"], 1],
+  ["a blocked check beside a harness error", ["blocked", "error"], 1],
+  ["a harness error alone", ["passed", "error"], 2],
+  ["every check passed", ["passed", "skipped"], 0],
+  ["nothing ran", ["skipped"], 2],
+] as const)("exit code: %s → %i", ([, statuses, code]) => {
+  const run = sampleRun({ checks: statuses.map((status, i) => sampleCheck({ id: `c${i}`, status })), findings: [] });
+  expect(exitCodeOf(run)).toBe(code);
 });

@@ -266,12 +266,16 @@ export function redChecks(run: RunResult): CheckResult[] {
   return [...run.checks.filter((c) => c.status === "failed"), ...run.checks.filter((c) => c.status === "error")];
 }
 
-/** Exit code of a run (STYLE §7): 130 interrupted; 2 a harness error or nothing ran; 1 a finding or failed check; 0. */
+/**
+ * Exit code of a run (STYLE §7): 130 interrupted; 2 nothing ran; 1 a finding or failed check,
+ * even beside a check that errored (what the target broke is the verdict; the errors are still
+ * listed); 2 a harness error and no finding; 0.
+ */
 export function exitCodeOf(run: RunResult): number {
   if (run.interrupted) return 130;
-  const ran = run.checks.some((c) => c.status !== "skipped" && c.suite !== "run");
-  if (run.checks.some((c) => c.status === "error") || !ran) return 2;
+  if (!run.checks.some((c) => c.status !== "skipped" && c.suite !== "run")) return 2;
   if ((run.findings?.length ?? 0) > 0 || run.checks.some((c) => c.status === "failed" || c.status === "blocked")) return 1;
+  if (run.checks.some((c) => c.status === "error")) return 2;
   return 0;
 }
 
