@@ -4,7 +4,14 @@ import { fileURLToPath } from "node:url";
 import type { TestCase, TestModule } from "vitest/node";
 import { CLAUSE_BY_ID } from "../contract/index.js";
 import { CHECK_TAGS, type Profile } from "../plan/profiles.js";
-import { type CheckResult, type CollectedCheck, collectFindings, type Finding } from "../report/index.js";
+import {
+  type CheckResult,
+  type CollectedCheck,
+  classify,
+  collectFindings,
+  type Finding,
+  speaksInClauseWords,
+} from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { SUITE_NAMES, type SuiteName } from "./config.js";
 
@@ -19,16 +26,31 @@ export const SUITE_GLOBS: Record<SuiteName, string[]> = {
   "quick-load": ["suites/load/quick-*.test.{ts,js}"],
 };
 
+/** A matcher's sentence (`expected '' to match /\S/`), optionally after the label the check gave it. */
+const MATCHER_SENTENCE = /^(?:(.+?):\s+)?expected\s[\s\S]*?\sto\s/;
+/** The longest received value a headline quotes; the whole diff stays in the message below it. */
+const RECEIVED_CHARS = 80;
+
 /**
- * A matcher's own text (`expected '' to match /\S/`) is never the headline (issue 7): it follows
- * the clause the check verifies, in the clause's words. A ConformanceFailure already speaks them.
+ * A matcher's own text (`expected '' to match /\S/ // Object.is equality`) is never the headline:
+ * the headline is the clause the check verifies, in the clause's words, then what the check saw
+ * (`WWW-Authenticate: received ""`). The matcher's sentence and diff follow on the lines below,
+ * for the person who debugs the check. A ConformanceFailure already speaks in the clause's words.
  */
-function inClauseWords(error: { name?: string; message: string }, clauseIds: readonly string[]): string {
-  if (["ConformanceFailure", "Blocked", "HarnessError", "TransportError"].includes(error.name ?? "")) return error.message;
+function inClauseWords(error: { name?: string; message: string; actual?: string }, clauseIds: readonly string[]): string {
+  if (speaksInClauseWords(error)) return error.message;
   const clause = CLAUSE_BY_ID.get(clauseIds[0] ?? "");
   if (!clause) return error.message;
   const [first = "", ...rest] = error.message.split("\n");
-  return [`PROFILE ${clause.section} ${clause.id}: ${clause.text} — ${first}`, ...rest].join("\n");
+  const matcher = MATCHER_SENTENCE.exec(first);
+  if (!matcher) return [`PROFILE ${clause.section} ${clause.id}: ${clause.text} — ${first}`, ...rest].join("\n");
+  const actual = error.actual?.replace(/\s+/g, " ").trim();
+  const received =
+    actual === undefined || actual === ""
+      ? undefined
+      : `received ${actual.length > RECEIVED_CHARS ? `${actual.slice(0, RECEIVED_CHARS - 1)}…` : actual}`;
+  const said = [matcher[1], received].filter((part) => part !== undefined).join(": ");
+  return [`PROFILE ${clause.section} ${clause.id}: ${clause.text}${said ? ` — ${said}` : ""}`, first, ...rest].join("\n");
 }
 
 function toCheck(test: TestCase, suite: string): CheckResult {
@@ -36,20 +58,10 @@ function toCheck(test: TestCase, suite: string): CheckResult {
   const result = test.result();
   const clauseIds = meta.clauseIds ?? [];
   const sections = [...new Set(clauseIds.map((id) => CLAUSE_BY_ID.get(id)?.section ?? "?"))];
-  // a failure naming a narrower clause than the check's own (ConformanceFailure with a clause)
-  const named = result.state === "failed" ? /^PROFILE §\d+ ([\w.-]+):/.exec(result.errors[0]?.message ?? "")?.[1] : undefined;
-  const clauseAtFault =
-    meta.clauseAtFault ?? (named && CLAUSE_BY_ID.has(named) && !clauseIds.includes(named) ? named : undefined);
-  const status =
-    result.state === "passed"
-      ? "passed"
-      : result.state === "failed"
-        ? meta.harnessError
-          ? "error"
-          : meta.blocked
-            ? "blocked"
-            : "failed"
-        : "skipped";
+  const verdict = result.state === "failed" ? (meta.verdict ?? classify(result.errors)) : undefined;
+  // a failure naming a narrower clause than the check's own: its finding is made under that clause
+  const clauseAtFault = verdict?.clauseAtFault && !clauseIds.includes(verdict.clauseAtFault) ? verdict.clauseAtFault : undefined;
+  const status = result.state === "passed" ? "passed" : (verdict?.status ?? "skipped");
   // the headline is the first line (the clause's words); a matcher's diff goes below it, with the evidence
   const message =
     result.state === "failed"
@@ -68,7 +80,7 @@ function toCheck(test: TestCase, suite: string): CheckResult {
     durationMs: Math.round(test.diagnostic()?.duration ?? 0),
     ...(message ? { message } : {}),
     ...(meta.evidence?.length ? { evidence: meta.evidence } : {}),
-    ...(clauseAtFault && result.state === "failed" ? { clauseAtFault } : {}),
+    ...(clauseAtFault ? { clauseAtFault } : {}),
   };
 }
 
@@ -117,11 +129,12 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   let total = 0;
   const suiteOf = (file: string) => SUITE_NAMES.find((s) => file.startsWith(`suites/${s}/`)) ?? "suites";
   const pattern = options.sections?.length ? sectionPattern(options.sections) : undefined;
+  // a check left out by --sections or the profile is not part of this run (unlike one skipped by --bail)
+  const inRun = (test: TestCase) =>
+    (!pattern || pattern.test(test.fullName)) && (options.profile !== "smoke" || test.tags.includes("smoke"));
   const reporter = {
     onTestCaseResult(test: TestCase) {
-      // a check left out by --sections is not part of this run (unlike one skipped by --bail)
-      if (pattern && !pattern.test(test.fullName)) return;
-      if (options.profile === "smoke" && !test.tags.includes("smoke")) return;
+      if (!inRun(test)) return;
       const check = toCheck(test, suiteOf(test.module.relativeModuleId));
       checks.push(check);
       collected.push({ check, observations: test.meta().observations ?? [] });
@@ -175,8 +188,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
     if (!options.signal?.aborted) {
       // the N of "N/M": collecting imports the files without running a check
       const { testModules } = await vitest.collect();
-      for (const module of testModules)
-        for (const test of module.children.allTests()) if (!pattern || pattern.test(test.fullName)) total += 1;
+      for (const module of testModules) for (const test of module.children.allTests()) if (inRun(test)) total += 1;
     }
     if (!options.signal?.aborted) await vitest.start();
   } finally {

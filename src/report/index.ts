@@ -5,4 +5,5 @@ export * from "./junit.js";
 export * from "./model.js";
 export * from "./redact.js";
 export * from "./terminal.js";
+export * from "./verdict.js";
 export * from "./write.js";

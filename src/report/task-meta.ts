@@ -1,5 +1,6 @@
 import type { Observation } from "./findings.js";
 import type { Evidence } from "./model.js";
+import type { Verdict } from "./verdict.js";
 
 /**
  * What a check leaves on its vitest task for the report: the one augmentation of TaskMeta,
@@ -11,13 +12,9 @@ declare module "@vitest/runner" {
     clauseIds?: string[];
     /** the exchanges a failure shows */
     evidence?: Evidence[];
-    /** the failure is the harness's (bad config, unreachable target), not the target's */
-    harnessError?: boolean;
     /** response-level violations seen in the test: findings are made of them across workers (STYLE §10) */
     observations?: Observation[];
-    /** an earlier defect kept the test from running (its setup failed) */
-    blocked?: boolean;
-    /** the clause the failure broke, when narrower than the check's own */
-    clauseAtFault?: string;
+    /** a failed test's verdict, read from its errors where they were thrown (src/report/verdict.ts) */
+    verdict?: Verdict;
   }
 }

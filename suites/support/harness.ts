@@ -5,9 +5,11 @@ import {
   type ApiResult,
   clockReading,
   type Exchange,
+  type Layer,
   RateBudget,
   ServiceClient,
   type ServiceClientOptions,
+  TransportError,
 } from "../../src/client/index.js";
 import {
   type Agent,
@@ -22,6 +24,9 @@ import {
 } from "../../src/contract/index.js";
 import { appendFootprint, keyIndexFor } from "../../src/plan/footprint.js";
 import {
+  Blocked,
+  ConformanceFailure,
+  classify,
   type Evidence,
   endpointLabel,
   evidenceOf,
@@ -29,6 +34,10 @@ import {
   type Observation,
   observationMessage,
 } from "../../src/report/index.js";
+
+// the suites throw these; the report reads them back (src/report/verdict.ts)
+export { Blocked, ConformanceFailure, HarnessError } from "../../src/report/index.js";
+
 import { type HarnessTarget, keysOf, workerTarget } from "../../src/target/harness-target.js";
 import { claimDirFor, claimKeySet } from "../../src/target/key-set-claim.js";
 
@@ -181,6 +190,28 @@ const KEY_VARIABLE = {
 const keyVariableOf = (key: string): keyof typeof KEY_VARIABLE | undefined =>
   (["readOnly", "otherAccount", "quota", "agentless"] as const).find((role) => target.keys[role] === key);
 
+/** How long past the message time budget (PROFILE §5) the client still waits for an answer. */
+const ANSWER_SLACK_SECONDS = 15;
+
+/**
+ * PROFILE §5: a message is answered within the time budget. A Send Message the client gave up on
+ * after the budget and the slack is the service's failure (a finding of message.budget), not the
+ * harness's: the harness waited longer than the service promised.
+ */
+const unansweredMessage: Layer = (next) => async (request) => {
+  try {
+    return await next(request);
+  } catch (err) {
+    const waited = request.timeoutMs >= (target.messageTimeoutSeconds + ANSWER_SLACK_SECONDS) * 1000;
+    if (err instanceof TransportError && err.kind === "timeout" && request.endpoint === "sendMessage" && waited)
+      throw new ConformanceFailure(
+        `${err.message}: no answer within the ${target.messageTimeoutSeconds} s time budget and ${ANSWER_SLACK_SECONDS} s more`,
+        "message.budget",
+      );
+    throw err;
+  }
+};
+
 /** A client for one of the run's keys; every response it sees goes through every check. */
 export function clientFor(key: string, account: string, options: Partial<ServiceClientOptions> = {}): ServiceClient {
   const id = `${key}|${account}|${JSON.stringify(options)}`;
@@ -195,7 +226,8 @@ export function clientFor(key: string, account: string, options: Partial<Service
       ...(account === "main" && target.tierLimit ? { tierLimit: target.tierLimit } : {}),
       secrets: ALL_KEYS,
       keyVariable: KEY_VARIABLE[keyVariableOf(key) ?? "main"],
-      timeoutMs: (target.messageTimeoutSeconds + 15) * 1000,
+      timeoutMs: (target.messageTimeoutSeconds + ANSWER_SLACK_SECONDS) * 1000,
+      layers: [unansweredMessage],
       // STYLE §12: a burst sent at once (a bucket emptied, a tier's worth of 429s) leaves in a few
       // round trips, not twenty: far from the service, sixteen connections stretch it past a window
       connections: BURST_CONNECTIONS,
@@ -361,10 +393,7 @@ export const test = base.extend<Fixtures>({
       currentLog = undefined;
       currentCheck = `${task.file.name}::(setup)`;
       const errors = task.result?.errors ?? [];
-      if (errors.some((e) => e.name === "TransportError" || e.name === "HarnessError")) task.meta.harnessError = true;
-      if (errors.some((e) => e.name === "Blocked")) task.meta.blocked = true;
-      const narrower = errors.map((e) => (e as { clause?: string }).clause).find((c) => c !== undefined);
-      if (narrower) task.meta.clauseAtFault = narrower;
+      if (errors.length) task.meta.verdict = classify(errors);
       if (task.result?.state === "fail" || errors.length) task.meta.evidence = log.evidence();
       // a response-level violation is a finding of its own check, not this test's failure (STYLE §10)
       if (log.observations.size) task.meta.observations = [...log.observations.values()];
@@ -391,35 +420,6 @@ export const test = base.extend<Fixtures>({
     await factory.cleanup();
   },
 });
-
-/** The target broke a clause: the check's own, or the narrower one named (a finding is made under it). */
-export class ConformanceFailure extends Error {
-  override name = "ConformanceFailure";
-  constructor(
-    message: string,
-    readonly clause?: ClauseId,
-  ) {
-    // the clause leads the headline too, so the report finds it even where the error's fields are lost
-    super(clause ? `PROFILE ${CLAUSE_BY_ID.get(clause)?.section ?? ""} ${clause}: ${message}` : message);
-  }
-}
-
-/** An earlier defect kept the check from running (its setup failed): reported `blocked`, not failed. */
-export class Blocked extends Error {
-  override name = "Blocked";
-  constructor(
-    message: string,
-    /** the clause the failed setup call broke: one finding under it names every check it blocked */
-    readonly clause?: ClauseId,
-  ) {
-    super(message);
-  }
-}
-
-/** The harness cannot judge (missing capability, bad configuration). */
-export class HarnessError extends Error {
-  override name = "HarnessError";
-}
 
 /** A check: a vitest test citing the PROFILE clauses it verifies (STYLE §3). */
 export function check(

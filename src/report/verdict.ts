@@ -1,0 +1,68 @@
+import { CLAUSE_BY_ID, type ClauseId } from "../contract/clauses.js";
+
+/**
+ * Two kinds of red (STYLE §7), and a third that is neither: what an error thrown by a check
+ * means for its verdict. Suites throw these; `classify` reads them back — in the test's worker,
+ * or in the CLI from the error as vitest serialized it (its name and own fields survive).
+ */
+
+/** The target broke a clause: the check's own, or the narrower one named (a finding is made under it). */
+export class ConformanceFailure extends Error {
+  override name = "ConformanceFailure";
+  constructor(
+    message: string,
+    readonly clause?: ClauseId,
+  ) {
+    // the clause leads the headline too: a reader sees which rule broke before what was received
+    super(clause ? `PROFILE ${CLAUSE_BY_ID.get(clause)?.section ?? ""} ${clause}: ${message}` : message);
+  }
+}
+
+/** An earlier defect kept the check from judging (its setup failed, or the answer could not be read): `blocked`. */
+export class Blocked extends Error {
+  override name = "Blocked";
+  constructor(
+    message: string,
+    /** the clause the failed setup call broke: one finding under it names every check it blocked */
+    readonly clause?: ClauseId,
+  ) {
+    super(message);
+  }
+}
+
+/** The harness cannot judge (missing capability, bad configuration, a timing it could not keep). */
+export class HarnessError extends Error {
+  override name = "HarnessError";
+}
+
+/** A thrown error as a check's task records it. */
+export interface ThrownError {
+  name?: string;
+  message: string;
+  clause?: unknown;
+}
+
+/** The verdict on a check that threw: the target's failure, blocked by an earlier defect, or the harness's error. */
+export interface Verdict {
+  status: "failed" | "blocked" | "error";
+  /** the clause a ConformanceFailure or Blocked named, when it named one */
+  clauseAtFault?: string;
+}
+
+/** The names of the errors the harness throws: the client's TransportError is the harness's too. */
+const HARNESS_ERRORS = new Set(["HarnessError", "TransportError"]);
+const IN_CLAUSE_WORDS = new Set(["ConformanceFailure", "Blocked", ...HARNESS_ERRORS]);
+
+/** One place that reads a check's errors: any harness error makes it an error, else any Blocked blocked, else failed. */
+export function classify(errors: readonly ThrownError[]): Verdict {
+  const status = errors.some((e) => HARNESS_ERRORS.has(e.name ?? ""))
+    ? "error"
+    : errors.some((e) => e.name === "Blocked")
+      ? "blocked"
+      : "failed";
+  const clause = errors.map((e) => e.clause).find((c): c is string => typeof c === "string" && CLAUSE_BY_ID.has(c));
+  return clause ? { status, clauseAtFault: clause } : { status };
+}
+
+/** An error the harness wrote speaks the clause's words already; a bare assertion's message does not. */
+export const speaksInClauseWords = (error: ThrownError): boolean => IN_CLAUSE_WORDS.has(error.name ?? "");
