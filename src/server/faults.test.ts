@@ -14,6 +14,7 @@ import {
   eventsOf,
   eventually,
   KEYS,
+  listOf,
   makeServer,
   parseSse,
   QUOTA,
@@ -338,6 +339,19 @@ const PROBES: Record<string, Probe> = {
       return commentsOf(parseSse((await streamOnceTimed(s, "mock-timeout", 2, BUDGET_MS)).body)).length > 0;
     },
   },
+  "budget-never-enforced": {
+    expected: 0,
+    probe: async (s) => {
+      const id = seedOne(s, { name: "T", modelSettings: { model: "mock-timeout" } }).id;
+      const pending = s.send(id, { text: "hi" });
+      await s.clock.untilTimers(1);
+      await s.clock.advance(10 * BUDGET_MS);
+      const stillTiming = s.clock.pendingTimers; // the budget timer has fired, or not
+      await s.clock.advance(2_000_000_000);
+      await pending;
+      return stillTiming;
+    },
+  },
   "budget-tripled": {
     expected: 0,
     probe: async (s) => {
@@ -582,6 +596,43 @@ const PROBES: Record<string, Probe> = {
       const [a] = seedAgents(s.ctx, ACCOUNTS.main, [{ name: "A" }, { name: "B" }]);
       await s.call("DELETE", `/v1/agents/${a!.id}`);
       return paginationOf(await s.call("GET", "/v1/agents")).total;
+    },
+  },
+
+  /* where random data rarely goes */
+  "rename-to-taken-name-refused": {
+    expected: 200,
+    probe: async (s) => {
+      const [, b] = seedAgents(s.ctx, ACCOUNTS.main, [{ name: "A" }, { name: "B" }]);
+      return (await s.call("PATCH", `/v1/agents/${b!.id}`, { body: { name: "A" } })).status;
+    },
+  },
+  "model-change-clears-error": {
+    expected: "error",
+    probe: async (s) => {
+      const id = seedOne(s, { name: "E", modelSettings: { model: "mock-error" } }).id;
+      await s.send(id, { text: "hi" });
+      return dataOf(await s.call("PATCH", `/v1/agents/${id}`, { body: { modelSettings: { model: "mock-1" } } })).status;
+    },
+  },
+  "created-at-ties-by-id-ascending": {
+    expected: true,
+    probe: async (s) => {
+      // seeded on a clock that does not move: all three tie on createdAt
+      seedAgents(s.ctx, ACCOUNTS.main, [{ name: "A" }, { name: "B" }, { name: "C" }]);
+      const ids = listOf(await s.call("GET", "/v1/agents?sortBy=createdAt&order=desc")).data.map((a) => a.id);
+      return JSON.stringify(ids) === JSON.stringify([...ids].sort().reverse());
+    },
+  },
+  "conversation-ids-recycled": {
+    expected: false,
+    probe: async (s) => {
+      const first = seedOne(s).id;
+      const used = new Set<string>();
+      for (let i = 0; i < 8; i++) used.add(String(dataOf(await s.send(first, { text: "hi", userId: `u${i}` })).conversationId));
+      await s.call("DELETE", `/v1/agents/${first}`);
+      const later = dataOf(await s.send(seedOne(s).id, { text: "hi", userId: "u0" })).conversationId;
+      return used.has(String(later));
     },
   },
 };

@@ -205,7 +205,7 @@ const unansweredMessage: Layer = (next) => async (request) => {
     const waited = request.timeoutMs >= (target.messageTimeoutSeconds + ANSWER_SLACK_SECONDS) * 1000;
     if (err instanceof TransportError && err.kind === "timeout" && request.endpoint === "sendMessage" && waited)
       throw new ConformanceFailure(
-        `${err.message}: no answer within the ${target.messageTimeoutSeconds} s time budget and ${ANSWER_SLACK_SECONDS} s more`,
+        `${request.method} ${request.origin}${request.path}: no answer within the ${target.messageTimeoutSeconds} s time budget and ${ANSWER_SLACK_SECONDS} s more`,
         "message.budget",
       );
     throw err;

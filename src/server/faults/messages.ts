@@ -75,6 +75,10 @@ export const MESSAGES_FAULTS: FaultRecord = {
   "budget-tripled": fault("message.budget", "the time budget is not enforced until three times its length", (_app, ctx) => {
     ctx.seam.messageBudgetMs = (ms) => ms * 3;
   }),
+  // PROFILE §5: a message is answered within the budget; this one never is (the client gives up)
+  "budget-never-enforced": fault("message.budget", "a model that never answers keeps the message open forever", (_app, ctx) => {
+    ctx.seam.messageBudgetMs = () => 2_000_000_000; // about 23 days: under setTimeout's limit
+  }),
   "inactive-agent-answers": fault("message.unavailable", "a message wakes an inactive agent instead of 503", (app, ctx) => {
     app.addHook("preHandler", async (req) => {
       const account = accountOf(req);
