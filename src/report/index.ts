@@ -1,5 +1,6 @@
 export * from "./findings.js";
 export * from "./html.js";
+export * from "./job-summary.js";
 export * from "./json.js";
 export * from "./junit.js";
 export * from "./model.js";

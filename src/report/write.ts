@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { appendFile, mkdir, writeFile } from "node:fs/promises";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import { renderHtml } from "./html.js";
+import { renderJobSummary } from "./job-summary.js";
 import { renderJson } from "./json.js";
 import { renderJunit } from "./junit.js";
 import type { RunResult } from "./model.js";
@@ -13,6 +14,17 @@ export interface WrittenReports {
   junit: string;
   json: string;
   html: string;
+  /** the file the job summary was appended to, when there was one */
+  jobSummary?: string;
+}
+
+export interface WriteOptions extends ReportOptions {
+  /**
+   * a file to append the Markdown job summary to; default $GITHUB_STEP_SUMMARY, which GitHub
+   * Actions sets for every step, so a run in a workflow shows its verdict on the job's page
+   * with or without the action
+   */
+  jobSummary?: string | undefined;
 }
 
 /** A run id that sorts by time and is safe as a directory name everywhere: `2025-01-31T09-05-07-123Z-3f9a1c`. */
@@ -22,8 +34,11 @@ export function newRunId(now: Date = new Date()): string {
 
 const SAFE_RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
-/** Writes junit.xml, results.json and report.html into `dir/<runId>/` (created if needed), all from the same run. */
-export async function writeReports(run: RunResult, dir: string, options: ReportOptions = {}): Promise<WrittenReports> {
+/**
+ * Writes junit.xml, results.json and report.html into `dir/<runId>/` (created if needed), all from
+ * the same run, and appends the job summary when a CI step asks for one.
+ */
+export async function writeReports(run: RunResult, dir: string, options: WriteOptions = {}): Promise<WrittenReports> {
   // The run id becomes a path segment: refuse anything that could climb out of `dir`.
   if (!SAFE_RUN_ID.test(run.runId) || run.runId.includes("..")) {
     throw new Error(`run id ${JSON.stringify(run.runId)} is not a safe directory name (use newRunId())`);
@@ -41,5 +56,11 @@ export async function writeReports(run: RunResult, dir: string, options: ReportO
     writeFile(paths.json, renderJson(run, options), "utf8"),
     writeFile(paths.html, renderHtml(run, options), "utf8"),
   ]);
-  return paths;
+  const jobSummary = "jobSummary" in options ? options.jobSummary : process.env.GITHUB_STEP_SUMMARY;
+  if (!jobSummary) return paths;
+  // the folder as the job's log names it: relative to the working directory when inside it
+  const shown = relative(process.cwd(), runDir);
+  const reportDir = shown.startsWith("..") || isAbsolute(shown) ? runDir : shown;
+  await appendFile(jobSummary, renderJobSummary(run, { ...options, reportDir }), "utf8");
+  return { ...paths, jobSummary };
 }
