@@ -2,9 +2,9 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { parseDelay } from "../net/delay-proxy.js";
 import { PROFILES } from "../plan/profiles.js";
+import { UsageError } from "./usage-error.js";
 
-/** A bad flag, env var or combination: a readable message and exit code 2. */
-export class UsageError extends Error {}
+export { UsageError };
 
 interface OptionSpec {
   flag: string;

@@ -1,6 +1,5 @@
-import { openApiDocument } from "../contract/index.js";
-import { UsageError } from "./config.js";
 import { PACKAGE_VERSION as VERSION } from "./package-root.js";
+import { UsageError } from "./usage-error.js";
 
 export const USAGE = `agent-harness ${VERSION} — conformance and load verification for the Agent Management Service v1
 
@@ -39,7 +38,7 @@ export async function main(argv: string[]): Promise<number> {
           return 0;
         }
         if (rest.length) throw new UsageError(`openapi takes no arguments, got ${rest.join(" ")}`);
-        process.stdout.write(`${JSON.stringify(openApiDocument(), null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify((await import("../contract/index.js")).openApiDocument(), null, 2)}\n`);
         return 0;
       case undefined:
       case "help":

@@ -1,10 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { z } from "zod";
 
 const PACKAGE_NAME = "agent-harness";
-const manifest = z.object({ name: z.string(), version: z.string() });
 
 /**
  * The folder holding the harness's package.json: the checkout runs this file from src/cli, the
@@ -16,8 +14,12 @@ function findPackageRoot(): { root: string; version: string } {
   for (;;) {
     const file = join(dir, "package.json");
     if (existsSync(file)) {
-      const parsed = manifest.safeParse(JSON.parse(readFileSync(file, "utf8")));
-      if (parsed.success && parsed.data.name === PACKAGE_NAME) return { root: dir, version: parsed.data.version };
+      // read by hand, not with zod: `--help` and `--version` load nothing they do not need
+      const manifest: unknown = JSON.parse(readFileSync(file, "utf8"));
+      const field = (name: string) =>
+        typeof manifest === "object" && manifest !== null ? Reflect.get(manifest, name) : undefined;
+      const version = field("version");
+      if (field("name") === PACKAGE_NAME && typeof version === "string") return { root: dir, version };
     }
     const parent = dirname(dir);
     if (parent === dir) throw new Error(`no package.json named ${PACKAGE_NAME} above ${fileURLToPath(import.meta.url)}`);
