@@ -74,6 +74,8 @@ function toCheck(test: TestCase, suite: string): CheckResult {
     title: test.name,
     suite,
     file: test.module.relativeModuleId,
+    // where the test is defined (includeTaskLocation below): JUnit annotations point at that line
+    ...(test.location ? { line: test.location.line } : {}),
     clauseIds,
     sections,
     status,
@@ -174,6 +176,8 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
       testTimeout: timeoutFor(options.target),
       hookTimeout: timeoutFor(options.target),
       expect: { requireAssertions: true },
+      // each test's line in its file, read from a stack as it is collected: the reports name it
+      includeTaskLocation: true,
       passWithNoTests: false,
     },
     // vite's cache would go to node_modules/.vite under ROOT, which an installed package (a global

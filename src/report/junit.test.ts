@@ -273,8 +273,41 @@ describe("renderJunit", () => {
     expect(testcaseNamed(root, "lists a page").children[0]?.attrs.message).toMatch(/^counted under F1/);
   });
 
+  test("a finding names the file and line of the check that made it, else of the first it blocked", () => {
+    const failed = sampleCheck({
+      id: "a",
+      title: "§2 lists a page",
+      status: "failed",
+      clauseIds: ["envelope.list"],
+      sections: ["§2"],
+      file: "suites/functional/list.test.ts",
+      line: 42,
+      message: "PROFILE §2 envelope.list: expected hasMore false; received true",
+    });
+    const blocked = sampleCheck({
+      id: "b",
+      title: "§6 reads an agent",
+      status: "blocked",
+      clauseIds: ["auth.required"],
+      sections: ["§6"],
+      file: "suites/functional/auth.test.ts",
+      line: 7,
+      message: "setup: POST /agents answered 500",
+    });
+    const findings = collectFindings([failed, blocked].map((check) => ({ check, observations: [] })));
+    const root = parseXml(renderJunit(sampleRun({ checks: [failed, blocked], findings })));
+    const [findingSuite] = root.children.filter((c) => c.name === "testsuite");
+    expect(findingSuite?.children.filter((c) => c.name === "testcase").map((c) => [c.attrs.file, c.attrs.line])).toEqual([
+      ["suites/functional/list.test.ts", "42"],
+      ["suites/functional/auth.test.ts", "7"],
+    ]);
+    expect(testcaseNamed(root, "reads an agent").attrs).toMatchObject({ file: "suites/functional/auth.test.ts", line: "7" });
+  });
+
   test("validates against a JUnit XSD (the Ant/Jenkins schema CI servers read)", async () => {
-    const run = sampleRun({ checks: [...sampleRun().checks, sampleCheck({ id: "x", status: "blocked", blockedBy: "F1" })] });
+    const run = sampleRun({
+      checks: [...sampleRun().checks, sampleCheck({ id: "x", status: "blocked", blockedBy: "F1", line: 12 })],
+    });
     const xml = renderJunit({ ...run, findings: collectFindings(run.checks.map((check) => ({ check, observations: [] }))) });
     const schema = readFileSync(new URL("../../fixtures/junit.xsd", import.meta.url), "utf8");
     const result = await validateXML({

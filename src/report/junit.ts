@@ -9,6 +9,8 @@ import { type ReportOptions, reportableRun } from "./redact.js";
  * classname the section, name the check's title. A ConformanceFailure is a <failure>, a
  * HarnessError an <error> (STYLE §7); a blocked check, and a failed check a finding explains, is
  * <skipped> naming the finding: one defect is one failed test case, however many checks showed it.
+ * Each <testcase> names the file and line of its check (a finding's: the check that made it), so
+ * annotation reporters place it.
  */
 
 /** Characters XML 1.0 forbids anywhere, even escaped: C0 controls but tab/LF/CR, lone surrogates, U+FFFE/U+FFFF. */
@@ -75,7 +77,7 @@ function evidenceText(evidence: readonly Evidence[]): string {
 }
 
 function testcase(check: CheckResult): string {
-  const open = `    <testcase${attrs({ classname: testcaseClass(check), name: testcaseName(check), time: seconds(check.durationMs), file: check.file })}`;
+  const open = `    <testcase${attrs({ classname: testcaseClass(check), name: testcaseName(check), time: seconds(check.durationMs), file: check.file, line: check.line })}`;
   const children: string[] = [];
   const message = check.message ?? "";
   if (isUnderFinding(check)) {
@@ -104,7 +106,13 @@ function testcase(check: CheckResult): string {
   return children.length === 0 ? `${open}/>` : `${open}>\n${children.join("\n")}\n    </testcase>`;
 }
 
-function findingCase(finding: Finding): string {
+/** The check an annotation places a finding at: the one that failed, else the first that showed it, else the first it blocked. */
+function findingSource(finding: Finding, checks: readonly CheckResult[]): CheckResult | undefined {
+  const id = finding.seenIn[0] ?? finding.blocked[0];
+  return checks.find((check) => check.id === id);
+}
+
+function findingCase(finding: Finding, checks: readonly CheckResult[]): string {
   const details = [
     finding.message,
     `clauses: ${finding.clauseIds.join(", ")}`,
@@ -114,8 +122,9 @@ function findingCase(finding: Finding): string {
     ...(finding.replay ? [`replay: sh ${finding.replay}`] : []),
   ].join("\n");
   const name = `${finding.id} ${finding.clauseIds.join(", ")}`;
+  const source = findingSource(finding, checks);
   return [
-    `    <testcase${attrs({ classname: "findings", name, time: "0.000" })}>`,
+    `    <testcase${attrs({ classname: "findings", name, time: "0.000", file: source?.file, line: source?.line })}>`,
     `      <failure${attrs({ message: headline(finding.message, "finding"), type: "Finding" })}>${escapeXmlText(details)}</failure>`,
     ...(finding.evidence.length ? [`      <system-out>${escapeXmlText(evidenceText(finding.evidence))}</system-out>`] : []),
     "    </testcase>",
@@ -145,7 +154,7 @@ export function renderJunit(runInput: RunResult, options: ReportOptions = {}): s
     ? [
         [
           `  <testsuite${attrs({ name: "findings", tests: findings.length, failures: findings.length, errors: 0, skipped: 0, time: "0.000", timestamp: run.startedAt })}>`,
-          ...findings.map(findingCase),
+          ...findings.map((finding) => findingCase(finding, run.checks)),
           "  </testsuite>",
         ].join("\n"),
       ]

@@ -26,6 +26,8 @@ export interface CheckResult {
   title: string;
   suite: string;
   file?: string;
+  /** the line of the test's definition in `file`, when the runner knew it */
+  line?: number;
   clauseIds: string[];
   sections: string[];
   status: CheckStatus;
