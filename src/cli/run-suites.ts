@@ -1,4 +1,4 @@
-import { tmpdir, userInfo } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { TestCase, TestModule } from "vitest/node";
@@ -181,8 +181,9 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
       passWithNoTests: false,
     },
     // vite's cache would go to node_modules/.vite under ROOT, which an installed package (a global
-    // install, the harness image's user) may not be able to write: one folder per user instead
-    { logLevel: "silent", cacheDir: join(tmpdir(), `agent-harness-vite-${userInfo().uid}`) },
+    // install, the harness image's user) may not be able to write: one folder per user instead (by
+    // uid: a container's user may have no passwd entry)
+    { logLevel: "silent", cacheDir: join(tmpdir(), `agent-harness-vite-${process.getuid?.() ?? "user"}`) },
   );
   for (const signal of ["SIGINT", "SIGTERM"] as const)
     for (const listener of process.listeners(signal)) if (!held[signal].has(listener)) process.off(signal, listener);

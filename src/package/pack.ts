@@ -65,6 +65,7 @@ export interface InstalledPackage {
  */
 export async function installTarball(tarball: string, options: { dir?: string } = {}): Promise<InstalledPackage> {
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "agent-harness-install-")));
+  await mkdir(dir, { recursive: true });
   await writeFile(join(dir, "package.json"), `${JSON.stringify({ name: "install-check", private: true })}\n`);
   const started = performance.now();
   await npm(["install", "--no-audit", "--no-fund", "--prefer-offline", "--omit=dev", tarball], dir, 300_000);
@@ -103,9 +104,8 @@ async function npm(args: string[], cwd: string, timeoutMs: number): Promise<{ st
   } catch (error) {
     const field = (name: string) =>
       typeof error === "object" && error !== null && name in error ? String(Reflect.get(error, name) ?? "") : "";
-    throw new Error(`npm ${args.join(" ")} (in ${cwd}) failed: ${field("message")}\n${field("stderr").slice(-4000)}`, {
-      cause: error,
-    });
+    // the message of a failed execFile already ends with the command's stderr
+    throw new Error(`npm ${args.join(" ")} (in ${cwd}) failed: ${field("message").slice(-4000)}`, { cause: error });
   }
 }
 

@@ -22,10 +22,10 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const bundleScript = join(repoRoot, "scripts/bundle-server.mjs");
 export const SERVER_BUNDLE = join(repoRoot, ".build/server/server.mjs");
 
-const NODE_IN_IMAGE = "/usr/local/bin/node";
+export const NODE_IN_IMAGE = "/usr/local/bin/node";
 const SERVER_IN_IMAGE = "/app/server.mjs";
 /** `nobody`: the server needs no privilege */
-const IMAGE_USER = "65534:65534";
+export const IMAGE_USER = "65534:65534";
 
 export interface ReferenceImage {
   name: string;
@@ -116,8 +116,20 @@ function dockerfileText(libraryDirs: string[]): string {
 }
 
 async function writeRootfs(rootfs: string, libraries: string[], server: Buffer): Promise<void> {
+  await writeNodeRootfs(rootfs, libraries);
+  await mkdir(join(rootfs, "/app"), { recursive: true });
+  await writeFile(join(rootfs, SERVER_IN_IMAGE), server);
+  await chmod(join(rootfs, SERVER_IN_IMAGE), 0o644);
+}
+
+/**
+ * The root file system every image of this repo starts from: this machine's node binary at
+ * {@link NODE_IN_IMAGE}, the shared `libraries` it (and any native addon) loads, a writable /tmp,
+ * and the users `root` and `nobody`.
+ */
+export async function writeNodeRootfs(rootfs: string, libraries: readonly string[]): Promise<void> {
   const into = (absolute: string) => join(rootfs, absolute);
-  for (const dir of ["/usr/local/bin", "/app", "/etc", "/tmp"]) await mkdir(into(dir), { recursive: true });
+  for (const dir of ["/usr/local/bin", "/etc", "/tmp"]) await mkdir(into(dir), { recursive: true });
   await chmod(into("/tmp"), 0o1777);
   // copyFile follows symlinks, so each library lands as a regular file at the path ldd named.
   await copyFile(process.execPath, into(NODE_IN_IMAGE));
@@ -127,8 +139,6 @@ async function writeRootfs(rootfs: string, libraries: string[], server: Buffer):
     await copyFile(library, into(library));
     await chmod(into(library), 0o755);
   }
-  await writeFile(into(SERVER_IN_IMAGE), server);
-  await chmod(into(SERVER_IN_IMAGE), 0o644);
   await writeFile(
     into("/etc/passwd"),
     "root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n",
@@ -137,7 +147,7 @@ async function writeRootfs(rootfs: string, libraries: string[], server: Buffer):
 }
 
 /** Absolute paths of the shared libraries `binary` loads, the dynamic loader included. */
-async function sharedLibraries(binary: string): Promise<string[]> {
+export async function sharedLibraries(binary: string): Promise<string[]> {
   const { stdout } = await run("ldd", [binary]).catch((cause: unknown) => {
     throw new Error(`cannot list the shared libraries of ${binary} (is ldd installed?)`, { cause });
   });
@@ -153,7 +163,7 @@ async function sharedLibraries(binary: string): Promise<string[]> {
   return libraries;
 }
 
-async function imageLabels(image: string): Promise<{ id: string; labels: Record<string, string> } | undefined> {
+export async function imageLabels(image: string): Promise<{ id: string; labels: Record<string, string> } | undefined> {
   try {
     const { stdout } = await run("docker", ["image", "inspect", "--format", "{{json .Id}} {{json .Config.Labels}}", image]);
     const [id, labels] = stdout
@@ -190,7 +200,11 @@ export class CommandError extends Error {
   }
 }
 
-async function run(file: string, args: string[], options: { cwd?: string } = {}): Promise<{ stdout: string; stderr: string }> {
+export async function run(
+  file: string,
+  args: string[],
+  options: { cwd?: string } = {},
+): Promise<{ stdout: string; stderr: string }> {
   try {
     return await execFileAsync(file, args, { ...options, maxBuffer: 64 * 1024 * 1024 });
   } catch (error) {
