@@ -210,6 +210,32 @@ describe("RateBudget", () => {
       expect(clock.sleeps).toEqual([6_250]);
     });
 
+    test("a Remaining shown wrong once is a ceiling from then on: a header that never goes down costs one 429 a window", async () => {
+      const { budget, clock, rate } = setup({ windowSeconds: 5 });
+      const request = { key: "k", bucket: { name: "keyEndpoint:createAgent", size: 10 } };
+      // a service whose Remaining always reads a full bucket: the 11th request of a window is a 429
+      let sent = 0;
+      let refused = 0;
+      let windowStart = clock.now();
+      for (let i = 0; i < 60; i++) {
+        const ticket = await budget.acquire(request);
+        if (clock.now() >= windowStart + 5_000) [windowStart, sent] = [clock.now(), 0];
+        const resetIn = (windowStart + 5_000 - clock.now()) / 1000;
+        const full = ++sent > 10;
+        if (full) refused++;
+        budget.settle(ticket, {
+          status: full ? 429 : 201,
+          code: full ? "RATE_LIMIT_EXCEEDED" : undefined,
+          rate: full ? rate(10, 0, resetIn, Math.ceil(resetIn)) : rate(10, 10, resetIn),
+          receivedAt: clock.now(),
+        });
+        if (full) sent--; // PROFILE §7: a 429 counts in no bucket
+      }
+      expect(refused).toBe(1);
+      // 60 requests at 10 a window: about six windows, not more
+      expect(clock.now() - Date.UTC(2026, 10, 22, 12, 0, 0)).toBeLessThanOrEqual(6 * 5_000 + 2_000);
+    });
+
     test("a 429 the headers did not announce empties the bucket until the refill, not a cascade", async () => {
       const { budget, clock } = setup({ windowSeconds: 5 });
       const request = { key: "k", bucket: { name: "keyEndpoint:createAgent", size: 10 } };

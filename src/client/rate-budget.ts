@@ -91,6 +91,12 @@ interface BucketState {
   headerless: boolean;
   /** how much X-RateLimit-Remaining has been seen to overstate what is left (a 429 said it) */
   overstated: number;
+  /**
+   * a 429 came while its Remaining said there was room: from then on Remaining is no more than
+   * a ceiling, and what was sent since the refill is counted here, so a header that never goes
+   * down (or lies otherwise) costs one 429 per window, not a crawl
+   */
+  distrusted: boolean;
 }
 
 export interface PaceTicket {
@@ -181,8 +187,10 @@ export class RateBudget {
    */
   private distrust(ticket: PaceTicket, answer: PaceAnswer): void {
     const endpoint = ticket.buckets.find((b) => !b.isTier) ?? ticket.buckets[0];
-    if (endpoint === undefined || (endpoint.remaining !== undefined && endpoint.remaining <= 0 && endpoint.resetAt !== undefined))
-      return;
+    if (endpoint === undefined) return;
+    // the pacing let it through as within the buckets: the headers had promised room
+    endpoint.distrusted = true;
+    if (endpoint.remaining !== undefined && endpoint.remaining <= 0 && endpoint.resetAt !== undefined) return;
     const announced = answer.rate?.retryAfter !== undefined ? answer.receivedAt + answer.rate.retryAfter * 1000 : undefined;
     // Remaining on a 429 from an empty bucket is 0: anything more is what the header overstates, from now on
     endpoint.overstated = Math.max(endpoint.overstated, answer.rate?.remaining ?? 0);
@@ -253,6 +261,7 @@ export class RateBudget {
         inFlight: 0,
         headerless: false,
         overstated: 0,
+        distrusted: false,
       };
       this.buckets.set(id, b);
     }
@@ -283,7 +292,8 @@ export class RateBudget {
     resetAt = Math.min(resetAt, answer.receivedAt + this.maxWaitMs - this.marginMs);
     const exact = (b: BucketState) => {
       b.size = rate.limit;
-      b.remaining = rate.remaining - b.overstated - b.inFlight;
+      const told = rate.remaining - b.overstated - b.inFlight;
+      b.remaining = b.distrusted && b.remaining !== undefined ? Math.min(b.remaining, told) : told;
       b.resetAt = resetAt;
     };
     const lowerBound = (b: BucketState, create: boolean) => {

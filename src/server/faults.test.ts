@@ -426,6 +426,13 @@ const PROBES: Record<string, Probe> = {
     expected: "59",
     probe: async (s) => (await s.call("GET", "/v1/agents")).headers["x-ratelimit-remaining"],
   },
+  "remaining-never-decrements": {
+    expected: "58",
+    probe: async (s) => {
+      await s.call("GET", "/v1/agents");
+      return (await s.call("GET", "/v1/agents")).headers["x-ratelimit-remaining"];
+    },
+  },
   "reset-in-milliseconds": {
     expected: true,
     probe: async (s) =>

@@ -41,6 +41,15 @@ export const LIMITS_FAULTS: FaultRecord = {
       return payload;
     });
   }),
+  // PROFILE §7: Remaining is what is left now; this one always reads a full bucket, so pacing
+  // that trusted it would send into an empty bucket window after window
+  "remaining-never-decrements": fault("limits.headers", "X-RateLimit-Remaining never goes down", (app) => {
+    app.addHook("onSend", async (_req, reply, payload) => {
+      const limit = reply.getHeader(HEADERS.limit);
+      if (limit !== undefined && reply.statusCode !== 429) reply.header(HEADERS.remaining, String(limit));
+      return payload;
+    });
+  }),
   "create-bucket-of-11": fault("limits.endpoint-bucket", "the Create bucket admits 11 per window", (_app, ctx) => {
     rewriteBuckets(ctx, (buckets, _principal, req) =>
       buckets.map((b) => (b.scope === "keyEndpoint" && endpointOf(req) === "createAgent" ? { ...b, size: b.size + 1 } : b)),
