@@ -7,7 +7,7 @@ import { describeServiceClock, estimateServiceClock, ServiceClient, TransportErr
 import { MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
 import { SCENARIOS } from "../load/scenarios.js";
 import { behindProxy, describeNetwork } from "../net/behind-proxy.js";
-import { formatSeconds } from "../plan/plan.js";
+import { formatSeconds, RUN_BOUND_ALLOWANCE_SECONDS, runBoundSeconds } from "../plan/plan.js";
 import { formatRatio, PlannedRun } from "../plan/session.js";
 import {
   type CheckResult,
@@ -362,11 +362,26 @@ export async function verify(argv: string[]): Promise<number> {
   const suiteOptions = suiteOptionsOf(config, target);
   let planned: PlannedRun | undefined;
   let started = performance.now();
+  // a planned run has a bound: no target (rate headers that lie to the pacing) makes it crawl
+  const bounded = new AbortController();
+  let overrun: NodeJS.Timeout | undefined;
+  let overran: string | undefined;
   try {
     planned = await planFor(target, suiteOptions);
     if (target.kind === "external") out.write(`${loadOnDeployment(target, suiteOptions.suites, config.suites !== undefined)}\n`);
     planned?.start();
     started = performance.now();
+    if (planned) {
+      const bound = runBoundSeconds(planned.plan);
+      out.write(
+        `plan: the run stops at ${formatSeconds(bound)} (twice the lower bound and ${formatSeconds(RUN_BOUND_ALLOWANCE_SECONDS)})\n`,
+      );
+      overrun = setTimeout(() => {
+        overran = `the run reached its bound of ${formatSeconds(bound)} (twice the plan's lower bound and ${formatSeconds(RUN_BOUND_ALLOWANCE_SECONDS)}) and was stopped: the checks not done did not run; a target whose rate headers mislead the pacing shows in the findings`;
+        out.write(`\n${overran}\n`);
+        bounded.abort();
+      }, bound * 1000);
+    }
     out.write(
       `target: ${target.kind} ${target.baseUrl} (W = ${target.windowSeconds} s, budget ${target.messageTimeoutSeconds} s)\n`,
     );
@@ -374,7 +389,7 @@ export async function verify(argv: string[]): Promise<number> {
       target,
       ...suiteOptions,
       bail: config.bail,
-      signal: abort.signal,
+      signal: AbortSignal.any([abort.signal, bounded.signal]),
       onCheck: (c, at) => {
         // a check vitest reports again (cancelled while running) is one row, its last state
         if (byId.has(c.id)) return;
@@ -389,6 +404,7 @@ export async function verify(argv: string[]): Promise<number> {
     out.write(propertySummary(runDir));
   } finally {
     abort.release();
+    clearTimeout(overrun);
     // whatever happened, delete what this run made and prove nothing is left: a deployment keeps no litter
     const sweep = await sweepLedger(target, run.ledgerFile);
     byId.set(sweep.id, sweep);
@@ -398,6 +414,17 @@ export async function verify(argv: string[]): Promise<number> {
   // one row per check: vitest may report a cancelled check twice
   const checks = [...new Map(suites.checks.map((c) => [c.id, c])).values()];
   checks.push(byId.get("run.cleanup")!);
+  if (overran)
+    checks.push({
+      id: "run.bound",
+      title: "the run ends within its bound",
+      suite: "run",
+      clauseIds: [],
+      sections: [],
+      status: "error",
+      durationMs: 0,
+      message: overran,
+    });
   const result: RunResult = {
     runId,
     startedAt: startedAt.toISOString(),

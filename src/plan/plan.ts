@@ -141,6 +141,21 @@ export function secondsLeft(entries: readonly FootprintEntry[], done: ReadonlySe
   ).seconds;
 }
 
+/**
+ * What a run may add to its lower bound before it counts as a crawl: the checks' own time (message
+ * budgets, round trips), which the request bound leaves out.
+ */
+export const RUN_BOUND_ALLOWANCE_SECONDS = 300;
+
+/**
+ * The time a planned run is stopped at: twice its lower bound and the allowance. A target whose
+ * rate headers lie to the pacing (a Remaining that never goes down) once made a run of an 85 s
+ * bound take 20 minutes; stopped here, it ends with the header finding.
+ */
+export function runBoundSeconds(plan: Pick<RunPlan, "lowerBoundSeconds">): number {
+  return 2 * plan.lowerBoundSeconds + RUN_BOUND_ALLOWANCE_SECONDS;
+}
+
 /** The run's actual time against the plan's bound. */
 export function withActual(plan: RunPlan, actualSeconds: number): RunPlan {
   const ratio = plan.lowerBoundSeconds > 0 ? actualSeconds / plan.lowerBoundSeconds : undefined;
