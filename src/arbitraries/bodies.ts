@@ -53,12 +53,26 @@ const list = (limit: { min: number; max: number; maxItems: number }) =>
     { weight: 1, arbitrary: codePointString(limit.min, limit.max).map((s) => [s, s]) },
   );
 
-export const pluginId = fc
-  .tuple(
-    fc.constantFrom(..."abcdefghijklmnopqrstuvwxyz0123456789"),
-    fc.string({ unit: fc.constantFrom(..."abcxyz0189-"), maxLength: 63 }),
-  )
-  .map(([head, tail]) => head + tail);
+/**
+ * Small pools beside the full space, so that generated values collide: two agents share a name
+ * or a plugin, a name comes back after its agent is deleted. Where defects hide (an index keyed
+ * by name, a registry keyed by plugin id), random data from the full space rarely goes.
+ */
+export const NAME_POOL = ["a", "b", "A", "a ", "😀"] as const;
+export const PLUGIN_POOL = ["images", "blockchain", "web-search"] as const;
+
+export const pluginId = fc.oneof(
+  { weight: 1, arbitrary: fc.constantFrom(...PLUGIN_POOL) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(
+        fc.constantFrom(..."abcdefghijklmnopqrstuvwxyz0123456789"),
+        fc.string({ unit: fc.constantFrom(..."abcxyz0189-"), maxLength: 63 }),
+      )
+      .map(([head, tail]) => head + tail),
+  },
+);
 const plugins = fc.oneof(
   { withCrossShrink: true },
   { weight: 4, arbitrary: fc.uniqueArray(pluginId, { maxLength: 4 }) },
@@ -86,7 +100,12 @@ const modelName = (opts: BodyOptions) =>
 
 export function agentName(opts: BodyOptions): fc.Arbitrary<string> {
   // the prefix is not blank, so the whole name is not blank whatever follows
-  return codePointString(1, F.name.max - cp(opts.namePrefix)).map((s) => opts.namePrefix + s);
+  return fc
+    .oneof(
+      { weight: 2, arbitrary: fc.constantFrom(...NAME_POOL) },
+      { weight: 3, arbitrary: codePointString(1, F.name.max - cp(opts.namePrefix)) },
+    )
+    .map((s) => opts.namePrefix + s);
 }
 
 /** PROFILE §5 Create: every configurable field optional (name aside), nested objects partial. */

@@ -6,6 +6,8 @@ import { blankString, codePointString, exactCodePoints } from "./strings.js";
 /** A few user and room ids, so that generated messages meet in the same conversations. */
 const USERS = ["u1", "u2", "ü-3", "user 😀"];
 const ROOMS = ["r1", "r2", "room/٣"];
+/** A few texts, so the same words come again in one conversation and in others. */
+export const TEXT_POOL = ["hello", "¿qué?", "😀 hi"] as const;
 
 /** A context object whose JSON is exactly `bytes` UTF-8 bytes, padded with a chosen character. */
 export function contextOfBytes(bytes: number, pad: string): Record<string, unknown> {
@@ -45,6 +47,8 @@ export function validMessage(): fc.Arbitrary<Generated<Omit<MessageBody, "stream
     .record(
       {
         text: fc.oneof(
+          // a small pool too: the same text again in a conversation, and in another one
+          { weight: 3, arbitrary: fc.constantFrom(...TEXT_POOL) },
           { weight: 5, arbitrary: codePointString(M.text.min, 40, { notBlank: true }) },
           { weight: 1, arbitrary: codePointString(M.text.min, M.text.max, { notBlank: true }) },
         ),

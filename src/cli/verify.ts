@@ -6,6 +6,7 @@ import { z } from "zod";
 import { describeServiceClock, estimateServiceClock, ServiceClient, TransportError } from "../client/index.js";
 import { MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
 import { SCENARIOS } from "../load/scenarios.js";
+import { formatTransitionTable, mergeCounts } from "../model/transitions.js";
 import { behindProxy, describeNetwork } from "../net/behind-proxy.js";
 import { formatSeconds, RUN_BOUND_ALLOWANCE_SECONDS, runBoundSeconds } from "../plan/plan.js";
 import { formatRatio, PlannedRun } from "../plan/session.js";
@@ -230,6 +231,7 @@ const propertyRow = z.object({
   requests: z.number(),
   durationMs: z.number(),
   generators: z.record(z.string(), z.number()),
+  transitions: z.record(z.string(), z.number()).optional(),
 });
 
 /** The property suite's figures: cases, sequences, requests, generators covered (what a generated run exercised). */
@@ -242,7 +244,9 @@ function propertySummary(runDir: string): string {
     .map((l) => propertyRow.parse(JSON.parse(l)));
   const sum = (k: "cases" | "sequences" | "requests" | "durationMs") => rows.reduce((n, r) => n + r[k], 0);
   const generators = [...new Set(rows.flatMap((r) => Object.keys(r.generators)))].sort();
-  return `property: ${sum("cases")} cases and ${sum("sequences")} command sequences, ${sum("requests")} requests in ${(sum("durationMs") / 1000).toFixed(1)} s; ${generators.length} generators covered: ${generators.join(", ")}\n`;
+  const transitions = rows.filter((r) => r.transitions).map((r) => r.transitions ?? {});
+  const table = transitions.length ? `${formatTransitionTable(mergeCounts(transitions))}\n` : "";
+  return `property: ${sum("cases")} cases and ${sum("sequences")} command sequences, ${sum("requests")} requests in ${(sum("durationMs") / 1000).toFixed(1)} s; ${generators.length} generators covered: ${generators.join(", ")}\n${table}`;
 }
 
 /** The suites a run chooses, in one place: a dry run shows the run's own choice. */

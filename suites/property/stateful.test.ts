@@ -1,9 +1,18 @@
 import fc from "fast-check";
 import { describe, vi } from "vitest";
 import { agentName, FAILING_MODEL, invalidBody, validCreateBody, validPatch } from "../../src/arbitraries/bodies.js";
+import { TEXT_POOL } from "../../src/arbitraries/messages.js";
 import { validListQuery } from "../../src/arbitraries/queries.js";
 import type { ApiResult } from "../../src/client/index.js";
-import type { Agent, MessageReply } from "../../src/contract/index.js";
+import {
+  AGENT_DEFAULTS,
+  AGENT_STATUSES,
+  type Agent,
+  type AgentStatus,
+  type MessageReply,
+  SORT_FIELDS,
+  SORT_ORDERS,
+} from "../../src/contract/index.js";
 import {
   ConversationModel,
   type JsonObject,
@@ -16,6 +25,7 @@ import {
 } from "../../src/model/agents.js";
 import { check, expect, target } from "../support/harness.js";
 import {
+  expectHistoryKept,
   firstClient,
   listAccount,
   nextClient,
@@ -24,6 +34,7 @@ import {
   runsFor,
   skipUnlessReplayed,
   tally,
+  transition,
 } from "./support.js";
 
 /*
@@ -31,6 +42,14 @@ import {
  * delete, send message (stream or not) and reads after delete, against the target and the
  * model; after every step the target's answer must equal the model's (status, code, body).
  * This finds the bugs that need a history of calls before they show.
+ *
+ * The commands drive each agent through every status transition PROFILE allows (the from → to
+ * table of src/model/transitions.ts, counted into the run's summary): into error through a model
+ * failure (PROFILE §10 mock-error), out of it by each road (PATCH active, PATCH inactive, delete),
+ * and every endpoint on it meanwhile (a patch without status, messages, lists filtered by status).
+ * Creates come in bursts too, so createdAt ties; names come from a small pool too, so they collide.
+ * After each step, besides the model, the run's whole history keeps its invariants
+ * (src/model/history.ts).
  */
 
 vi.setConfig({ testTimeout: 20 * 60_000 });
@@ -70,6 +89,16 @@ function expectRecord(actual: Agent, agent: Model["agents"][number]): void {
 const said = (res: ApiResult<unknown>) =>
   `${res.exchange.request.method} ${res.exchange.request.url} → ${res.status} ${res.error?.code ?? ""}`;
 const live = (m: Model) => m.agents.filter((a) => !a.deleted);
+const statusOf = (agent: ModelAgent): AgentStatus => AGENT_STATUSES.find((s) => s === agent.config.status) ?? "active";
+/** Count a command that reads or acts on an agent, by the agent's status: every endpoint on every status. */
+const onStatus = (command: string, agent: Model["agents"][number]) =>
+  tally(`stateful.on-${agent.deleted ? "deleted" : statusOf(agent)}.${command}`);
+/** PROFILE §4 sets no rule on names: two agents may share one, and a deleted agent's name may come back. */
+function tallyNameCollision(m: Readonly<Model>, name: unknown, self?: string): void {
+  const holders = m.agents.filter((a) => a.id !== self && a.config.name === name);
+  if (holders.some((a) => !a.deleted)) tally("stateful.collision.name-of-live-agent");
+  else if (holders.length) tally("stateful.collision.name-of-deleted-agent");
+}
 const pick = <T>(items: readonly T[], index: number): T | undefined => (items.length ? items[index % items.length] : undefined);
 
 function expectAnswer(res: ApiResult<unknown>, status: number, code?: string): void {
@@ -78,6 +107,28 @@ function expectAnswer(res: ApiResult<unknown>, status: number, code?: string): v
     code,
     parseIssues: [],
   });
+}
+
+/** A create's answer against the model's prediction; a made agent joins the model. */
+function adoptCreated(m: Model, r: Real, res: ApiResult<unknown>, predicted: ReturnType<typeof predictCreate>): void {
+  if (!predicted.ok) {
+    if (res.status === 201) r.ids.push(String((res.data as Agent).id)); // cleaned up, then reported
+    expectAnswer(res, 400, "INVALID_REQUEST");
+    return;
+  }
+  expectAnswer(res, 201);
+  const agent = res.data as Agent;
+  r.ids.push(agent.id);
+  const made = {
+    id: agent.id,
+    config: predicted.value,
+    createdAt: agent.createdAt,
+    updatedAt: agent.updatedAt,
+    deleted: false,
+  };
+  m.agents.push(made);
+  expect(agent).toEqual(recordOf(made));
+  transition("new", statusOf(made));
 }
 
 class Create implements Cmd {
@@ -89,29 +140,38 @@ class Create implements Cmd {
   check = (m: Readonly<Model>) => live(m).length < 3;
   async run(m: Model, r: Real) {
     tally(`stateful.create.${this.label}`);
+    if (this.invalidField === undefined) tallyNameCollision(m, this.body.name);
     rememberTokens(this.body);
     const res = await nextClient().call("createAgent", { body: this.body });
-    const predicted =
-      this.invalidField === undefined ? predictCreate(this.body) : { ok: false as const, field: this.invalidField };
-    if (!predicted.ok) {
-      if (res.status === 201) r.ids.push(String((res.data as Agent).id)); // cleaned up, then reported
-      expectAnswer(res, 400, "INVALID_REQUEST");
-      return;
-    }
-    expectAnswer(res, 201);
-    const agent = res.data as Agent;
-    r.ids.push(agent.id);
-    const made = {
-      id: agent.id,
-      config: predicted.value,
-      createdAt: agent.createdAt,
-      updatedAt: agent.updatedAt,
-      deleted: false,
-    };
-    m.agents.push(made);
-    expect(agent).toEqual(recordOf(made));
+    adoptCreated(
+      m,
+      r,
+      res,
+      this.invalidField === undefined ? predictCreate(this.body) : { ok: false as const, field: this.invalidField },
+    );
   }
   toString = () => `create(${JSON.stringify(this.body)})`;
+}
+
+/**
+ * Creates sent at once, so they land in the same millisecond: createdAt ties, and the lists
+ * that follow must break them by id in the order's direction (PROFILE §5 List).
+ */
+class CreateBurst implements Cmd {
+  constructor(readonly bodies: readonly JsonObject[]) {}
+  check = (m: Readonly<Model>) => live(m).length + this.bodies.length <= 3;
+  async run(m: Model, r: Real) {
+    tally("stateful.create.burst");
+    for (const body of this.bodies) {
+      tallyNameCollision(m, body.name);
+      rememberTokens(body);
+    }
+    const answers = await Promise.all(this.bodies.map((body) => nextClient().call("createAgent", { body })));
+    for (const [i, res] of answers.entries()) adoptCreated(m, r, res, predictCreate(this.bodies[i]!));
+    const made = m.agents.slice(-this.bodies.length);
+    if (made.every((a) => a.createdAt === made[0]!.createdAt)) tally("stateful.create.burst-tied");
+  }
+  toString = () => `burst(${this.bodies.map((b) => `create(${JSON.stringify(b)})`).join(", ")})`;
 }
 
 class Get implements Cmd {
@@ -120,6 +180,7 @@ class Get implements Cmd {
   async run(m: Model) {
     const agent = pick(m.agents, this.index)!;
     tally(agent.deleted ? "stateful.get-after-delete" : "stateful.get");
+    onStatus("get", agent);
     const res = await nextClient().getAgent(agent.id);
     if (agent.deleted) return expectAnswer(res, 404, "AGENT_NOT_FOUND");
     expectAnswer(res, 200);
@@ -133,6 +194,8 @@ class List implements Cmd {
   check = () => true;
   async run(m: Model) {
     tally("stateful.list");
+    const status = this.query.status;
+    if (typeof status === "string") for (const agent of live(m)) if (statusOf(agent) === status) onStatus("list-filtered", agent);
     const res = await nextClient().listAgents(this.query);
     expectAnswer(res, 200);
     const records = [...m.baseline, ...live(m).map(recordOf)];
@@ -158,6 +221,8 @@ class Patch implements Cmd {
   async run(m: Model) {
     const agent = pick(m.agents, this.index)!;
     tally(`stateful.patch.${this.label}${agent.deleted ? "-after-delete" : ""}`);
+    onStatus(this.patch.status === undefined ? "patch-without-status" : "patch-status", agent);
+    if (this.invalidField === undefined && this.patch.name !== undefined) tallyNameCollision(m, this.patch.name, agent.id);
     rememberTokens(this.patch);
     const res = await nextClient().call("updateAgent", { agentId: agent.id, body: this.patch });
     if (agent.deleted) return expectAnswer(res, 404, "AGENT_NOT_FOUND");
@@ -174,8 +239,10 @@ class Patch implements Cmd {
       agent.updatedAt = record.updatedAt;
       agent.updatedAtMoved = false;
     }
+    const from = statusOf(agent);
     agent.config = predicted.value.config;
     expectRecord(record, agent);
+    transition(from, statusOf(agent));
   }
   toString = () => `patch(#${this.index}, ${JSON.stringify(this.patch)})`;
 }
@@ -186,12 +253,14 @@ class Delete implements Cmd {
   async run(m: Model) {
     const agent = pick(m.agents, this.index)!;
     tally(agent.deleted ? "stateful.delete-after-delete" : "stateful.delete");
+    onStatus("delete", agent);
     const res = await nextClient().deleteAgent(agent.id);
     if (agent.deleted) return expectAnswer(res, 404, "AGENT_NOT_FOUND");
     expectAnswer(res, 200);
     expect(res.data).toEqual({ id: agent.id, deleted: true });
     agent.deleted = true;
     m.conversations.forgetAgent(agent.id);
+    transition(statusOf(agent), "deleted");
   }
   toString = () => `delete(#${this.index})`;
 }
@@ -212,7 +281,9 @@ class Send implements Cmd {
       ...(this.userId ? { userId: this.userId } : {}),
       ...(this.roomId ? { roomId: this.roomId } : {}),
     };
-    const status = agent.config.status;
+    const status = statusOf(agent);
+    onStatus(this.stream ? "stream" : "send", agent);
+    if (!agent.deleted && status !== "active") transition(status, status);
     const failing = target.referenceFaults && (agent.config.modelSettings as { model?: string }).model === FAILING_MODEL;
     tally(
       `stateful.send${this.stream ? ".stream" : ""}${agent.deleted ? "-after-delete" : status !== "active" ? `-${status}` : failing ? "-model-error" : ""}`,
@@ -231,6 +302,7 @@ class Send implements Cmd {
         expect(res.error?.code, "PROFILE §5: a model failure after the stream opened is an error event").toBe("MODEL_ERROR");
         agent.config.status = "error";
         agent.updatedAtMoved = true;
+        transition("active", "error");
         return;
       }
       expect(res.parseIssues).toEqual([]);
@@ -243,6 +315,7 @@ class Send implements Cmd {
         expectAnswer(res, 500, "MODEL_ERROR");
         agent.config.status = "error";
         agent.updatedAtMoved = true;
+        transition("active", "error");
         return;
       }
       expectAnswer(res, 200);
@@ -260,9 +333,21 @@ class Send implements Cmd {
       expect(reply!.conversationId, "PROFILE §5: same (agent, userId, roomId), same conversation").toBe(expectedId);
     else expect(m.conversations.ownerOf(reply!.conversationId), "PROFILE §5: a new conversation has a new id").toBeUndefined();
     m.conversations.completed(key, reply!.conversationId);
+    transition("active", "active");
   }
   toString = () =>
     `send(#${this.index}, ${JSON.stringify({ text: this.text, userId: this.userId, roomId: this.roomId, stream: this.stream })})`;
+}
+
+/** Each step, then the invariants over the run's whole history (src/model/history.ts). */
+class Step implements Cmd {
+  constructor(readonly command: Cmd) {}
+  check = (m: Readonly<Model>) => this.command.check(m);
+  async run(m: Model, r: Real) {
+    await this.command.run(m, r);
+    expectHistoryKept();
+  }
+  toString = () => String(this.command);
 }
 
 // few agents, few users: histories meet on the same agent and conversation
@@ -274,7 +359,7 @@ const statusPatch = fc
 const send = fc
   .tuple(
     index,
-    fc.constantFrom("hello", "¿qué?", "😀 hi"),
+    fc.constantFrom(...TEXT_POOL),
     fc.constantFrom(undefined, "u1", "u2"),
     fc.constantFrom(undefined, undefined, "r1"),
     fc.boolean(),
@@ -289,11 +374,40 @@ const list = fc
       order: fc.constantFrom("asc", "desc"),
       limit: fc.constantFrom("1", "2", "100"),
     }),
+    // every status, error included, as a filter: an agent on each road shows where it must
+    fc.record(
+      {
+        status: fc.constantFrom(...AGENT_STATUSES),
+        sortBy: fc.constantFrom(...SORT_FIELDS),
+        order: fc.constantFrom(...SORT_ORDERS),
+        limit: fc.constantFrom("1", "2", "100"),
+      },
+      { requiredKeys: ["status"] },
+    ),
   )
   .map((q) => new List(q));
+/**
+ * Into error and back to a working model (PROFILE §10): on a reference-compatible target the
+ * model `mock-error` makes the next message fail and the agent turn error; a patch of the model
+ * without status is a road that must keep error (§5 Update, §8).
+ */
+const modelPatch = (label: string, model: string) => index.map((i) => new Patch(i, { modelSettings: { model } }, label));
+const intoError = target.referenceFaults
+  ? [modelPatch("break-model", FAILING_MODEL), modelPatch("break-model", FAILING_MODEL)]
+  : [];
+const repair = target.referenceFaults ? [modelPatch("repair-model", AGENT_DEFAULTS.modelSettings.model)] : [];
+const burst = fc
+  .array(
+    validCreateBody(bodyOptions).map((g) => g.value as JsonObject),
+    { minLength: 2, maxLength: 3 },
+  )
+  .map((bodies) => new CreateBurst(bodies));
 const commands = [
   createValid,
   createValid,
+  burst,
+  ...intoError,
+  ...repair,
   invalidBody(
     "create",
     validCreateBody(bodyOptions).map((g) => g.value as JsonObject),
@@ -346,7 +460,10 @@ describe("property: stateful", () => {
         numRuns: runsFor(200, { requests: 0.2, creates: 0.2 }, { requests: 30, creates: 3 }),
         property: (replayPath) =>
           fc.asyncProperty(
-            fc.commands(commands, { maxCommands: 40, size: "max", ...(replayPath ? { replayPath } : {}) }),
+            fc.commands(
+              commands.map((c) => c.map((command): Cmd => new Step(command))),
+              { maxCommands: 40, size: "max", ...(replayPath ? { replayPath } : {}) },
+            ),
             async (cmds) => {
               const model: Model = { baseline, agents: [], conversations: new ConversationModel() };
               const real: Real = { ids: [] };

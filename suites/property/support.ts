@@ -1,10 +1,12 @@
 import { appendFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import fc from "fast-check";
-import type { Exchange, ServiceClient } from "../../src/client/index.js";
+import { EventStreamCollector, type Exchange, type ServiceClient, summarizeStream } from "../../src/client/index.js";
 import { RATE_LIMITS } from "../../src/contract/index.js";
+import { RunHistory, type SeenRecord } from "../../src/model/history.js";
+import { type TransitionFrom, type TransitionTo, transitionKey } from "../../src/model/transitions.js";
 import { deploymentPropertyRequests, type PropertyReplay } from "../../src/target/harness-target.js";
-import { ConformanceFailure, clientFor, observeExchanges, rememberToken, target } from "../support/harness.js";
+import { ConformanceFailure, clientFor, expect, observeExchanges, rememberToken, target } from "../support/harness.js";
 
 /**
  * The property suites' runner: seeds from the run (`--seed`), budgets (`--max-requests`), and a
@@ -40,6 +42,84 @@ observeExchanges((_ex, key) => {
   if (KEYS.includes(key)) requests++;
 });
 export const requestsMade = () => requests;
+
+/* ----------------------------------------------------------------- history */
+
+/**
+ * Every answer the property clients get, across all cases and sequences of the run, feeds one
+ * history (src/model/history.ts): invariants over the whole run, not only the answer in hand.
+ * The property clients never send two requests about one agent at once, so the order answers
+ * arrive in is the order the service handled them.
+ */
+const history = new RunHistory();
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function seenRecord(v: unknown): SeenRecord | undefined {
+  if (!isObj(v)) return undefined;
+  const { status, createdAt, updatedAt } = v;
+  const id = v[target.idField];
+  return typeof id === "string" && typeof status === "string" && typeof createdAt === "string" && typeof updatedAt === "string"
+    ? { id, status, createdAt, updatedAt }
+    : undefined;
+}
+
+function feedHistory(ex: Exchange): void {
+  const status = ex.response.status;
+  const at = `${ex.request.method} ${new URL(ex.request.url).pathname} → ${status}${ex.requestId ? ` (request id ${ex.requestId})` : ""}`;
+  const json = ex.response.json;
+  const data = isObj(json) ? json.data : undefined;
+  const records = (Array.isArray(data) ? data : [data]).map(seenRecord).filter((r) => r !== undefined);
+  switch (ex.endpoint) {
+    case "createAgent":
+      if (status === 201) for (const r of records) history.created(r, at);
+      return;
+    case "getAgent":
+    case "updateAgent":
+    case "listAgents":
+      if (status === 200) for (const r of records) history.read(r, at);
+      return;
+    case "deleteAgent":
+      if (status === 200 && ex.agentId) history.deleted(ex.agentId, at);
+      return;
+    case "sendMessage": {
+      if (!ex.agentId) return;
+      let reply: unknown = status === 200 ? data : undefined;
+      let failed = status === 500 && isObj(json) && isObj(json.error) && json.error.code === "MODEL_ERROR";
+      if (status === 200 && (ex.response.headers["content-type"] ?? "").includes("text/event-stream")) {
+        const events = new EventStreamCollector(() => 0);
+        events.feed(ex.response.bodyText);
+        events.end();
+        const stream = summarizeStream(events.events);
+        reply = stream.done;
+        failed = stream.error?.code === "MODEL_ERROR";
+      }
+      if (failed) history.modelFailed(ex.agentId);
+      if (!isObj(reply)) return;
+      const { agentId, conversationId, turn, userId, roomId } = reply;
+      if (typeof agentId === "string" && typeof conversationId === "string" && typeof turn === "number")
+        history.replied(
+          {
+            agentId,
+            conversationId,
+            turn,
+            userId: typeof userId === "string" ? userId : null,
+            roomId: typeof roomId === "string" ? roomId : null,
+          },
+          at,
+        );
+      return;
+    }
+  }
+}
+observeExchanges((ex, key) => {
+  if (KEYS.includes(key)) feedHistory(ex);
+});
+
+/** The run's history keeps every invariant so far (PROFILE §4, §5, §8): fails the case or step otherwise. */
+export function expectHistoryKept(): void {
+  const broken = history.take().map((v) => `${v.invariant} (PROFILE ${v.clause}): ${v.message}`);
+  expect(broken, "invariants over the run's whole history").toEqual([]);
+}
 
 /**
  * `--max-requests`: by default sized so the suite adds at most 5 minutes on a deployment at
@@ -174,6 +254,8 @@ export interface PropertyOutcome {
   cases: number;
   sequences: number;
   generators: Record<string, number>;
+  /** status transitions driven, by `from>to` (stateful sequences only) */
+  transitions?: Record<string, number>;
   requests: number;
   durationMs: number;
   seed: number;
@@ -211,7 +293,9 @@ function report(outcome: PropertyOutcome): void {
  */
 export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): Promise<number> {
   const generators: Record<string, number> = {};
+  const transitions: Record<string, number> = {};
   currentGenerators = generators;
+  currentTransitions = transitions;
   const started = performance.now();
   const before = requests;
   const seed = REPLAY?.seed ?? target.seed;
@@ -225,11 +309,13 @@ export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): P
   const details = await fc.check(run.property(REPLAY?.replayPath), params);
   const cases = details.numRuns;
   currentGenerators = undefined;
+  currentTransitions = undefined;
   const outcome: PropertyOutcome = {
     title: run.title,
     cases: run.sequences ? 0 : cases,
     sequences: run.sequences ? cases : 0,
     generators,
+    ...(Object.keys(transitions).length ? { transitions } : {}),
     requests: requests - before,
     durationMs: Math.round(performance.now() - started),
     seed,
@@ -281,6 +367,11 @@ export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): P
 }
 
 let currentGenerators: Record<string, number> | undefined;
+let currentTransitions: Record<string, number> | undefined;
+/** Count a status transition a sequence drove an agent through (the from → to table of the summary). */
+export function transition(from: TransitionFrom, to: TransitionTo): void {
+  if (currentTransitions) currentTransitions[transitionKey(from, to)] = (currentTransitions[transitionKey(from, to)] ?? 0) + 1;
+}
 /** Count a case's generator for the report: the run says which generators it covered. */
 export function tally(generator: string): void {
   if (currentGenerators) currentGenerators[generator] = (currentGenerators[generator] ?? 0) + 1;
