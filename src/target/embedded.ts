@@ -26,3 +26,5 @@ export { FAULTS } from "../server/faults/index.js";
 export { LOAD_FAULTS } from "../server/faults/load.js";
 /** The faults only the property suites catch: their own meta test. */
 export { PROPERTY_FAULTS } from "../server/faults/property.js";
+/** The faults that hide where random data rarely goes: the property suites catch them, the functional suite passes them. */
+export { RARE_PATH_FAULTS } from "../server/faults/rare-paths.js";

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
-import { PROPERTY_FAULTS } from "../../src/target/embedded.js";
+import { PROPERTY_FAULTS, RARE_PATH_FAULTS } from "../../src/target/embedded.js";
 import { failedIn, type VerifyRun, verify } from "./verify-run.js";
 
 /**
@@ -19,7 +19,7 @@ const CLEAN_BUDGET = ["--max-requests", "600"];
 const replayFileIn = (message: string) => /--replay (\S+\.json)/.exec(message)?.[1];
 
 describe("meta: the property suite catches the subtle faults", { concurrent: true }, () => {
-  test.for(Object.entries(PROPERTY_FAULTS).map(([name, f]) => [name, f.clause] as const))(
+  test.for(Object.entries({ ...PROPERTY_FAULTS, ...RARE_PATH_FAULTS }).map(([name, f]) => [name, f.clause] as const))(
     "fault %s (breaks %s) is caught with a shrunk, replayable case",
     { timeout: 600_000 },
     async ([name]) => {
@@ -55,4 +55,23 @@ describe("meta: the property suite gives no false alarm", { concurrent: true }, 
     expect(failedIn(run).map((c) => `${c.id}: ${c.message?.slice(0, 3000)}`)).toEqual([]);
     expect(run.code).toBe(0);
   });
+});
+
+/**
+ * The rare-path faults hide where random data rarely goes (collisions, a seldom-taken status
+ * road, createdAt ties, a fact broken across the whole run): the property suite catches each
+ * above, and the functional suite, which checks one clause at a time with data of its own
+ * choosing, passes each. Were it to catch one, the fault would not prove what the property
+ * suite's pools, transitions, bursts and history invariants add.
+ */
+describe("meta: the functional suite passes the rare-path faults", { concurrent: true }, () => {
+  test.for(Object.entries(RARE_PATH_FAULTS).map(([name, f]) => [name, f.clause] as const))(
+    "fault %s (breaks %s) passes --suites functional",
+    { timeout: 600_000 },
+    async ([name]) => {
+      const run = await verify(["--suites", "functional", "--fault", name], PINNED_SEED);
+      expect(failedIn(run).map((c) => `${c.id}: ${c.message?.slice(0, 500)}`)).toEqual([]);
+      expect(run.code).toBe(0);
+    },
+  );
 });

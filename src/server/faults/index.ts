@@ -6,6 +6,7 @@ import { LIMITS_FAULTS } from "./limits.js";
 import { LOAD_FAULTS } from "./load.js";
 import { MESSAGES_FAULTS } from "./messages.js";
 import { PROPERTY_FAULTS } from "./property.js";
+import { RARE_PATH_FAULTS } from "./rare-paths.js";
 import { RECORD_FAULTS } from "./record.js";
 import { ROUTING_FAULTS } from "./routing.js";
 import type { Fault, FaultRecord } from "./tools.js";
@@ -29,6 +30,7 @@ const AREAS: readonly FaultRecord[] = [
   ROUTING_FAULTS,
   LOAD_FAULTS,
   PROPERTY_FAULTS,
+  RARE_PATH_FAULTS,
 ];
 
 function merge(areas: readonly FaultRecord[]): FaultRecord {

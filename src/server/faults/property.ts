@@ -1,5 +1,5 @@
 import { type Agent, compareCodePoints, paginationFor } from "../../contract/index.js";
-import { ALL, type FaultRecord, fault, isObj, type Obj, onCreated, rewriteWrites, wrap } from "./tools.js";
+import { type FaultRecord, fault, isObj, type Obj, onCreated, reorderList, rewriteWrites, wrap } from "./tools.js";
 
 /**
  * Subtle faults the functional suites do not catch: each shows only for some
@@ -77,15 +77,12 @@ export const PROPERTY_FAULTS: FaultRecord = {
     (_app, ctx) => {
       const firstName = new Map<string, string>();
       onCreated(ctx.store, (agent) => firstName.set(agent.id, agent.name));
-      wrap(ctx.store, "list", (orig) => (accountId, q) => {
-        if (q.sortBy !== "name") return orig(accountId, q);
-        const all = orig(accountId, { ...q, page: 1, limit: ALL }).data;
-        const key = (a: Agent) => firstName.get(a.id) ?? a.name;
-        const dir = q.order === "asc" ? 1 : -1;
-        all.sort((x, y) => dir * (compareCodePoints(key(x), key(y)) || compareCodePoints(x.id, y.id)));
-        const start = (q.page - 1) * q.limit;
-        return { data: all.slice(start, start + q.limit), pagination: paginationFor(q.page, q.limit, all.length) };
-      });
+      const key = (a: Agent) => firstName.get(a.id) ?? a.name;
+      reorderList(
+        ctx.store,
+        (q) => q.sortBy === "name",
+        (q) => (x, y) => (q.order === "asc" ? 1 : -1) * (compareCodePoints(key(x), key(y)) || compareCodePoints(x.id, y.id)),
+      );
     },
   ),
 

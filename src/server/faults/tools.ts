@@ -5,6 +5,7 @@ import {
   type ClauseId,
   createAgentBodySchema,
   type EndpointId,
+  paginationFor,
   updateAgentBodySchema,
 } from "../../contract/index.js";
 import type { ServerContext } from "../context.js";
@@ -155,6 +156,22 @@ export function trackAccounts(store: Store): Set<string> {
 }
 
 export const ALL = Number.MAX_SAFE_INTEGER;
+
+type ListQuery = Parameters<Store["list"]>[1];
+/** Lists answered in another order when `applies` (the whole list sorted, then the page cut). */
+export function reorderList(
+  store: Store,
+  applies: (q: ListQuery) => boolean,
+  compare: (q: ListQuery) => (x: Agent, y: Agent) => number,
+): void {
+  wrap(store, "list", (orig) => (accountId, q) => {
+    if (!applies(q)) return orig(accountId, q);
+    const all = orig(accountId, { ...q, page: 1, limit: ALL }).data;
+    all.sort(compare(q));
+    const start = (q.page - 1) * q.limit;
+    return { data: all.slice(start, start + q.limit), pagination: paginationFor(q.page, q.limit, all.length) };
+  });
+}
 export const BODY_KEYS = new Set([...Object.keys(createAgentBodySchema.shape), ...Object.keys(updateAgentBodySchema.shape)]);
 export const NESTED_KEYS: Record<string, string[]> = {
   personality: Object.keys(AGENT_DEFAULTS.personality),
