@@ -62,7 +62,9 @@ describe("collectFindings: one defect, one finding", () => {
     ]);
     expect(blocked).toMatchObject({ status: "blocked", blockedBy: "F1" });
     expect(findings[0]!.blocked).toEqual(["blocked"]);
-    expect(findings[1]!.message).toBe("GET /agents/{agentId}: expected 404 AGENT_NOT_FOUND; received 403");
+    expect(findings[1]!.message).toBe(
+      "PROFILE §6 auth.scheme-case: GET /agents/{agentId}: expected 404 AGENT_NOT_FOUND; received 403",
+    );
   });
 
   test("a blocked check whose subject is the finding's clause failed, explained by that finding", () => {
@@ -129,4 +131,36 @@ describe("collectFindings: one defect, one finding", () => {
 test("endpointLabel names the endpoint, not the agent", () => {
   expect(endpointLabel("delete", "http://h:1/v1/agents/agt_9/messages?x=1")).toBe("DELETE /agents/{agentId}/messages");
   expect(endpointLabel("GET", "http://h:1/v1/agents")).toBe("GET /agents");
+});
+
+test("one answer breaking one clause in two ways is one finding; a setup that broke a failed check's clause joins its finding", () => {
+  const member: Observation = {
+    check: "no-token-field",
+    clause: "record.token-write-only",
+    expected: "no token member in any response",
+    received: "a token member",
+    endpoint: "POST /agents",
+    count: 1,
+    evidence: evidence("http://h/v1/agents", "req_1"),
+  };
+  const value: Observation = { ...member, check: "no-token-value", expected: "no platform token in any response" };
+  const status = (id: string, over: Partial<CheckResult>) =>
+    sampleCheck({ id, title: id, clauseIds: ["create.status"], sections: ["§5"], ...over });
+  const own = status("own", { status: "failed", message: "PROFILE §5 create.status: … — received active" });
+  const setup = status("setup", {
+    status: "blocked",
+    clauseIds: ["message.inactive"],
+    message: "setup: POST /agents with status inactive made an agent of status active",
+    clauseAtFault: "create.status",
+  });
+  const findings = collectFindings([
+    { check: sampleCheck({ id: "tok" }), observations: [member, value] },
+    { check: own, observations: [] },
+    { check: setup, observations: [] },
+  ]);
+  expect(findings.map((f) => [f.id, f.clauseIds, f.occurrences, f.blocked])).toEqual([
+    ["F1", ["record.token-write-only"], 1, []],
+    ["F2", ["create.status"], 1, ["setup"]],
+  ]);
+  expect(setup).toMatchObject({ status: "blocked", blockedBy: "F2" });
 });

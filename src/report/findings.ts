@@ -99,6 +99,7 @@ export interface CollectedCheck {
  */
 export function collectFindings(collected: readonly CollectedCheck[]): Finding[] {
   const byKey = new Map<string, Finding>();
+  const secondary = new Set<string>();
   const order: Finding[] = [];
   const findingOfCheck = new Map<CheckResult, Finding[]>();
   for (const { check, observations } of collected) {
@@ -123,9 +124,16 @@ export function collectFindings(collected: readonly CollectedCheck[]): Finding[]
           ...(o.setup ? { setup: o.setup } : {}),
         };
         byKey.set(key, f);
-        order.push(f);
+        // the same answer breaking one clause in two ways (a token's member and its value) is one defect
+        const twin = order.find((g) => g.clauseIds[0] === o.clause && g.firstRequestId === o.evidence.requestId);
+        if (twin && o.evidence.requestId !== undefined) {
+          byKey.set(key, twin);
+          secondary.add(key);
+          f = twin;
+        } else order.push(f);
       }
-      f.occurrences += o.count;
+      // a second way of breaking the clause counts no new occurrences: the answers are the same
+      if (!secondary.has(key)) f.occurrences += o.count;
       if (!f.endpoints.includes(o.endpoint)) f.endpoints.push(o.endpoint);
       if (!f.seenIn.includes(check.id)) f.seenIn.push(check.id);
       if (!seen.includes(f)) seen.push(f);
@@ -192,8 +200,10 @@ export function collectFindings(collected: readonly CollectedCheck[]): Finding[]
   const setupByKey = new Map<string, Finding>();
   for (const check of setupFailures) {
     const headline = (check.message ?? "setup failed").split("\n", 1)[0] ?? "";
+    // a check that failed on the clause the setup broke already says it: the setup joins that finding
     const key = normalized(headline);
-    let finding = setupByKey.get(key);
+    const joined = check.clauseAtFault ? ownByKey.get(check.clauseAtFault) : undefined;
+    let finding = joined ?? setupByKey.get(key);
     if (!finding) {
       finding = {
         ...checkFinding(check, check.clauseAtFault ? [check.clauseAtFault] : [], headline),
@@ -203,7 +213,8 @@ export function collectFindings(collected: readonly CollectedCheck[]): Finding[]
       setupByKey.set(key, finding);
       own.push(finding);
     }
-    finding.occurrences += 1;
+    // a setup finding's occurrences are the setups that failed; a joined finding's its failed checks
+    if (!joined) finding.occurrences += 1;
     finding.blocked.push(check.id);
     blocker.set(check, finding);
   }
@@ -234,7 +245,11 @@ function checkFinding(check: CheckResult, clauseIds: string[], headline: string)
     clauseIds,
     sections: [...new Set(clauseIds.map(sectionOf))],
     endpoints: endpointsOf(check),
-    message: headline,
+    // the broken clause leads, as on every finding: `PROFILE §5 list.invalid-params: GET /agents: …`
+    message:
+      headline.startsWith("PROFILE ") || clauseIds[0] === undefined
+        ? headline
+        : `PROFILE ${sectionOf(clauseIds[0])} ${clauseIds[0]}: ${headline}`,
     occurrences: 1,
     seenIn: [check.id],
     blocked: [],

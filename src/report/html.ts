@@ -222,7 +222,9 @@ function findingArticle(finding: Finding): string {
     finding.endpoints.length ? `on ${endpointList(finding.endpoints)}` : "",
     finding.kind === "response"
       ? `seen ${finding.occurrences}× in ${finding.seenIn.length} check${finding.seenIn.length === 1 ? "" : "s"}`
-      : `${finding.occurrences} failed check${finding.occurrences === 1 ? "" : "s"}`,
+      : finding.seenIn.length
+        ? `${finding.occurrences} failed check${finding.occurrences === 1 ? "" : "s"}`
+        : `a failed setup, ${finding.occurrences}×`,
     finding.blocked.length ? `blocked ${finding.blocked.length} check${finding.blocked.length === 1 ? "" : "s"}` : "",
     finding.firstRequestId ? `first request ${finding.firstRequestId}` : "",
   ].filter((f) => f !== "");

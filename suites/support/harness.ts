@@ -119,9 +119,17 @@ class ExchangeLog {
     }
   }
 
+  /** exchanges before this index were made by the test's body; after it, by the cleanup of its fixtures */
+  private bodyEnd: number | undefined;
+
+  /** The test's body is over: what follows (deleting its agents) is no evidence of its failure. */
+  endBody(): void {
+    this.bodyEnd ??= this.exchanges.length;
+  }
+
   evidence(): Evidence[] {
-    // the last exchanges the test made: what its own assertions judged
-    return this.exchanges.slice(-3).map(evidenceOf);
+    // the last exchanges the test's body made: what its own assertions judged
+    return this.exchanges.slice(0, this.bodyEnd).slice(-3).map(evidenceOf);
   }
 }
 
@@ -270,14 +278,28 @@ export class AgentFactory {
       await budget.afterExhaustion(res.exchange);
       res = await send();
     }
+    let agent: Agent;
     try {
-      const agent = expectOk(res, 201);
+      agent = expectOk(res, 201);
       this.made.push(agent.id);
-      return agent;
     } catch (err) {
       // the check's setup, not its subject: a defect here blocks the check (STYLE §10)
       throw new Blocked(`setup: could not create an agent: ${(err as Error).message.split("\n", 1)[0]}`, "create.created");
     }
+    // an agent that is not what the check asked for (another status, another mock model) cannot
+    // set up what the check judges: blocked by the create's own finding, not a defect of its own
+    const wanted = { status: body.status ?? "active", model: body.modelSettings?.model ?? agent.modelSettings.model };
+    if (agent.status !== wanted.status)
+      throw new Blocked(
+        `setup: POST /agents with status ${wanted.status} made an agent of status ${agent.status}`,
+        "create.status",
+      );
+    if (agent.modelSettings.model !== wanted.model)
+      throw new Blocked(
+        `setup: POST /agents with model ${wanted.model} made an agent of model ${agent.modelSettings.model}`,
+        "create.created",
+      );
+    return agent;
   }
 
   /**
@@ -417,6 +439,7 @@ export const test = base.extend<Fixtures>({
   agents: async ({ api, task }, use) => {
     const factory = new AgentFactory(api, task.id.replace(/[^A-Za-z0-9]/g, "").slice(-8));
     await use(factory);
+    currentLog?.endBody();
     await factory.cleanup();
   },
 });
