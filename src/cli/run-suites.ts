@@ -37,14 +37,15 @@ const RECEIVED_CHARS = 80;
  * (`WWW-Authenticate: received ""`). The matcher's sentence and diff follow on the lines below,
  * for the person who debugs the check. A ConformanceFailure already speaks in the clause's words.
  */
-function inClauseWords(error: { name?: string; message: string; actual?: string }, clauseIds: readonly string[]): string {
+function inClauseWords(error: { name?: string; message: string; actual?: unknown }, clauseIds: readonly string[]): string {
   if (speaksInClauseWords(error)) return error.message;
   const clause = CLAUSE_BY_ID.get(clauseIds[0] ?? "");
   if (!clause) return error.message;
   const [first = "", ...rest] = error.message.split("\n");
   const matcher = MATCHER_SENTENCE.exec(first);
   if (!matcher) return [`PROFILE ${clause.section} ${clause.id}: ${clause.text} — ${first}`, ...rest].join("\n");
-  const actual = error.actual?.replace(/\s+/g, " ").trim();
+  // a matcher on numbers leaves a number here (toBeGreaterThanOrEqual), not a string
+  const actual = error.actual === undefined ? undefined : String(error.actual).replace(/\s+/g, " ").trim();
   const received =
     actual === undefined || actual === ""
       ? undefined
