@@ -8,6 +8,16 @@ describe("verify options", () => {
     expect(config.baseUrl).toBeUndefined();
   });
 
+  test("a network between the harness and the target: delay ± jitter each way, and the intermediaries", () => {
+    expect(
+      parseVerifyConfig(["--network-delay", "150±50", "--network-proxy", "close-after-response,buffer-responses"], {}),
+    ).toMatchObject({
+      networkDelay: { ms: 150, jitterMs: 50 },
+      networkProxy: ["close-after-response", "buffer-responses"],
+    });
+    expect(parseVerifyConfig([], { AGENT_HARNESS_NETWORK_DELAY: "40+-20" }).networkDelay).toEqual({ ms: 40, jitterMs: 20 });
+  });
+
   test("each flag also reads its env var, and a flag wins over the env", () => {
     const env = { AGENT_API_BASE_URL: "http://127.0.0.1:9/v1", AGENT_API_KEY: "from-env", AGENT_API_TIER: "60" };
     expect(parseVerifyConfig([], env)).toMatchObject({ baseUrl: "http://127.0.0.1:9/v1", apiKey: "from-env", tier: 60 });
@@ -33,6 +43,9 @@ describe("verify options", () => {
     [["--base-url", "http://x/v1", "--api-key", "k", "--load-tier", "5000"], /--load-tier needs --load-key/],
     [["--base-url", "http://x/v1", "--api-key", "k", "--tier-burst-tier", "100"], /--tier-burst-tier needs --tier-burst-key/],
     [["--load-key", "L"], /--load-key \(or \$AGENT_API_LOAD_KEY\) is set but the base URL is missing/],
+    [["--network-delay", "fast"], /--network-delay takes MS or MS±JITTER/],
+    [["--network-delay", "20±40"], /--network-delay takes/],
+    [["--network-proxy", "cache"], /--network-proxy takes: close-after-response, buffer-responses/],
   ] as const)("%j is a usage error: %s", ([argv, message]) => {
     expect(() => parseVerifyConfig([...argv], {})).toThrow(UsageError);
     expect(() => parseVerifyConfig([...argv], {})).toThrow(message);
