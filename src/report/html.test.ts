@@ -134,4 +134,17 @@ describe("renderHtml", () => {
     expect(html).toContain('id="show-failed"');
     expect(html).toMatch(/<p class="line">1 finding \(1 failed check under it\); 0 passed, 0 failed, 2 skipped<\/p>/);
   });
+
+  test("the header: options one short item each, never a key or JSON; the service clock the times were judged on", () => {
+    const page = renderHtml(sampleRun({ serviceClock: { source: "date", offsetMs: 10_020, uncertaintyMs: 50, probes: 4 } }), {
+      secrets: [...SAMPLE_SECRETS],
+    });
+    const header = page.slice(page.indexOf("<header>"), page.indexOf("</header>"));
+    expect(header).toContain('<li><span class="opt">suites</span> functional, property</li>');
+    expect(header).toContain('<li><span class="opt">keys</span> main ×3, read-only, other-account, quota</li>');
+    expect(header).not.toMatch(/[{}]/);
+    expect(header).toContain(
+      "<dt>Service clock</dt><dd>+10.02 s ± 0.05 s from the runner&#39;s (its Date header, 4 requests)</dd>",
+    );
+  });
 });

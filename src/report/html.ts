@@ -1,3 +1,4 @@
+import { describeServiceClock } from "../client/service-clock.js";
 import { CLAUSE_BY_ID } from "../contract/clauses.js";
 import { endpointList, type Finding } from "./findings.js";
 import {
@@ -309,6 +310,10 @@ export function renderHtml(runInput: RunResult, options: ReportOptions = {}): st
     ["Seed", run.seed === undefined ? "none" : String(run.seed)],
     ["Started", run.startedAt],
     ["Duration", formatDuration(totals.durationMs)],
+    // its times (X-RateLimit-Reset, createdAt, updatedAt) were judged on this clock
+    ...(run.serviceClock
+      ? [["Service clock", describeServiceClock(run.serviceClock).replace(/^service clock: /, "")] as [string, string]]
+      : []),
   ];
   const optionItems = describeOptions(run.options)
     .map(([name, value]) => `<li><span class="opt">${escapeHtml(name)}</span> ${escapeHtml(value)}</li>`)
