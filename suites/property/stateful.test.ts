@@ -339,6 +339,26 @@ class Send implements Cmd {
     `send(#${this.index}, ${JSON.stringify({ text: this.text, userId: this.userId, roomId: this.roomId, stream: this.stream })})`;
 }
 
+/**
+ * A name taken from another agent of the sequence, live or deleted: a collision by construction
+ * (PROFILE §4 sets no rule against two agents sharing a name, nor against a name coming back).
+ */
+class CopyName implements Cmd {
+  constructor(
+    readonly index: number,
+    readonly from: number,
+    readonly create: boolean,
+  ) {}
+  check = (m: Readonly<Model>) => m.agents.length > 0 && (!this.create || live(m).length < 3);
+  run(m: Model, r: Real) {
+    const name = pick(m.agents, this.from)!.config.name;
+    if (typeof name !== "string") throw new Error("the model holds an agent without a name");
+    return this.create ? new Create({ name }, "copied-name").run(m, r) : new Patch(this.index, { name }, "copied-name").run(m);
+  }
+  toString = () =>
+    this.create ? `create({name: name of #${this.from}})` : `patch(#${this.index}, {name: name of #${this.from}})`;
+}
+
 /** Each step, then the invariants over the run's whole history (src/model/history.ts). */
 class Step implements Cmd {
   constructor(readonly command: Cmd) {}
@@ -416,6 +436,7 @@ const commands = [
   list,
   fc.tuple(index, validPatch(bodyOptions)).map(([i, p]) => new Patch(i, p.value as JsonObject, p.generator)),
   fc.tuple(index, agentName(bodyOptions)).map(([i, name]) => new Patch(i, { name }, "rename")),
+  fc.tuple(index, index, fc.boolean()).map(([i, from, create]) => new CopyName(i, from, create)),
   statusPatch,
   statusPatch,
   statusPatch,
