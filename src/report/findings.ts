@@ -218,7 +218,8 @@ export function collectFindings(collected: readonly CollectedCheck[]): Finding[]
     finding.blocked.push(check.id);
     blocker.set(check, finding);
   }
-  const all = [...response, ...own];
+  // most important first: a defect that kept checks from running leads its kind (the sort is stable)
+  const all = [...response, ...own.sort((a, b) => b.blocked.length - a.blocked.length)];
   all.forEach((f, i) => {
     f.id = `F${i + 1}`;
   });

@@ -297,9 +297,10 @@ describe("renderJunit", () => {
     const findings = collectFindings([failed, blocked].map((check) => ({ check, observations: [] })));
     const root = parseXml(renderJunit(sampleRun({ checks: [failed, blocked], findings })));
     const [findingSuite] = root.children.filter((c) => c.name === "testsuite");
+    // the setup failure that kept a check from running leads (most important first)
     expect(findingSuite?.children.filter((c) => c.name === "testcase").map((c) => [c.attrs.file, c.attrs.line])).toEqual([
-      ["suites/functional/list.test.ts", "42"],
       ["suites/functional/auth.test.ts", "7"],
+      ["suites/functional/list.test.ts", "42"],
     ]);
     expect(testcaseNamed(root, "reads an agent").attrs).toMatchObject({ file: "suites/functional/auth.test.ts", line: "7" });
   });
