@@ -276,7 +276,10 @@ async function planFor(
     calibrated?.(checks);
     return checks;
   });
-  process.stdout.write(`${planned.describe()}\n`);
+  const bound = runBoundSeconds(planned.plan);
+  process.stdout.write(
+    `${planned.describe()}\nplan: the run stops at ${formatSeconds(bound)} (twice the lower bound and ${formatSeconds(RUN_BOUND_ALLOWANCE_SECONDS)})\n`,
+  );
   return planned;
 }
 
@@ -377,9 +380,6 @@ export async function verify(argv: string[]): Promise<number> {
     started = performance.now();
     if (planned) {
       const bound = runBoundSeconds(planned.plan);
-      out.write(
-        `plan: the run stops at ${formatSeconds(bound)} (twice the lower bound and ${formatSeconds(RUN_BOUND_ALLOWANCE_SECONDS)})\n`,
-      );
       overrun = setTimeout(() => {
         overran = `the run reached its bound of ${formatSeconds(bound)} (twice the plan's lower bound and ${formatSeconds(RUN_BOUND_ALLOWANCE_SECONDS)}) and was stopped: the checks not done did not run; a target whose rate headers mislead the pacing shows in the findings`;
         out.write(`\n${overran}\n`);
