@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
 import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -64,6 +65,12 @@ async function buildIfChanged(options: EnsureImageOptions): Promise<ReferenceIma
   const log = options.log ?? ((line: string) => console.info(`[reference-image] ${line}`));
   const started = performance.now();
   const bundle = options.bundle ?? process.env.AGENT_HARNESS_SKIP_BUNDLE !== "1";
+  // the installed package has no build scripts and no esbuild: the reference image is a checkout's
+  if (bundle && !existsSync(bundleScript))
+    throw new Error(
+      "the reference image is built from a checkout of agent-harness (scripts/bundle-server.mjs, esbuild); " +
+        "from the installed package, verify the embedded target or a deployment (--base-url)",
+    );
   if (bundle) await run(process.execPath, [bundleScript], { cwd: repoRoot });
 
   const server = await readFile(SERVER_BUNDLE).catch((cause: unknown) => {

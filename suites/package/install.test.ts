@@ -89,6 +89,13 @@ describe.each(SUPPORTED_NODE_MAJORS)("installed, on node %i", (major) => {
     node = await nodeBinary(major);
   }, 300_000);
 
+  test(`the node binary is node ${major}`, async () => {
+    const run = await new Promise<string>((resolve, reject) =>
+      execFile(node, ["--version"], { timeout: 30_000 }, (error, stdout) => (error ? reject(error) : resolve(stdout))),
+    );
+    expect(run.trim()).toMatch(new RegExp(`^v${major}\\.`));
+  });
+
   test("--version prints the package's version", async () => {
     const run = await runInstalled(node, ["--version"], 30_000);
     expect(run).toMatchObject({ code: 0 });
