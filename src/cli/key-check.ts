@@ -179,7 +179,10 @@ async function otherAccountLine(
   const seen = await send(() => clientOf(target.keys.otherAccount!).getAgent(made.data!.id));
   count();
   const gone = await main.deleteAgent(made.data.id);
-  const left = gone.status === 200 ? "" : ` (deleting the probe agent answered ${gone.status}: agent-harness cleanup deletes it by its name)`;
+  const left =
+    gone.status === 200
+      ? ""
+      : ` (deleting the probe agent answered ${gone.status}: agent-harness cleanup deletes it by its name)`;
   if (seen.status === 200)
     throw new UsageError(
       `--other-account-key: this key reads an agent the --api-key made: it belongs to the same account (${roleNeeds("otherAccount")})`,
