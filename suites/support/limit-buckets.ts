@@ -203,9 +203,20 @@ export const SHARED_BY_KEYS: WhileEmpty = {
   needs: "needs --read-only-key",
   clauses: ["limits.agent-bucket", "status.precedence"],
   title: "the bucket is shared by the account's keys (429 beats 403), another agent's is its own",
-  run: async ({ api, bucket }) => {
-    // a key without messages:send reaches the same empty bucket: 429, not 403
-    const readOnly = await readOnlyApi().sendMessage(bucket.agent!.id, { text: "hello" }, { pace: false });
+  run: async ({ api, bucket, limited }) => {
+    // a key without messages:send reaches the same empty bucket: 429, not 403 — unless the window
+    // rolled over first (far from the service the burst may end late in it): then empty it again
+    let readOnly = await readOnlyApi().sendMessage(bucket.agent!.id, { text: "hello" }, { pace: false });
+    for (let attempt = 1; readOnly.status !== 429; attempt++) {
+      const later = (readOnly.exchange.rate?.reset ?? 0) > (limited.exchange.rate?.reset ?? Infinity);
+      if (!later || !(await windowRolledOver(bucket))) break;
+      if (attempt === MAX_DRAIN_ATTEMPTS)
+        throw new HarnessError(
+          `the window rolled over before the read-only key's message in each of ${attempt} attempts: inconclusive`,
+        );
+      limited = await drainBucket(RATE_LIMITS.perAgentMessages, bucket.counted, bucket.counted, MESSAGE_BURST_WIDTH);
+      readOnly = await readOnlyApi().sendMessage(bucket.agent!.id, { text: "hello" }, { pace: false });
+    }
     expectEmptyBucket429(readOnly, RATE_LIMITS.perAgentMessages);
     // another agent's bucket is its own (unless the tier itself ran out)
     const elsewhere = await api.sendMessage(bucket.another!.id, { text: "hello" }, { pace: false });
