@@ -2,7 +2,7 @@ import { afterAll, describe } from "vitest";
 import type { ServiceClient } from "../../src/client/index.js";
 import { loadBoundaries } from "../support/fixtures.js";
 import type { AgentFactory } from "../support/harness.js";
-import { check, clientFor, expect, expectError, expectOk, smoke, target } from "../support/harness.js";
+import { check, clientFor, expect, expectError, expectOk, HarnessError, smoke, target } from "../support/harness.js";
 
 /**
  * PROFILE §5 Send Message: body validation, the reply, conversations and turns, unknown and
@@ -181,9 +181,19 @@ describe("POST /agents/{agentId}/messages: conversations", () => {
     async ({ api, agents, skip }) => {
       const agent = await agents.withMockModel("mock-slow", skip);
       const texts = ["first", "second"];
-      const together = (
-        await Promise.all(texts.map((text) => api.sendMessage(agent.id, { text, userId: "u-together" }, { pace: false })))
-      ).map((res, i) => ({ text: texts[i]!, reply: expectOk(res) }));
+      const answers = await Promise.all(
+        texts.map((text) => api.sendMessage(agent.id, { text, userId: "u-together" }, { pace: false })),
+      );
+      // PROFILE §5: past the budget 503 AGENT_UNAVAILABLE is conformant; two slow replies, one after
+      // the other, that did not fit in it ran on a starved runner (or service): the turns cannot be judged
+      const late = answers.find(
+        (res) => res.error?.code === "AGENT_UNAVAILABLE" && res.exchange.durationMs >= target.messageTimeoutSeconds * 1000,
+      );
+      if (late)
+        throw new HarnessError(
+          `a reply answered 503 AGENT_UNAVAILABLE after ${Math.round(late.exchange.durationMs)} ms, past the ${target.messageTimeoutSeconds} s budget: two mock-slow replies in turn did not fit in it (a starved runner or service); inconclusive`,
+        );
+      const together = answers.map((res, i) => ({ text: texts[i]!, reply: expectOk(res) }));
       together.sort((a, b) => a.reply.turn - b.reply.turn);
       expect(
         together.map((t) => t.reply.turn),
