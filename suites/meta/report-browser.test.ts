@@ -10,9 +10,9 @@ import {
   openReport,
   SCREENSHOT_DIR,
 } from "../../src/report/browser-support.js";
-import { isUnderFinding, renderHtml } from "../../src/report/index.js";
+import { renderHtml } from "../../src/report/index.js";
 import { SAMPLE_OPTIONS, sampleRun } from "../../src/report/test-support.js";
-import { type VerifyRun, verify } from "./verify-run.js";
+import { redItems, verify } from "./verify-run.js";
 
 /**
  * The main job's report as its reader first sees it, in a real Chromium: real `verify` runs (the
@@ -57,11 +57,6 @@ test("Chromium is there for the report's browser checks", (context) => {
   if (!chromiumPath && !chromiumRequired) context.skip(NO_CHROMIUM);
   expect(chromiumPath, `Chromium is required when CI=true: ${NO_CHROMIUM}`).toBeDefined();
 });
-
-/** Findings, failed checks no finding explains, and harness errors: what a reader must act on. */
-const redItems = (run: VerifyRun) =>
-  (run.results.findings?.length ?? 0) +
-  run.results.checks.filter((c) => (c.status === "failed" && !isUnderFinding(c)) || c.status === "error").length;
 
 describe.skipIf(!chromiumPath)("the verify report in Chromium", () => {
   let browser: Browser;
