@@ -36,10 +36,11 @@ export function skewedClock(clock: Clock, skewMs: number): Clock {
 export const untilAborted = (signal: AbortSignal) =>
   new Promise<never>((_, reject) => {
     // Stryker disable next-line ConditionalExpression: untilAborted is only called with a fresh signal (takeTurn, mock-timeout): the already-aborted branch is unreachable
+    // Stryker disable BooleanLiteral,ObjectLiteral: an AbortSignal fires abort at most once: { once: true } changes nothing observable
     if (signal.aborted) reject(signal.reason);
-    // Stryker disable next-line BooleanLiteral,ObjectLiteral: an AbortSignal fires abort at most once: { once: true } changes nothing observable
     else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
   });
+// Stryker restore BooleanLiteral,ObjectLiteral
 
 /** Resolves after `ms` of clock time, or rejects with the signal's reason when aborted. */
 export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {

@@ -22,12 +22,13 @@ export const route = (id: EndpointId, handler: RouteHandlerMethod): RouteOptions
 
 /** PROFILE §2 error envelope with the §3 status of its code. */
 export function sendError(reply: FastifyReply, code: ErrorCode, message: string, details?: ErrorDetail[]) {
+  // Stryker disable StringLiteral: fastify sets application/json; charset=utf-8 itself for an object payload
   return reply
     .code(STATUS_OF_CODE[code])
-    // Stryker disable next-line StringLiteral: fastify sets application/json; charset=utf-8 itself for an object payload
     .type("application/json; charset=utf-8")
     .send({ success: false, error: { code, message, ...(details?.length ? { details } : {}) } });
 }
+// Stryker restore StringLiteral
 
 export const invalidFields = (reply: FastifyReply, details: ErrorDetail[]) =>
   // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
@@ -66,7 +67,8 @@ export function parseJsonBody<S extends z.ZodType>(
   let json: unknown;
   try {
     json = JSON.parse(raw);
-  // Stryker disable next-line BlockStatement: malformed JSON then fails the object test: the same 400 INVALID_REQUEST, only the message differs
+    // an equivalent mutant no Stryker comment can reach (the catch block → {}): malformed JSON then
+    // fails the object test, the same 400 INVALID_REQUEST; only the message differs
   } catch {
     // Stryker disable next-line ArrayDeclaration,StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it / details are optional (PROFILE §2) and `field` names a body field or query parameter: neither a header nor the whole body is one
     sendError(reply, "INVALID_REQUEST", "The body is not valid JSON", [{ field: "(body)", issue: "malformed JSON" }]);
@@ -94,6 +96,6 @@ export function agentIdParam(req: FastifyRequest): string {
   // Stryker disable next-line ConditionalExpression,LogicalOperator: fastify's params are always an object holding agentId as a string on the agent routes; elsewhere the id is never used
   return typeof params === "object" && params !== null && "agentId" in params && typeof params.agentId === "string"
     ? params.agentId
-    // Stryker disable next-line StringLiteral: routes without :agentId (create, list) never use the agent id: only Send Message's bucket and slot do
-    : "";
+    : // Stryker disable next-line StringLiteral: routes without :agentId (create, list) never use the agent id: only Send Message's bucket and slot do
+      "";
 }

@@ -40,8 +40,8 @@ export function rateBucketsOf(principal: Principal, endpoint: EndpointSpec | und
     return [{ scope: "agentMessages", key: agentSlotKey(principal, agentId), size: endpoint.bucket.size }, tier];
   const buckets: RateBucket[] =
     endpoint?.bucket.kind === "keyEndpoint"
-      // Stryker disable next-line StringLiteral: `scope` is read only by fault hooks (seam)
-      ? [{ scope: "keyEndpoint", key: `k:${principal.keyHash}:${endpoint.id}`, size: endpoint.bucket.size }, tier]
+      ? // Stryker disable next-line StringLiteral: `scope` is read only by fault hooks (seam)
+        [{ scope: "keyEndpoint", key: `k:${principal.keyHash}:${endpoint.id}`, size: endpoint.bucket.size }, tier]
       : [tier];
   byEndpoint.set(id, buckets);
   return buckets;

@@ -112,7 +112,9 @@ async function takeTurn(conversation: Conversation, signal: AbortSignal): Promis
   conversation.queue = previous.then(() => mine);
   try {
     await Promise.race([untilAborted(signal), previous]);
-  // Stryker disable next-line BlockStatement: a waiter that gave up (budget spent, client gone) and went on anyway meets its aborted signal at the model's first step (mock-timeout, mock-slow) and ends the same way; an instant model leaves no time to give up while queued
+    // an equivalent mutant no Stryker comment can reach (the catch block → {}): a waiter that gave up
+    // (budget spent, client gone) and went on anyway meets its aborted signal at the model's first
+    // step (mock-timeout, mock-slow) and ends the same way; an instant model leaves no time to give up
   } catch (err) {
     release(); // a waiter that gave up must not hold up the ones behind it
     throw err;
