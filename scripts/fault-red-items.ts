@@ -34,6 +34,8 @@ interface Row {
   errors: number;
   firstCites: boolean;
   seconds: number;
+  /** the exit code, or the last line of a run that wrote no report */
+  said: string;
 }
 
 function survey(fault: string): Promise<Row> {
@@ -43,9 +45,17 @@ function survey(fault: string): Promise<Row> {
   const started = performance.now();
   const args = ["bin/agent-harness.js", "verify", "--fault", fault, "--sections", section, "--suites", "functional"];
   return new Promise((resolve) => {
-    execFile(process.execPath, [...args, "--report-dir", dir, "--seed", "1", "--workers", "1"], { timeout: 600_000 }, () => {
+    const options = { timeout: 600_000, maxBuffer: 64 * 1024 * 1024 };
+    execFile(process.execPath, [...args, "--report-dir", dir, "--seed", "1", "--workers", "1"], options, (err, _out, stderr) => {
       const [run] = readdirSync(dir);
-      const results: ResultsJson = JSON.parse(readFileSync(join(dir, run ?? "", "results.json"), "utf8"));
+      const seconds = Math.round((performance.now() - started) / 1000);
+      if (run === undefined) {
+        // no report: the run stopped before any check (exit 2), which the survey shows as it is
+        const said = stderr.trim().split("\n").at(-1) ?? "";
+        resolve({ fault, clause, red: -1, findings: 0, failed: 0, errors: 0, firstCites: false, seconds, said });
+        return;
+      }
+      const results: ResultsJson = JSON.parse(readFileSync(join(dir, run, "results.json"), "utf8"));
       rmSync(dir, { recursive: true, force: true });
       const findings = results.findings ?? [];
       const failed = results.checks.filter((c) => c.status === "failed" && !isUnderFinding(c)).length;
@@ -58,7 +68,8 @@ function survey(fault: string): Promise<Row> {
         failed,
         errors,
         firstCites: findings[0]?.clauseIds.includes(clause) ?? false,
-        seconds: Math.round((performance.now() - started) / 1000),
+        seconds,
+        said: err ? `exit ${err.code}` : "exit 0",
       });
     });
   });
@@ -72,12 +83,12 @@ await Promise.all(
       const row = await survey(name);
       rows.push(row);
       console.log(
-        `${row.red <= 3 ? "ok " : "RED"} ${row.fault} (${row.clause}): ${row.red} red = ${row.findings} findings + ${row.failed} failed + ${row.errors} errors; first cites the clause: ${row.firstCites} (${row.seconds} s)`,
+        `${row.red >= 0 && row.red <= 3 ? "ok " : "RED"} ${row.fault} (${row.clause}): ${row.red} red = ${row.findings} findings + ${row.failed} failed + ${row.errors} errors; first cites the clause: ${row.firstCites}; ${row.said} (${row.seconds} s)`,
       );
     }
   }),
 );
-const over = rows.filter((r) => r.red > 3);
+const over = rows.filter((r) => r.red > 3 || r.red < 0);
 const elsewhere = rows.filter((r) => r.red > 0 && !r.firstCites);
 const missed = rows.filter((r) => r.red === 0);
 console.log(`\n${rows.length - over.length} of ${rows.length} faults: at most 3 red items`);
