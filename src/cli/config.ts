@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { parseDelay } from "../net/delay-proxy.js";
 import { PROFILES } from "../plan/profiles.js";
+import { FLAGGED_ROLES, type FlaggedRole, KEY_ROLES } from "../target/key-roles.js";
 import { UsageError } from "./usage-error.js";
 
 export { UsageError };
@@ -13,6 +14,12 @@ interface OptionSpec {
   help: string;
   multiple?: boolean;
 }
+
+/** A key role's option: its flag, env var and help come from the key-role table (src/target/key-roles.ts). */
+const keyOption = (role: FlaggedRole) => {
+  const { flag, env, help } = KEY_ROLES[role];
+  return { flag, env, type: "string", help } as const;
+};
 
 /** `verify` options; each flag also reads an env var. One table drives parsing, env and help. */
 export const VERIFY_OPTIONS = {
@@ -28,55 +35,24 @@ export const VERIFY_OPTIONS = {
     type: "string",
     help: "verify a deployment at this base URL (ends with /v1)",
   },
-  apiKey: {
-    flag: "api-key",
-    env: "AGENT_API_KEY",
-    type: "string",
-    multiple: true,
-    help: "key with all four permissions (required with --base-url); repeat it with more keys of the same account to spread the per-key buckets",
-  },
+  apiKey: { ...keyOption("main"), multiple: true },
   apiKeys: {
     flag: "api-keys",
     env: "AGENT_API_KEYS",
     type: "string",
     help: "comma-separated keys of the main account, all four permissions (as --api-key repeated)",
   },
-  readOnlyKey: {
-    flag: "read-only-key",
-    env: "AGENT_API_READ_ONLY_KEY",
-    type: "string",
-    help: "key with agents:read only: enables the 403 checks",
-  },
-  otherAccountKey: {
-    flag: "other-account-key",
-    env: "AGENT_API_OTHER_ACCOUNT_KEY",
-    type: "string",
-    help: "key of a second account: enables the isolation checks",
-  },
-  quotaKey: {
-    flag: "quota-key",
-    env: "AGENT_API_QUOTA_KEY",
-    type: "string",
-    help: "key of an account with a small message quota: enables the quota check",
-  },
-  loadKey: {
-    flag: "load-key",
-    env: "AGENT_API_LOAD_KEY",
-    type: "string",
-    help: "key of an account of its own with room for throughput (an enterprise tier): the load scenarios' bursts and throughput (default: the main key, with --tier)",
-  },
+  readOnlyKey: keyOption("readOnly"),
+  otherAccountKey: keyOption("otherAccount"),
+  quotaKey: keyOption("quota"),
+  loadKey: keyOption("load"),
   loadTier: {
     flag: "load-tier",
     env: "AGENT_API_LOAD_TIER",
     type: "string",
     help: "the --load-key account's tier limit per window (the bursts need at least 3× an endpoint bucket)",
   },
-  tierBurstKey: {
-    flag: "tier-burst-key",
-    env: "AGENT_API_TIER_BURST_KEY",
-    type: "string",
-    help: "key of an account of its own whose tier is below the Get, List and Update buckets together (e.g. 100): enables the tier-mixed load scenario",
-  },
+  tierBurstKey: keyOption("tierBurst"),
   tierBurstTier: {
     flag: "tier-burst-tier",
     env: "AGENT_API_TIER_BURST_TIER",
@@ -186,6 +162,19 @@ export const VERIFY_OPTIONS = {
 } as const satisfies Record<string, OptionSpec>;
 
 type OptionName = keyof typeof VERIFY_OPTIONS;
+/** The option each key role is read into: every role of the table that has a flag. */
+export const KEY_OPTIONS = {
+  main: "apiKey",
+  readOnly: "readOnlyKey",
+  otherAccount: "otherAccountKey",
+  quota: "quotaKey",
+  load: "loadKey",
+  tierBurst: "tierBurstKey",
+} as const satisfies Record<FlaggedRole, OptionName>;
+/** The options that give a key, in the table's order: each role's, and --api-keys beside the main one. */
+const KEY_OPTION_NAMES = FLAGGED_ROLES.flatMap((role) =>
+  role === "main" ? [KEY_OPTIONS.main, "apiKeys" as const] : [KEY_OPTIONS[role]],
+);
 export type RawOptions = Partial<Record<OptionName, string | boolean | string[]>>;
 
 export function optionsHelp(options: Record<string, OptionSpec>): string {
@@ -342,19 +331,12 @@ const verifySchema = z
       ctx.addIssue({ code: "custom", message: "--base-url needs --api-key (or $AGENT_API_KEY)", path: ["apiKey"] });
     // keys without a base URL would verify the embedded server and pass: a CI secret is missing
     if (!o.baseUrl)
-      for (const [name, flag, env] of [
-        ["apiKey", "--api-key", "AGENT_API_KEY"],
-        ["apiKeys", "--api-keys", "AGENT_API_KEYS"],
-        ["readOnlyKey", "--read-only-key", "AGENT_API_READ_ONLY_KEY"],
-        ["otherAccountKey", "--other-account-key", "AGENT_API_OTHER_ACCOUNT_KEY"],
-        ["quotaKey", "--quota-key", "AGENT_API_QUOTA_KEY"],
-        ["loadKey", "--load-key", "AGENT_API_LOAD_KEY"],
-        ["tierBurstKey", "--tier-burst-key", "AGENT_API_TIER_BURST_KEY"],
-      ] as const)
+      for (const name of KEY_OPTION_NAMES)
         if (o[name]) {
+          const { flag, env } = VERIFY_OPTIONS[name];
           ctx.addIssue({
             code: "custom",
-            message: `${flag} (or $${env}) is set but the base URL is missing: set --base-url or $AGENT_API_BASE_URL`,
+            message: `--${flag} (or $${env}) is set but the base URL is missing: set --base-url or $AGENT_API_BASE_URL`,
             path: ["baseUrl"],
           });
           break;

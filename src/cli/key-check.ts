@@ -1,18 +1,9 @@
 import { type ApiResult, ServiceClient, TransportError } from "../client/index.js";
 import { ENDPOINTS, type EndpointId, endpointPath } from "../contract/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
+import { FLAGGED_ROLES, flagOf, KEY_ROLES, type FlaggedRole as Role } from "../target/key-roles.js";
 import { UsageError } from "./config.js";
 
-/** The flag each key role comes from: a wrong key is named by the flag that gave it. */
-export const KEY_FLAGS = {
-  main: "--api-key",
-  readOnly: "--read-only-key",
-  otherAccount: "--other-account-key",
-  quota: "--quota-key",
-  load: "--load-key",
-  tierBurst: "--tier-burst-key",
-} as const;
-type Role = keyof typeof KEY_FLAGS;
 /** One request of the key check, counted; a target that does not answer is a usage error. */
 type Send = <R extends ApiResult<unknown>>(call: () => Promise<R>) => Promise<R>;
 
@@ -42,7 +33,8 @@ export interface KeyCheck {
 export async function checkKeys(target: HarnessTarget, options: { timeoutMs?: number } = {}): Promise<KeyCheck> {
   const lines: string[] = [];
   let requests = 0;
-  const roles = (Object.keys(KEY_FLAGS) as Role[]).filter((r) => target.keys[r] !== undefined);
+  // a wrong key is named by the flag that gave it
+  const roles = FLAGGED_ROLES.filter((r) => target.keys[r] !== undefined);
   // a key given for two roles is wrong before any request (the load keys may share the main account's)
   for (const [a, b] of [
     ["main", "readOnly"],
@@ -50,7 +42,7 @@ export async function checkKeys(target: HarnessTarget, options: { timeoutMs?: nu
     ["readOnly", "otherAccount"],
   ] as const)
     if (target.keys[a] !== undefined && target.keys[a] === target.keys[b])
-      throw new UsageError(`${KEY_FLAGS[b]}: the same key as ${KEY_FLAGS[a]} (${roleNeeds(b)})`);
+      throw new UsageError(`${flagOf(b)}: the same key as ${flagOf(a)} (${roleNeeds(b)})`);
 
   const clients = new Map<string, ServiceClient>();
   const clientOf = (key: string) => {
@@ -83,7 +75,7 @@ export async function checkKeys(target: HarnessTarget, options: { timeoutMs?: nu
     // each key authenticates and can read (every role lists agents)
     for (const role of roles)
       for (const key of keysOfRole(role)) {
-        const flag = KEY_FLAGS[role];
+        const flag = flagOf(role);
         const res = await send(() => clientOf(key).listAgents({ limit: 1 }));
         if (res.status === 401) throw new UsageError(`${flag}: the target refused this key (401 UNAUTHORIZED)`);
         if (res.status === 403) throw new UsageError(`${flag}: this key cannot list agents (403): ${roleNeeds(role)}`);
@@ -110,20 +102,20 @@ export async function checkKeys(target: HarnessTarget, options: { timeoutMs?: nu
     }
     if (missing.length)
       throw new UsageError(
-        `--api-key: this key lacks ${missing.join(", ")} (403 to a request that could not succeed): ${roleNeeds("main")}`,
+        `${flagOf("main")}: this key lacks ${missing.join(", ")} (403 to a request that could not succeed): ${roleNeeds("main")}`,
       );
-    lines.push("keys: --api-key authenticates; no permission found missing (a 403 would show one)");
+    lines.push(`keys: ${flagOf("main")} authenticates; no permission found missing (a 403 would show one)`);
 
     if (target.keys.readOnly) {
       const res = await send(() => clientOf(target.keys.readOnly!).call("createAgent", { body: {} }));
       if (res.status === 201) {
         await deleteMade(res, main, () => requests++);
-        throw new UsageError(`--read-only-key: this key created an agent (201): ${roleNeeds("readOnly")}`);
+        throw new UsageError(`${flagOf("readOnly")}: this key created an agent (201): ${roleNeeds("readOnly")}`);
       }
       lines.push(
         res.status === 403
-          ? "keys: --read-only-key reads and may not write (403 to a create)"
-          : `keys: --read-only-key reads; that it may not write is not shown: a create without a name answered ${res.status} (PROFILE §3 lets the body's fault answer before the permission's)`,
+          ? `keys: ${flagOf("readOnly")} reads and may not write (403 to a create)`
+          : `keys: ${flagOf("readOnly")} reads; that it may not write is not shown: a create without a name answered ${res.status} (PROFILE §3 lets the body's fault answer before the permission's)`,
       );
     }
 
@@ -136,17 +128,14 @@ export async function checkKeys(target: HarnessTarget, options: { timeoutMs?: nu
   }
 }
 
+/** What a key of `role` must be, as the key-role table says (PROFILE §6 permissions). */
 function roleNeeds(role: Role): string {
-  switch (role) {
-    case "main":
-      return "the main key needs all four permissions (agents:read, agents:write, agents:delete, messages:send)";
-    case "readOnly":
-      return "it must be a key of the main account with agents:read only";
-    case "otherAccount":
-      return "it must be a key of another account";
-    default:
-      return "it needs agents:read at least";
-  }
+  const { permissions, account } = KEY_ROLES[role];
+  if (role === "main") return `the main key needs every permission (${permissions.join(", ")})`;
+  if (account === KEY_ROLES.main.account) return `it must be a key of the main account with ${permissions.join(", ")} only`;
+  // the key check tells only the other account apart from the main one (otherAccountLine)
+  if (role === "otherAccount") return "it must be a key of another account";
+  return `it needs ${ENDPOINTS.listAgents.permission} at least`;
 }
 
 /** An agent a probe made after all (a target that accepted what it should refuse): gone again. */
@@ -171,11 +160,11 @@ async function otherAccountLine(
 ): Promise<string> {
   const [mine, theirs] = [totals.get("main"), totals.get("otherAccount")];
   if (mine !== undefined && theirs !== undefined && mine !== theirs)
-    return `keys: --other-account-key is another account (it lists ${theirs} agents, the main account ${mine})`;
+    return `keys: ${flagOf("otherAccount")} is another account (it lists ${theirs} agents, the main account ${mine})`;
   const main = clientOf(target.keys.main);
   const made = await send(() => main.createAgent({ name: `${target.runPrefix}key-check` }));
   if (made.status !== 201 || !made.data)
-    return `keys: --other-account-key: not told apart from the main account (the probe agent's create answered ${made.status})`;
+    return `keys: ${flagOf("otherAccount")}: not told apart from the main account (the probe agent's create answered ${made.status})`;
   const seen = await send(() => clientOf(target.keys.otherAccount!).getAgent(made.data!.id));
   count();
   const gone = await main.deleteAgent(made.data.id);
@@ -185,9 +174,9 @@ async function otherAccountLine(
       : ` (deleting the probe agent answered ${gone.status}: agent-harness cleanup deletes it by its name)`;
   if (seen.status === 200)
     throw new UsageError(
-      `--other-account-key: this key reads an agent the --api-key made: it belongs to the same account (${roleNeeds("otherAccount")})`,
+      `${flagOf("otherAccount")}: this key reads an agent the ${flagOf("main")} made: it belongs to the same account (${roleNeeds("otherAccount")})`,
     );
-  return `keys: --other-account-key is another account (an agent the main key made answers it ${seen.status}; made and deleted)${left}`;
+  return `keys: ${flagOf("otherAccount")} is another account (an agent the main key made answers it ${seen.status}; made and deleted)${left}`;
 }
 
 /**

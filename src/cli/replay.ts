@@ -8,6 +8,7 @@ import { runChecks } from "../checks/run.js";
 import { matchEndpoint } from "../contract/index.js";
 import { type Evidence, type Finding, findingKey, type RunResult } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
+import { KEY_VARIABLES, keyVariable } from "../target/key-roles.js";
 import { UsageError } from "./config.js";
 import { BIN_PATH } from "./package-root.js";
 
@@ -64,14 +65,9 @@ export function replayScript(finding: Finding, target: HarnessTarget): string | 
   const evidence = finding.evidence[0];
   if (finding.kind !== "response" || !evidence) return undefined;
   const agentId = finding.setup?.agentId;
-  const vars = [
-    ...new Set(
-      [
-        ...(finding.setup?.evidence.curl ?? "").matchAll(/\$(AGENT_API_[A-Z_]*KEY)/g),
-        ...evidence.curl.matchAll(/\$(AGENT_API_[A-Z_]*KEY)/g),
-      ].map((m) => m[1]),
-    ),
-  ];
+  // the key variables its curl lines read (src/client/recorder.ts writes `$VARIABLE` where a key stood)
+  const curls = `${finding.setup?.evidence.curl ?? ""}\n${evidence.curl}`;
+  const vars = KEY_VARIABLES.filter((v) => new RegExp(`\\$${v}\\b`).test(curls));
   const lines = [
     "#!/bin/sh",
     `# ${finding.id}: ${finding.message.replace(/\n/g, " ")}`,
@@ -100,7 +96,7 @@ export function replayScript(finding: Finding, target: HarnessTarget): string | 
   if (finding.setup && agentId)
     lines.push(
       "# leave nothing behind",
-      'curl -sS -o /dev/null -X DELETE "$AGENT_API_BASE_URL/agents/$id" -H "Authorization: Bearer $AGENT_API_KEY" || true',
+      `curl -sS -o /dev/null -X DELETE "$AGENT_API_BASE_URL/agents/$id" -H "Authorization: Bearer $${keyVariable("main")}" || true`,
     );
   lines.push('exit "$verdict"', "");
   return lines.join("\n");
@@ -195,13 +191,8 @@ export async function judge(argv: string[]): Promise<number> {
   }
   const url = values.url;
   const baseUrl = url.replace(/(\/v1)(\/.*)?$/, "$1");
-  const keys = [
-    ...["AGENT_API_KEY", "AGENT_API_READ_ONLY_KEY", "AGENT_API_OTHER_ACCOUNT_KEY", "AGENT_API_QUOTA_KEY"],
-    // the load scenarios' accounts (a finding under load replays with their keys)
-    ...["AGENT_API_LOAD_KEY", "AGENT_API_TIER_BURST_KEY"],
-  ]
-    .map((v) => process.env[v])
-    .filter((k): k is string => !!k);
+  // every role's variable, the load scenarios' too (a finding under load replays with their keys)
+  const keys = KEY_VARIABLES.map((v) => process.env[v]).filter((k): k is string => !!k);
   const now = Date.now();
   const ctx: CheckContext = {
     endpoint: matchEndpoint(values.method, url, { baseUrl })?.spec,

@@ -1,6 +1,7 @@
 import type { ServiceClock } from "../client/service-clock.js";
 import { CLAUSES, type Clause } from "../contract/clauses.js";
 import type { RunPlan } from "../plan/plan.js";
+import { roleLabel } from "../target/key-roles.js";
 import type { Finding } from "./findings.js";
 
 /**
@@ -90,12 +91,10 @@ export interface RunOptions {
   thresholds?: string[];
 }
 
-/** `readOnly` → `read-only`, `propertyKeys` → `property`: a key role as a person reads it. */
-const roleLabel = (role: string) => role.replace(/Keys$/, "").replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-
 /** The options as a person reads them: one short [name, value] each, never a key. */
 export function describeOptions(options: RunOptions): [string, string][] {
   const seconds = (s: number) => `${s} s`;
+  // a key role as a person reads it (`readOnly` → `read-only`), from the key-role table
   const keys = Object.entries(options.keys)
     .map(([role, count]) => (count > 1 ? `${roleLabel(role)} ×${count}` : roleLabel(role)))
     .join(", ");

@@ -1,5 +1,6 @@
 import type { ServiceClock } from "../client/service-clock.js";
-import { type KeysFileInput, MESSAGE_TIMING, newApiKey, PERMISSIONS, RATE_LIMITS } from "../contract/index.js";
+import { type KeysFileInput, MESSAGE_TIMING, newApiKey, RATE_LIMITS } from "../contract/index.js";
+import { KEY_ROLES, type KeyRoleName } from "./key-roles.js";
 import type { StartedReference } from "./types.js";
 
 /**
@@ -176,16 +177,22 @@ export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys:
       { id: property, tierLimit: PROPERTY_ACCOUNT.tierLimit, messageQuota: null },
       { id: agentless, tierLimit: plan.tierLimit, messageQuota: null },
     );
+    // each key holds exactly its role's permissions (PROFILE §6), as the key-role table says
+    const grant = (role: KeyRoleName, account: string) => (key: string) => ({
+      key,
+      account,
+      permissions: [...KEY_ROLES[role].permissions],
+    });
     file.keys.push(
-      ...mainKeys.map((key) => ({ key, account: main, permissions: [...PERMISSIONS] })),
-      ...propertyKeys.map((key) => ({ key, account: property, permissions: [...PERMISSIONS] })),
-      { key: keys.readOnly, account: main, permissions: ["agents:read"] },
-      { key: keys.otherAccount, account: other, permissions: [...PERMISSIONS] },
-      { key: keys.quota, account: quota, permissions: [...PERMISSIONS] },
-      { key: keys.agentless, account: agentless, permissions: [...PERMISSIONS] },
-      { key: keys.load, account: load, permissions: [...PERMISSIONS] },
-      { key: keys.tierBurst, account: tierBurst, permissions: [...PERMISSIONS] },
-      { key: keys.loadQuota, account: loadQuota, permissions: [...PERMISSIONS] },
+      ...mainKeys.map(grant("main", main)),
+      ...propertyKeys.map(grant("propertyKeys", property)),
+      grant("readOnly", main)(keys.readOnly),
+      grant("otherAccount", other)(keys.otherAccount),
+      grant("quota", quota)(keys.quota),
+      grant("agentless", agentless)(keys.agentless),
+      grant("load", load)(keys.load),
+      grant("tierBurst", tierBurst)(keys.tierBurst),
+      grant("loadQuota", loadQuota)(keys.loadQuota),
     );
     sets.push(keys);
   }
