@@ -17,6 +17,7 @@ import {
 } from "../client/index.js";
 import { type Agent, type ClauseId, type CreateAgentBody, JSON_CONTENT_TYPE } from "../contract/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
+import { keyVariable, roleOfKey } from "../target/key-roles.js";
 import type { LoadRecorder, LoadResponse } from "./recorder.js";
 import { type LoadRequest, labelOf, labelOfUrl } from "./requests.js";
 
@@ -84,11 +85,7 @@ export class ScenarioContext {
 
   /** The variable a curl line reads `key` from: the one of its flag, so a replay sends the same key. */
   private keyVariable(key: string): string {
-    const { keys } = this.target;
-    if (key === keys.load) return "AGENT_API_LOAD_KEY";
-    if (key === keys.tierBurst) return "AGENT_API_TIER_BURST_KEY";
-    if (key === keys.quota || key === keys.loadQuota) return "AGENT_API_QUOTA_KEY";
-    return "AGENT_API_KEY";
+    return keyVariable(roleOfKey(this.target.keys, key) ?? "main");
   }
 
   /** A typed client (setup, read-back, streams): the client's layers plus the response checks. */

@@ -1,5 +1,6 @@
 import type { ClauseId } from "../contract/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
+import { flagOf, needsKey } from "../target/key-roles.js";
 import { BURST_PIPELINING } from "./burst.js";
 import { loadTierOf, type ScenarioContext } from "./context.js";
 
@@ -49,11 +50,11 @@ export function needsRoomFor(bucket: number) {
     const room = bucket * 3;
     const tier = loadTierOf(target);
     if (tier !== undefined)
-      return tier >= room ? undefined : `needs a tier of at least ${room}: give --load-key with --load-tier`;
+      return tier >= room ? undefined : `needs a tier of at least ${room}: give ${flagOf("load")} with --load-tier`;
     // a deployment's unknown tier could mask the bucket and read as a finding
     return target.keys.load || target.kind !== "external"
       ? undefined
-      : `needs --load-key (an account with a tier of at least ${room}, e.g. enterprise) or --tier ≥ ${room} for the main key`;
+      : `${needsKey("load")} (an account with a tier of at least ${room}, e.g. enterprise) or --tier ≥ ${room} for the main key`;
   };
 }
 

@@ -34,6 +34,7 @@ import {
   type Observation,
   observationMessage,
 } from "../../src/report/index.js";
+import { type FlaggedRole, KEY_ROLES, keyVariable, needsKey, roleOfKey } from "../../src/target/key-roles.js";
 
 // the suites throw these; the report reads them back (src/report/verdict.ts)
 export { Blocked, ConformanceFailure, HarnessError } from "../../src/report/index.js";
@@ -186,17 +187,6 @@ export function observeExchanges(observer: (exchange: Exchange, key: string) => 
   observers.add(observer);
   return () => observers.delete(observer);
 }
-/** The variable a replay reads each key from, by the key's role: a replay sends the key the check sent. */
-const KEY_VARIABLE = {
-  main: "AGENT_API_KEY",
-  readOnly: "AGENT_API_READ_ONLY_KEY",
-  otherAccount: "AGENT_API_OTHER_ACCOUNT_KEY",
-  quota: "AGENT_API_QUOTA_KEY",
-  // a deployment is given no key of an account without agents: its other account's stands in
-  agentless: "AGENT_API_OTHER_ACCOUNT_KEY",
-} as const;
-const keyVariableOf = (key: string): keyof typeof KEY_VARIABLE | undefined =>
-  (["readOnly", "otherAccount", "quota", "agentless"] as const).find((role) => target.keys[role] === key);
 
 /** How long past the message time budget (PROFILE §5) the client still waits for an answer. */
 const ANSWER_SLACK_SECONDS = 15;
@@ -233,7 +223,8 @@ export function clientFor(key: string, account: string, options: Partial<Service
       account,
       ...(account === "main" && target.tierLimit ? { tierLimit: target.tierLimit } : {}),
       secrets: ALL_KEYS,
-      keyVariable: KEY_VARIABLE[keyVariableOf(key) ?? "main"],
+      // a replay reads each key from its role's variable, so it sends the key the check sent
+      keyVariable: keyVariable(roleOfKey(target.keys, key) ?? "main"),
       timeoutMs: (target.messageTimeoutSeconds + ANSWER_SLACK_SECONDS) * 1000,
       layers: [unansweredMessage],
       // STYLE §12: a burst sent at once (a bucket emptied, a tier's worth of 429s) leaves in a few
@@ -363,8 +354,7 @@ let currentCheck = "(setup)";
 function keyRole(key: string): string {
   const main = target.keys.mainKeys ?? [target.keys.main];
   if (main.includes(key)) return `main#${main.indexOf(key)}`;
-  const role = (["readOnly", "otherAccount", "quota"] as const).find((r) => target.keys[r] === key);
-  return role ?? "other";
+  return roleOfKey(target.keys, key) ?? "other";
 }
 
 function recordFootprint(ex: Exchange, key: string, account: string): void {
@@ -394,15 +384,15 @@ interface Fixtures {
 }
 
 const optionalClient =
-  (key: "readOnly" | "otherAccount" | "quota", flag: string, account: string) =>
+  (role: FlaggedRole) =>
   async (
     { conformance: _c, skip }: { conformance: ExchangeLog; skip: (note?: string) => never },
     use: (c: ServiceClient) => Promise<void>,
   ) => {
     // a check that needs a key the run was not given is skipped, naming the flag that enables it
-    const value = target.keys[key];
-    if (!value) skip(`needs ${flag}`);
-    await use(clientFor(value!, account));
+    const value = target.keys[role];
+    if (!value) skip(needsKey(role));
+    await use(clientFor(value!, KEY_ROLES[role].account));
   };
 
 export const test = base.extend<Fixtures>({
@@ -428,13 +418,15 @@ export const test = base.extend<Fixtures>({
     { auto: true },
   ],
   api: async ({ conformance: _c, task }, use) => use(clientFor(mainKeyFor(task.fullTestName ?? task.name), "main")),
-  readOnlyApi: optionalClient("readOnly", "--read-only-key", "main"),
-  otherApi: optionalClient("otherAccount", "--other-account-key", "other"),
-  quotaApi: optionalClient("quota", "--quota-key", "quota"),
+  readOnlyApi: optionalClient("readOnly"),
+  otherApi: optionalClient("otherAccount"),
+  quotaApi: optionalClient("quota"),
   agentlessApi: async ({ conformance: _c, skip }, use) => {
-    const key = target.keys.agentless ?? target.keys.otherAccount;
-    if (!key) skip("needs --other-account-key");
-    await use(clientFor(key!, target.keys.agentless ? "agentless" : "other"));
+    const stand = KEY_ROLES.agentless.standsIn;
+    const role = target.keys.agentless ? "agentless" : stand;
+    const key = target.keys[role];
+    if (!key) skip(needsKey(stand));
+    await use(clientFor(key!, KEY_ROLES[role].account));
   },
   agents: async ({ api, task }, use) => {
     const factory = new AgentFactory(api, task.id.replace(/[^A-Za-z0-9]/g, "").slice(-8));

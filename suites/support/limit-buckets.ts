@@ -1,6 +1,7 @@
 import { describe } from "vitest";
 import type { ServiceClient } from "../../src/client/index.js";
 import { type Agent, type ClauseId, RATE_LIMITS } from "../../src/contract/index.js";
+import { needsKey } from "../../src/target/key-roles.js";
 import {
   type AgentFactory,
   check,
@@ -185,7 +186,7 @@ const PRECEDENCE: WhileEmpty = {
 /** PROFILE §7: endpoint buckets are per key — merged into the Create row when there is a read-only key. */
 export const PER_KEY: WhileEmpty = {
   enabled: HAS_READ_ONLY,
-  needs: "needs --read-only-key",
+  needs: needsKey("readOnly"),
   clauses: ["limits.endpoint-bucket"],
   title: "another key of the account still gets through",
   run: async ({ agents, limited }) => {
@@ -200,7 +201,7 @@ export const PER_KEY: WhileEmpty = {
 /** PROFILE §7: the message bucket is the agent's, shared by the account's keys; §3 429 beats 403. */
 export const SHARED_BY_KEYS: WhileEmpty = {
   enabled: HAS_READ_ONLY,
-  needs: "needs --read-only-key",
+  needs: needsKey("readOnly"),
   clauses: ["limits.agent-bucket", "status.precedence"],
   title: "the bucket is shared by the account's keys (429 beats 403), another agent's is its own",
   run: async ({ api, bucket, limited }) => {

@@ -1,4 +1,5 @@
 import type { HarnessTarget } from "../../target/harness-target.js";
+import { needsKey } from "../../target/key-roles.js";
 import { burst } from "../burst.js";
 import { InconclusiveError, type ScenarioContext, ScenarioSetupError } from "../context.js";
 import { defineScenario, MAX_ATTEMPTS } from "../define.js";
@@ -78,7 +79,7 @@ export const QUOTA_HEADERS = defineScenario({
     judged: true,
   },
   quickGroup: 1,
-  unavailable: (t) => (quotaKeyOf(t) && t.referenceFaults ? undefined : "needs --quota-key and --reference-faults"),
+  unavailable: (t) => (quotaKeyOf(t) && t.referenceFaults ? undefined : `${needsKey("quota")} and --reference-faults`),
   estimateSeconds: () => 2,
   run: quotaHeaders,
 });

@@ -1,5 +1,6 @@
 import { RATE_LIMITS } from "../../contract/index.js";
 import type { HarnessTarget } from "../../target/harness-target.js";
+import { needsKey } from "../../target/key-roles.js";
 import { burst } from "../burst.js";
 import { InconclusiveError, type ScenarioContext, ScenarioSetupError } from "../context.js";
 import { BURST_LATENCY, countEach, defineScenario, distinct, MAX_ATTEMPTS } from "../define.js";
@@ -78,7 +79,7 @@ export const TIER_MIXED = defineScenario({
   quickGroup: 4,
   unavailable: (t) => {
     const tier = t.loadTiers?.tierBurst;
-    if (!t.keys.tierBurst || tier === undefined) return "needs --tier-burst-key and --tier-burst-tier";
+    if (!t.keys.tierBurst || tier === undefined) return `${needsKey("tierBurst")} and --tier-burst-tier`;
     const most = tierBurstGroups(t, "").reduce((n, g) => n + g.count, 0);
     return most > tier ? undefined : `needs a --tier-burst-tier below ${most} (the Get, List and Update bursts together)`;
   },
