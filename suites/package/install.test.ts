@@ -83,33 +83,38 @@ describe("the packed tarball", () => {
   });
 });
 
-describe.each(SUPPORTED_NODE_MAJORS)("installed, on node %i", (major) => {
-  let node: string;
-  beforeAll(async () => {
-    node = await nodeBinary(major);
-  }, 300_000);
+/**
+ * One row per Node major, the three side by side: each run mostly waits on rate windows and
+ * message budgets, so together they take little longer than one. Two workers each (not the
+ * embedded default of five) keep fifteen test processes off two cores.
+ */
+describe.concurrent("installed", () => {
+  test.for(SUPPORTED_NODE_MAJORS)(
+    "on node %i: --version, then verify --profile smoke against the embedded server",
+    { timeout: 400_000 },
+    async (major, { expect }) => {
+      const node = await nodeBinary(major);
+      const nodeVersion = await new Promise<string>((resolve, reject) =>
+        execFile(node, ["--version"], { timeout: 30_000 }, (error, stdout) => (error ? reject(error) : resolve(stdout))),
+      );
+      expect(nodeVersion.trim(), "the row's node binary").toMatch(new RegExp(`^v${major}\\.`));
 
-  test(`the node binary is node ${major}`, async () => {
-    const run = await new Promise<string>((resolve, reject) =>
-      execFile(node, ["--version"], { timeout: 30_000 }, (error, stdout) => (error ? reject(error) : resolve(stdout))),
-    );
-    expect(run.trim()).toMatch(new RegExp(`^v${major}\\.`));
-  });
+      const versionRun = await runInstalled(node, ["--version"], 30_000);
+      expect(versionRun).toMatchObject({ code: 0 });
+      expect(versionRun.output.trim()).toBe(version);
 
-  test("--version prints the package's version", async () => {
-    const run = await runInstalled(node, ["--version"], 30_000);
-    expect(run).toMatchObject({ code: 0 });
-    expect(run.output.trim()).toBe(version);
-  });
-
-  test("verify --profile smoke passes against the embedded server", async () => {
-    const reportDir = mkdtempSync(join(work, `reports-${major}-`));
-    const run = await runInstalled(node, ["verify", "--profile", "smoke", "--report-dir", reportDir], 150_000);
-    expect(run.code, run.output).toBe(0);
-    const [runDir] = readdirSync(reportDir);
-    const results: ResultsJson = JSON.parse(readFileSync(join(reportDir, runDir ?? "", "results.json"), "utf8"));
-    expect(results.checks.length).toBeGreaterThan(0);
-    expect(results.checks.filter((check) => check.status !== "passed")).toEqual([]);
-    expect(run.output).toMatch(new RegExp(`^${results.checks.length} passed, 0 failed$`, "m"));
-  }, 180_000);
+      const reportDir = mkdtempSync(join(work, `reports-${major}-`));
+      const run = await runInstalled(
+        node,
+        ["verify", "--profile", "smoke", "--workers", "2", "--report-dir", reportDir],
+        180_000,
+      );
+      expect(run.code, run.output).toBe(0);
+      const [runDir] = readdirSync(reportDir);
+      const results: ResultsJson = JSON.parse(readFileSync(join(reportDir, runDir ?? "", "results.json"), "utf8"));
+      expect(results.checks.length).toBeGreaterThan(0);
+      expect(results.checks.filter((check) => check.status !== "passed")).toEqual([]);
+      expect(run.output).toMatch(new RegExp(`^${results.checks.length} passed, 0 failed$`, "m"));
+    },
+  );
 });
