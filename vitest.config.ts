@@ -91,6 +91,20 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          name: "network",
+          // after the load suite, alone: each row is a verify run (two, direct and delayed) in a
+          // child process whose timing checks the fault runs of meta or the bursts of load would starve
+          sequence: { groupOrder: 6 },
+          include: ["suites/network/**/*.test.ts"],
+          fileParallelism: false,
+          // two rows at a time (a row may be two verify runs): mostly waiting on delays and windows
+          maxConcurrency: 2,
+          testTimeout: 600_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: "container",
           sequence: { groupOrder: 3 },
           include: ["suites/container/**/*.test.ts"],
