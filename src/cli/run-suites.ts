@@ -60,8 +60,8 @@ function toCheck(test: TestCase, suite: string): CheckResult {
   const clauseIds = meta.clauseIds ?? [];
   const sections = [...new Set(clauseIds.map((id) => CLAUSE_BY_ID.get(id)?.section ?? "?"))];
   const verdict = result.state === "failed" ? (meta.verdict ?? classify(result.errors)) : undefined;
-  // a failure naming a narrower clause than the check's own: its finding is made under that clause
-  const clauseAtFault = verdict?.clauseAtFault && !clauseIds.includes(verdict.clauseAtFault) ? verdict.clauseAtFault : undefined;
+  // the clause a failure named: its finding is made under it (one of the check's own, or a narrower one)
+  const clauseAtFault = verdict?.clauseAtFault;
   const status = result.state === "passed" ? "passed" : (verdict?.status ?? "skipped");
   // the headline is the first line (the clause's words); a matcher's diff goes below it, with the evidence
   const message =

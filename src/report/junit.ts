@@ -121,7 +121,7 @@ function findingCase(finding: Finding, checks: readonly CheckResult[]): string {
     ...(finding.blocked.length ? [`blocked: ${finding.blocked.join("; ")}`] : []),
     ...(finding.replay ? [`replay: sh ${finding.replay}`] : []),
   ].join("\n");
-  const name = `${finding.id} ${finding.clauseIds.join(", ")}`;
+  const name = finding.clauseIds.length ? `${finding.id} ${finding.clauseIds.join(", ")}` : finding.id;
   const source = findingSource(finding, checks);
   return [
     `    <testcase${attrs({ classname: "findings", name, time: "0.000", file: source?.file, line: source?.line })}>`,

@@ -40,7 +40,7 @@ export interface CheckResult {
   findingIds?: string[];
   /** status blocked: the finding that kept it from running */
   blockedBy?: string;
-  /** a failure that broke a clause other than the check's own (its finding is made under that clause) */
+  /** the clause its failure named — its own or a narrower one: its finding is made under that clause */
   clauseAtFault?: string;
 }
 
