@@ -1,4 +1,5 @@
 import { describe, expect, expectTypeOf, test } from "vitest";
+import { CURL_KEY_VARIABLE } from "../client/index.js";
 import { describeOptions } from "../report/model.js";
 import { EMBEDDED_DEFAULTS, type HarnessTarget, keyRoles, referenceKeys } from "../target/harness-target.js";
 import {
@@ -53,6 +54,10 @@ describe("the key-role table", () => {
     const config = parseVerifyConfig([], { ...base, [env]: "k-from-env" });
     expect(config[KEY_OPTIONS[role]]).toBe("k-from-env");
     expect(() => parseVerifyConfig([], { [env]: "k" })).toThrow(`--${flag} (or $${env}) is set but the base URL is missing`);
+  });
+
+  test("a curl line with no role of its own reads the main role's variable (the client knows no roles)", () => {
+    expect(CURL_KEY_VARIABLE).toBe(keyVariable("main"));
   });
 
   test.for(
