@@ -181,17 +181,21 @@ describe("POST /agents/{agentId}/messages: conversations", () => {
     async ({ api, agents, skip }) => {
       const agent = await agents.withMockModel("mock-slow", skip);
       const texts = ["first", "second"];
-      const answers = await Promise.all(
-        texts.map((text) => api.sendMessage(agent.id, { text, userId: "u-together" }, { pace: false })),
-      );
+      const sendTogether = (userId: string) =>
+        Promise.all(texts.map((text) => api.sendMessage(agent.id, { text, userId }, { pace: false })));
       // PROFILE §5: past the budget 503 AGENT_UNAVAILABLE is conformant; two slow replies, one after
-      // the other, that did not fit in it ran on a starved runner (or service): the turns cannot be judged
-      const late = answers.find(
-        (res) => res.error?.code === "AGENT_UNAVAILABLE" && res.exchange.durationMs >= target.messageTimeoutSeconds * 1000,
-      );
+      // the other, that did not fit in it ran on a starved runner (or service): the turns cannot be
+      // judged. Two tries (each in a conversation of its own) before calling it inconclusive.
+      const lateIn = (answers: Awaited<ReturnType<typeof sendTogether>>) =>
+        answers.find(
+          (res) => res.error?.code === "AGENT_UNAVAILABLE" && res.exchange.durationMs >= target.messageTimeoutSeconds * 1000,
+        );
+      let answers = await sendTogether("u-together");
+      if (lateIn(answers)) answers = await sendTogether("u-together-again");
+      const late = lateIn(answers);
       if (late)
         throw new HarnessError(
-          `a reply answered 503 AGENT_UNAVAILABLE after ${Math.round(late.exchange.durationMs)} ms, past the ${target.messageTimeoutSeconds} s budget: two mock-slow replies in turn did not fit in it (a starved runner or service); inconclusive`,
+          `a reply answered 503 AGENT_UNAVAILABLE after ${Math.round(late.exchange.durationMs)} ms, past the ${target.messageTimeoutSeconds} s budget, twice: two mock-slow replies in turn did not fit in it (a starved runner or service); inconclusive`,
         );
       const together = answers.map((res, i) => ({ text: texts[i]!, reply: expectOk(res) }));
       together.sort((a, b) => a.reply.turn - b.reply.turn);
