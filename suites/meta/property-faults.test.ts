@@ -61,17 +61,23 @@ describe("meta: the property suite gives no false alarm", { concurrent: true }, 
  * The rare-path faults hide where random data rarely goes (collisions, a seldom-taken status
  * road, createdAt ties, a fact broken across the whole run): the property suite catches each
  * above, and the functional suite, which checks one clause at a time with data of its own
- * choosing, passes each. Were it to catch one, the fault would not prove what the property
- * suite's pools, transitions, bursts and history invariants add.
+ * choosing, passes the checks of the clause each breaks (and exercises that clause: some of its
+ * checks cite it). Judged on those checks alone: the functional suite's timing checks (§5 streams,
+ * §7 windows) can go red on a starved runner whatever the fault, and that is not what this shows.
  */
 describe("meta: the functional suite passes the rare-path faults", { concurrent: true }, () => {
   test.for(Object.entries(RARE_PATH_FAULTS).map(([name, f]) => [name, f.clause] as const))(
-    "fault %s (breaks %s) passes --suites functional",
+    "fault %s (breaks %s) passes the functional checks of its clause",
     { timeout: 600_000 },
-    async ([name]) => {
+    async ([name, clauseId]) => {
       const run = await verify(["--suites", "functional", "--fault", name], PINNED_SEED);
-      expect(failedIn(run).map((c) => `${c.id}: ${c.message?.slice(0, 500)}`)).toEqual([]);
-      expect(run.code).toBe(0);
+      const ofClause = run.results.checks.filter((c) => c.suite.startsWith("functional") && c.clauseIds.includes(clauseId));
+      expect(ofClause.filter((c) => c.status === "passed").length, `functional checks citing ${clauseId}`).toBeGreaterThan(0);
+      expect(
+        failedIn(run)
+          .filter((c) => c.clauseIds.includes(clauseId))
+          .map((c) => `${c.id}: ${c.message?.slice(0, 500)}`),
+      ).toEqual([]);
     },
   );
 });

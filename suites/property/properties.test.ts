@@ -299,8 +299,15 @@ describe("property: list", () => {
       const baseline = await recording(async () => {
         const before = await listAccount(client);
         // in bursts sent at once, so createdAt ties too (PROFILE §5: ties by id in the order's direction)
-        for (let i = 0; i < sent.length; i += LIST_BURST)
-          population.push(...(await Promise.all(sent.slice(i, i + LIST_BURST).map((body) => createFor(nextClient(), body)))));
+        const burst = (bodies: JsonObject[]) => Promise.all(bodies.map((body) => createFor(nextClient(), body)));
+        for (let i = 0; i < sent.length; i += LIST_BURST) population.push(...(await burst(sent.slice(i, i + LIST_BURST))));
+        // a target that answered every burst across a millisecond boundary tied nothing: the last
+        // burst is made again, a few times at most (fewer on a paced deployment: creates are scarce)
+        for (let retry = 0; retry < (BUDGETED ? 1 : 3) && !tiesOn(population.map(recordOf), "createdAt"); retry++) {
+          const n = Math.min(LIST_BURST, population.length);
+          for (const agent of population.splice(-n)) await remove(nextClient(), agent.id);
+          population.push(...(await burst(sent.slice(-n))));
+        }
         return before;
       });
       setupSteps = baseline.steps;
