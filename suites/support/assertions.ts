@@ -1,0 +1,97 @@
+import { expect } from "vitest";
+import type { ApiResult, Exchange } from "../../src/client/index.js";
+import { type ErrorCode, STATUS_OF_CODE } from "../../src/contract/index.js";
+import { Blocked, ConformanceFailure, endpointLabel } from "../../src/report/index.js";
+
+/**
+ * The suites' assertions on an answer, as vitest matchers: each counts as an assertion (so
+ * `requireAssertions` holds without a token `expect(true)`), and a failure reads in words, not
+ * matcher text — `GET /agents/{agentId}: expected 200; received 404 AGENT_NOT_FOUND` — thrown as
+ * the ConformanceFailure the report reads (src/report/verdict.ts).
+ */
+
+/** What the matchers read of an answer: its status, its error, the exchange that carried it. */
+export interface Answer {
+  status: number;
+  error?: { code: string; details?: { field: string }[] } | undefined;
+  exchange: Exchange;
+}
+
+const requestLabel = (ex: Exchange) => endpointLabel(ex.request.method, ex.request.url);
+const answerOf = (res: Answer) =>
+  `${res.status}${res.error ? ` ${res.error.code}` : res.status >= 400 ? " with no readable error code" : ""}${res.error?.details?.length ? ` (details: ${res.error.details.map((d) => d.field).join(", ")})` : ""}`;
+const fieldsNamed = (res: Answer) => res.error?.details?.map((d) => d.field) ?? [];
+
+/** A matcher whose failure is the target's: thrown as a ConformanceFailure in the check's words. */
+const conformance = (pass: boolean, message: () => string) => {
+  if (!pass) throw new ConformanceFailure(message());
+  return { pass, message };
+};
+
+expect.extend({
+  /** the answer has this status */
+  toAnswer(res: Answer, status: number) {
+    return conformance(
+      res.status === status,
+      () => `${requestLabel(res.exchange)}: expected ${status}; received ${answerOf(res)}`,
+    );
+  },
+  /** the answer is one of these errors: the status of its code and the code */
+  toAnswerError(res: Answer, codes: readonly ErrorCode[]) {
+    const wanted = codes.map((c) => `${STATUS_OF_CODE[c]} ${c}`).join(" or ");
+    return conformance(
+      codes.some((c) => STATUS_OF_CODE[c] === res.status && res.error?.code === c),
+      () => `${requestLabel(res.exchange)}: expected ${wanted}; received ${answerOf(res)}`,
+    );
+  },
+  /** the error's details[].field names one of these (PROFILE §2) */
+  toNameField(res: Answer, fields: readonly string[]) {
+    return conformance(
+      fieldsNamed(res).some((f) => fields.includes(f)),
+      () =>
+        `${requestLabel(res.exchange)}: expected details[].field to name ${fields.length === 1 ? fields[0] : `one of ${fields.join(", ")}`} (PROFILE §2); received ${JSON.stringify(fieldsNamed(res))}`,
+    );
+  },
+});
+
+declare module "vitest" {
+  interface Assertion<T> {
+    toAnswer(status: number): T;
+    toAnswerError(codes: readonly ErrorCode[]): T;
+    toNameField(fields: readonly string[]): T;
+  }
+}
+
+/**
+ * Assert a success status and a body that parses with the endpoint's schema; return the data.
+ * A body that breaks the schema is the success-schema check's finding: the check is blocked by it.
+ */
+export function expectOk<T>(res: ApiResult<T>, status = 200): T {
+  expect(res).toAnswer(status);
+  if (res.parseIssues.length)
+    throw new Blocked(
+      `${requestLabel(res.exchange)}: the ${status} body breaks its schema (${res.parseIssues
+        .slice(0, 2)
+        .map((i) => `${i.path || "body"}: ${i.message}`)
+        .join("; ")})`,
+    );
+  return res.data as T;
+}
+
+/** Assert an error answer: its status, its code, and (optionally) a details entry naming `field`. */
+export function expectError(res: Answer, code: ErrorCode | ErrorCode[], field?: string): void {
+  const codes = Array.isArray(code) ? code : [code];
+  // the right status with no code to read: the envelope check's finding says why; this check cannot judge
+  if (res.error === undefined && codes.some((c) => STATUS_OF_CODE[c] === res.status))
+    throw new Blocked(
+      `${requestLabel(res.exchange)}: expected ${codes.map((c) => `${STATUS_OF_CODE[c]} ${c}`).join(" or ")}; the ${res.status} body has no readable error code (PROFILE §2 envelope)`,
+    );
+  expect(res).toAnswerError(codes);
+  if (field !== undefined) expect(res).toNameField([field]);
+}
+
+/** A 400 INVALID_REQUEST whose details[].field names one of `fields` (a fault may be named at the item or its list). */
+export function expectInvalid(res: Answer, fields: string[]): void {
+  expectError(res, "INVALID_REQUEST");
+  expect(res).toNameField(fields);
+}

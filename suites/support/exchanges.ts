@@ -1,0 +1,245 @@
+import { appendFileSync } from "node:fs";
+import { runChecks } from "../../src/checks/run.js";
+import {
+  type Exchange,
+  type Layer,
+  RateBudget,
+  ServiceClient,
+  type ServiceClientOptions,
+  TransportError,
+} from "../../src/client/index.js";
+import { isCountedInBuckets, matchEndpoint } from "../../src/contract/index.js";
+import { appendFootprint } from "../../src/plan/footprint.js";
+import {
+  ConformanceFailure,
+  type Evidence,
+  endpointLabel,
+  evidenceOf,
+  findingKey,
+  type Observation,
+} from "../../src/report/index.js";
+import { keyVariable, roleOfKey } from "../../src/target/key-roles.js";
+import { ALL_KEYS, SERVICE_CLOCK, target } from "./target.js";
+
+/**
+ * Every exchange of a check goes through here: the client layers record it, every response-level
+ * check (src/checks) judges it, the ledger keeps what it created, and a calibration run counts it.
+ */
+
+/** Platform tokens the run sent: none may ever come back (PROFILE §4). */
+const sentTokens = new Set<string>();
+
+/** Everything one test exchanged, and what the response-level checks found in it. */
+export class ExchangeLog {
+  readonly exchanges: Exchange[] = [];
+  /** one per (check, what is wrong): a finding is made of these across the run (STYLE §10) */
+  readonly observations = new Map<string, Observation>();
+  /** the create that made each agent of the test: a replay runs it before the failing call */
+  private readonly creates = new Map<string, Evidence>();
+
+  record(ex: Exchange, authenticated: boolean): void {
+    this.exchanges.push(ex);
+    const endpoint = matchEndpoint(ex.request.method, ex.request.url, { baseUrl: target.baseUrl })?.spec;
+    const found = runChecks(ex, {
+      endpoint,
+      authenticated,
+      keys: ALL_KEYS,
+      tokens: [...sentTokens],
+      windowSeconds: target.windowSeconds,
+      receivedAt: ex.receivedAt,
+      sentAt: ex.sentAt,
+      clockSkewSeconds: SERVICE_CLOCK.toleranceSeconds,
+      clockOffsetSeconds: SERVICE_CLOCK.offsetSeconds,
+      idField: target.idField,
+    });
+    const id = createdId(ex);
+    if (id !== undefined) this.creates.set(id, evidenceOf(ex));
+    for (const v of found) {
+      const key = findingKey(v);
+      const seen = this.observations.get(key);
+      if (seen) {
+        seen.count += 1;
+        continue;
+      }
+      // the create that made the agent this request addressed (not the create itself)
+      const made =
+        endpoint?.id === "createAgent"
+          ? undefined
+          : [...this.creates.entries()].find(([agentId]) => ex.request.url.includes(`/${agentId}`));
+      this.observations.set(key, {
+        ...v,
+        endpoint: endpointLabel(ex.request.method, ex.request.url),
+        count: 1,
+        evidence: evidenceOf(ex),
+        ...(made ? { setup: { evidence: made[1], agentId: made[0] } } : {}),
+      });
+    }
+  }
+
+  /** exchanges before this index were made by the test's body; after it, by the cleanup of its fixtures */
+  private bodyEnd: number | undefined;
+
+  /** The test's body is over: what follows (deleting its agents) is no evidence of its failure. */
+  endBody(): void {
+    this.bodyEnd ??= this.exchanges.length;
+  }
+
+  evidence(): Evidence[] {
+    // the last exchanges the test's body made: what its own assertions judged
+    return this.exchanges.slice(0, this.bodyEnd).slice(-3).map(evidenceOf);
+  }
+}
+
+function ledger(entry: { created: string } | { deleted: string }): void {
+  appendFileSync(target.ledgerFile, `${JSON.stringify(entry)}\n`);
+}
+
+/** The agent a 201 create made, as the target names its identifier (PROFILE §11). */
+function createdId(ex: Exchange): string | undefined {
+  const data = (ex.response.json as { data?: Record<string, unknown> } | undefined)?.data;
+  const id = data?.[target.idField] ?? data?.id;
+  const endpoint = matchEndpoint(ex.request.method, ex.request.url, { baseUrl: target.baseUrl })?.spec.id;
+  return typeof id === "string" && ex.response.status === 201 && endpoint === "createAgent" ? id : undefined;
+}
+
+/**
+ * Every create and delete of the run, inside a check or not (an afterAll deleting a shared agent):
+ * the run's sweep deletes what the ledger says is left, so a delete it missed costs a request.
+ */
+function recordInLedger(ex: Exchange): void {
+  const created = createdId(ex);
+  if (created !== undefined) {
+    ledger({ created });
+    return;
+  }
+  const deleted = matchEndpoint(ex.request.method, ex.request.url, { baseUrl: target.baseUrl });
+  if (deleted?.spec.id === "deleteAgent" && ex.response.status === 200 && deleted.agentId) ledger({ deleted: deleted.agentId });
+}
+
+let currentLog: ExchangeLog | undefined;
+/** The check whose requests are being sent, for the footprint of a calibration run (src/plan). */
+let currentCheck = "(setup)";
+
+/** A check begins: its exchanges are logged and judged under its name. */
+export function beginCheck(name: string): ExchangeLog {
+  currentLog = new ExchangeLog();
+  currentCheck = name;
+  return currentLog;
+}
+
+/** The check ended: what follows is its file's setup. */
+export function endCheck(file: string): void {
+  currentLog = undefined;
+  currentCheck = `${file}::(setup)`;
+}
+
+/** The log of the check running now, if any. */
+export const currentExchangeLog = (): ExchangeLog | undefined => currentLog;
+
+/** One budget per worker: every client of the run takes turns in the target's buckets, so no check trips a limit by accident. */
+export const budget = new RateBudget({
+  windowSeconds: target.windowSeconds,
+  serviceOffsetMs: SERVICE_CLOCK.offsetSeconds * 1000,
+});
+
+/**
+ * A check that exhausted a bucket on purpose waits for the refill its 429 announced
+ * (Retry-After / X-RateLimit-Reset), never a guessed time. A 429 that announced nothing is the
+ * retry-after check's finding; the wait then falls back to what PROFILE §7 guarantees (the window W).
+ */
+export async function waitForRefill(exchange: Exchange): Promise<void> {
+  await budget.afterExhaustion(exchange);
+}
+
+const clients = new Map<string, ServiceClient>();
+/** connections per client and origin (undici opens them only when requests wait) */
+const BURST_CONNECTIONS = 100;
+
+/** Who else sees every exchange (the property suites record a case's steps); returns the unsubscribe. */
+const observers = new Set<(exchange: Exchange, key: string) => void>();
+export function observeExchanges(observer: (exchange: Exchange, key: string) => void): () => void {
+  observers.add(observer);
+  return () => observers.delete(observer);
+}
+
+/** How long past the message time budget (PROFILE §5) the client still waits for an answer. */
+const ANSWER_SLACK_SECONDS = 15;
+
+/**
+ * PROFILE §5: a message is answered within the time budget. A Send Message the client gave up on
+ * after the budget and the slack is the service's failure (a finding of message.budget), not the
+ * harness's: the harness waited longer than the service promised.
+ */
+const unansweredMessage: Layer = (next) => async (request) => {
+  try {
+    return await next(request);
+  } catch (err) {
+    const waited = request.timeoutMs >= (target.messageTimeoutSeconds + ANSWER_SLACK_SECONDS) * 1000;
+    if (err instanceof TransportError && err.kind === "timeout" && request.endpoint === "sendMessage" && waited)
+      throw new ConformanceFailure(
+        `${request.method} ${request.origin}${request.path}: no answer within the ${target.messageTimeoutSeconds} s time budget and ${ANSWER_SLACK_SECONDS} s more`,
+        "message.budget",
+      );
+    throw err;
+  }
+};
+
+/** A client for one of the run's keys; every response it sees goes through every check. */
+export function clientFor(key: string, account: string, options: Partial<ServiceClientOptions> = {}): ServiceClient {
+  const id = `${key}|${account}|${JSON.stringify(options)}`;
+  let client = clients.get(id);
+  if (!client) {
+    client = new ServiceClient({
+      baseUrl: target.baseUrl,
+      apiKey: key,
+      idField: target.idField,
+      pacing: budget,
+      account,
+      ...(account === "main" && target.tierLimit ? { tierLimit: target.tierLimit } : {}),
+      secrets: ALL_KEYS,
+      // a replay reads each key from its role's variable, so it sends the key the check sent
+      keyVariable: keyVariable(roleOfKey(target.keys, key) ?? "main"),
+      timeoutMs: (target.messageTimeoutSeconds + ANSWER_SLACK_SECONDS) * 1000,
+      layers: [unansweredMessage],
+      // STYLE §12: a burst sent at once (a bucket emptied, a tier's worth of 429s) leaves in a few
+      // round trips, not twenty: far from the service, sixteen connections stretch it past a window
+      connections: BURST_CONNECTIONS,
+      onExchange: (ex) => {
+        const auth = ex.request.headers.authorization ?? "";
+        recordInLedger(ex);
+        currentLog?.record(ex, /^bearer \*\*\*$/i.test(auth));
+        if (target.footprintFile) recordFootprint(ex, key, account);
+        for (const observe of observers) observe(ex, key);
+      },
+      ...options,
+    });
+    clients.set(id, client);
+  }
+  return client;
+}
+
+/** Remember a platform token the test sends, so the leak check knows it. */
+export function rememberToken(token: string): string {
+  sentTokens.add(token);
+  return token;
+}
+
+function keyRole(key: string): string {
+  const main = target.keys.mainKeys ?? [target.keys.main];
+  if (main.includes(key)) return `main#${main.indexOf(key)}`;
+  return roleOfKey(target.keys, key) ?? "other";
+}
+
+function recordFootprint(ex: Exchange, key: string, account: string): void {
+  const match = matchEndpoint(ex.request.method, ex.request.url, { baseUrl: target.baseUrl });
+  const code = (ex.response.json as { error?: { code?: string } } | undefined)?.error?.code;
+  const agent = match?.spec.id === "sendMessage" ? match.agentId : undefined;
+  appendFootprint(target.footprintFile!, {
+    check: currentCheck,
+    key: keyRole(key),
+    account,
+    ...(match ? { endpoint: match.spec.id } : {}),
+    ...(agent ? { agent } : {}),
+    counted: isCountedInBuckets(ex.response.status, code),
+  });
+}
