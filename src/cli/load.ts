@@ -5,7 +5,7 @@ import { parseThreshold, SCENARIO_IDS, SCENARIOS, type ScenarioReport, type Thre
 import { closingLines, loadRunResult, runScenarios, writeLoadReports } from "../load/load-run.js";
 import { exitCodeOf } from "../report/index.js";
 import { commaList, optionsHelp, parseOrHelp, parseVerifyConfig, readOptions, UsageError, VERIFY_OPTIONS } from "./config.js";
-import { assertReachable, interruptible, newRun, startTarget, targetOptions } from "./verify.js";
+import { assertReachable, interruptible, newRun, startTarget, targetOptions } from "./lifecycle.js";
 
 /** `load` takes verify's target options (minus suite selection) and its own. */
 export const LOAD_OPTIONS = {

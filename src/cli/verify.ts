@@ -1,13 +1,10 @@
-import { randomInt } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { z } from "zod";
-import { describeServiceClock, estimateServiceClock, ServiceClient, TransportError } from "../client/index.js";
-import { MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
+import { describeServiceClock, estimateServiceClock } from "../client/index.js";
 import { SCENARIOS } from "../load/scenarios.js";
 import { formatTransitionTable, mergeCounts } from "../model/transitions.js";
-import { behindProxy, describeNetwork } from "../net/behind-proxy.js";
 import { formatSeconds, RUN_BOUND_ALLOWANCE_SECONDS, runBoundSeconds } from "../plan/plan.js";
 import { formatRatio, PlannedRun } from "../plan/session.js";
 import {
@@ -15,20 +12,11 @@ import {
   exitCodeOf,
   formatProgress,
   formatSummary,
-  newRunId,
   ProgressFailures,
   type RunResult,
   writeReports,
 } from "../report/index.js";
-import {
-  EMBEDDED_DEFAULTS,
-  type HarnessTarget,
-  keyRoles,
-  keysOf,
-  type PropertyReplay,
-  runPrefixFor,
-  startReferenceTarget,
-} from "../target/harness-target.js";
+import { type HarnessTarget, keysOf, type PropertyReplay } from "../target/harness-target.js";
 import { sweepLedger } from "./cleanup.js";
 import {
   DEFAULT_EXTERNAL_SUITES,
@@ -42,6 +30,7 @@ import {
   type VerifyConfig,
 } from "./config.js";
 import { checkKeys } from "./key-check.js";
+import { assertReachable, interruptible, newRun, startTarget, targetOptions } from "./lifecycle.js";
 import { writeReplays } from "./replay.js";
 import { runSuites, type SuitesRun } from "./run-suites.js";
 
@@ -50,53 +39,6 @@ export const VERIFY_USAGE = `usage: agent-harness verify [options]
 With no options it starts the embedded reference server and verifies it. With --base-url and
 --api-key it verifies that deployment. Options (each also read from the env var shown):
 ${optionsHelp(VERIFY_OPTIONS)}`;
-
-/** Resolve the target: a deployment, or a reference server this run starts (and stops). */
-export async function resolveTarget(config: VerifyConfig, run: { runPrefix: string; ledgerFile: string; seed: number }) {
-  if (config.baseUrl) {
-    const target: HarnessTarget = {
-      kind: "external",
-      baseUrl: config.baseUrl,
-      keys: {
-        main: config.apiKey!,
-        ...(config.mainKeys && config.mainKeys.length > 1 ? { mainKeys: config.mainKeys } : {}),
-        ...(config.readOnlyKey ? { readOnly: config.readOnlyKey } : {}),
-        ...(config.otherAccountKey ? { otherAccount: config.otherAccountKey } : {}),
-        ...(config.quotaKey && config.referenceFaults ? { quota: config.quotaKey } : {}),
-        ...(config.loadKey ? { load: config.loadKey } : {}),
-        ...(config.tierBurstKey ? { tierBurst: config.tierBurstKey } : {}),
-      },
-      ...(config.loadTier || config.tierBurstTier
-        ? {
-            loadTiers: {
-              ...(config.loadTier ? { load: config.loadTier } : {}),
-              ...(config.tierBurstTier ? { tierBurst: config.tierBurstTier } : {}),
-            },
-          }
-        : {}),
-      windowSeconds: config.rateWindow ?? RATE_LIMITS.defaultWindowSeconds,
-      messageTimeoutSeconds: config.messageTimeout ?? MESSAGE_TIMING.defaultBudgetSeconds,
-      ...(config.tier ? { tierLimit: config.tier } : {}),
-      referenceFaults: config.referenceFaults,
-      idField: config.idField,
-      ...run,
-    };
-    return { target, stop: async () => {} };
-  }
-  return startReferenceTarget(
-    config.target,
-    {
-      ...EMBEDDED_DEFAULTS,
-      ...(config.rateWindow ? { windowSeconds: config.rateWindow } : {}),
-      ...(config.messageTimeout ? { messageTimeoutSeconds: config.messageTimeout } : {}),
-      ...(config.tier ? { tierLimit: config.tier } : {}),
-      ...(config.workers ? { workers: config.workers } : {}),
-      ...(config.clockSkew ? { clockSkewSeconds: config.clockSkew } : {}),
-      faults: config.fault,
-    },
-    run,
-  );
-}
 
 /**
  * A deployment gets load only when its owner asks for it (bursts cost its users): the default run says so.
@@ -114,96 +56,6 @@ function loadOnDeployment(target: HarnessTarget, suites: readonly SuiteName[], a
   const runnable = chosen.filter((s) => !s.unavailable?.(target));
   const seconds = runnable.reduce((n, s) => n + s.estimateSeconds(target), 0);
   return `load: ${runnable.length} of ${chosen.length} scenarios can run here, outside the request plan: about ${formatSeconds(seconds)} more (their bursts are bounded per scenario)`;
-}
-
-/** What `verify` and `load` set up first: the run's id, its report folder, its seed and its ledger. */
-export function newRun(config: VerifyConfig, seed: number = config.seed ?? randomInt(2 ** 31)) {
-  const runId = newRunId();
-  const reportDir = resolve(config.reportDir);
-  const runDir = join(reportDir, runId);
-  return {
-    runId,
-    reportDir,
-    runDir,
-    seed,
-    run: { runPrefix: runPrefixFor(runId), ledgerFile: join(runDir, "ledger.jsonl"), seed },
-  };
-}
-
-/** resolveTarget, where a reference target that cannot start is a usage error (exit 2). */
-export async function startTarget(config: VerifyConfig, run: Parameters<typeof resolveTarget>[1]) {
-  let started: Awaited<ReturnType<typeof resolveTarget>>;
-  try {
-    started = await resolveTarget(config, run);
-  } catch (err) {
-    throw new UsageError(
-      `cannot start the ${config.target} reference target: ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
-  if (!config.networkDelay && !config.networkProxy) return started;
-  // STYLE §12: the same run across a network (and its intermediaries) must reach the same verdicts
-  const delay = config.networkDelay ?? { ms: 0, jitterMs: 0 };
-  const roles = config.networkProxy ?? [];
-  const upstream = started.target.baseUrl;
-  try {
-    const moved = await behindProxy(started, {
-      up: delay,
-      down: delay,
-      closeAfterResponse: roles.includes("close-after-response"),
-      bufferResponses: roles.includes("buffer-responses"),
-      seed: run.seed,
-    });
-    process.stdout.write(`${describeNetwork(moved.proxy, upstream)}\n`);
-    return moved;
-  } catch (err) {
-    await started.stop();
-    throw new UsageError(`--network-delay: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
-
-/** SIGINT/SIGTERM abort the run after `say` tells what happens next; `release` in a `finally`. */
-export function interruptible(say: () => void) {
-  const abort = new AbortController();
-  const onSignal = () => {
-    say();
-    abort.abort();
-  };
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
-  return {
-    signal: abort.signal,
-    release: () => {
-      process.removeListener("SIGINT", onSignal);
-      process.removeListener("SIGTERM", onSignal);
-    },
-  };
-}
-
-/** What a report records of the target a run verified (`verify` and `load` alike). */
-export function targetOptions(target: HarnessTarget, config: VerifyConfig) {
-  return {
-    windowSeconds: target.windowSeconds,
-    messageTimeoutSeconds: target.messageTimeoutSeconds,
-    tierLimit: target.tierLimit ?? null,
-    referenceFaults: target.referenceFaults,
-    idField: target.idField,
-    faults: config.fault,
-    keys: keyRoles(target.keys),
-  };
-}
-
-/** Exit 2 unless the target answers an authenticated request. */
-export async function assertReachable(target: HarnessTarget): Promise<void> {
-  const client = new ServiceClient({ baseUrl: target.baseUrl, apiKey: target.keys.main, timeoutMs: 15_000 });
-  try {
-    const res = await client.listAgents({ limit: 1 });
-    if (res.status === 401) throw new UsageError(`the target refused the API key (401) at ${target.baseUrl}`);
-  } catch (err) {
-    if (err instanceof TransportError) throw new UsageError(`target unreachable at ${target.baseUrl}: ${err.message}`);
-    throw err;
-  } finally {
-    await client.close();
-  }
 }
 
 /** A `--replay` file as the property suite wrote it; its seed must agree with `--seed` when both are given. */
