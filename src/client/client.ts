@@ -38,8 +38,19 @@ import {
 import { type ParseIssue, parseWith } from "./parse-issues.js";
 import type { RateBudget } from "./rate-budget.js";
 import { Redactor } from "./recorder.js";
+import type {
+  ApiError,
+  ApiResult,
+  CallOptions,
+  ListResult,
+  Query,
+  QueryValue,
+  SendOptions,
+  StreamOptions,
+  StreamResult,
+} from "./results.js";
 import type { RetryPolicy } from "./retry.js";
-import { type SseEvent, type StreamError, summarizeStream } from "./sse.js";
+import { summarizeStream } from "./sse.js";
 
 export interface ServiceClientOptions {
   /** ends with /v1 (PROFILE §1) */
@@ -73,98 +84,18 @@ export interface ServiceClientOptions {
   layers?: readonly Layer[];
 }
 
-export type AuthMode = "bearer" | "none" | { header: string };
-export type QueryValue = string | number | boolean | readonly (string | number | boolean)[] | undefined;
-/** A record (arrays repeat a parameter) or a raw query string sent as is. */
-export type Query = Readonly<Record<string, QueryValue>> | string;
-
-/** Per-request options every typed method takes. */
-export interface CallOptions {
-  /** extra headers; `null` removes one the client would send */
-  headers?: Readonly<Record<string, string | null | undefined>>;
-  auth?: AuthMode;
-  retry?: RetryPolicy | false;
-  /** wait for the rate budget before sending (default true); false still counts the request */
-  pace?: boolean;
-  timeoutMs?: number;
-  signal?: AbortSignal;
-}
-
-export interface SendOptions extends CallOptions {
-  method: string;
-  /** relative to baseUrl and sent exactly as given; an absolute http(s) URL is used as is */
-  path: string;
-  query?: Query;
-  /** serialised as JSON */
-  body?: unknown;
-  /** sent byte for byte; wins over `body` */
-  rawBody?: string | Uint8Array;
-  /** default application/json when there is a body; null sends none */
-  contentType?: string | null;
-  /** the endpoint aimed at, for pacing and the record; matched from method and path when absent */
-  endpoint?: EndpointId;
-  agentId?: string;
-}
-
-export interface ApiError {
-  code: string;
-  message: string;
-  details?: Array<{ field: string; issue: string }>;
-}
-
-/** A typed call's outcome. A body that breaks its schema is reported in `parseIssues`, never thrown. */
-export interface ApiResult<T> {
-  exchange: Exchange;
-  status: number;
-  /** the envelope's `data`, when the body is a valid success envelope */
-  data?: T;
-  /** the envelope's `error`, when the body is an error envelope (best effort when it is malformed) */
-  error?: ApiError;
-  /** the JSON body, with the identifier field renamed to `id` */
-  body: unknown;
-  parseIssues: ParseIssue[];
-}
-
-export interface ListResult extends ApiResult<Agent[]> {
-  pagination?: Pagination;
-}
-
-export interface StreamResult {
-  exchange: Exchange;
-  status: number;
-  events: SseEvent[];
-  /** comment lines: heartbeats */
-  comments: number;
-  /** ms since sending, one per comment line */
-  commentAtMs: number[];
-  /** the deltas' text, joined */
-  text: string;
-  done?: MessageReply;
-  /** the `error` event, or the JSON error of an answer that did not stream */
-  error?: StreamError | ApiError;
-  parseIssues: ParseIssue[];
-  /** the caller's signal ended the stream */
-  aborted: boolean;
-  /** the connection failed mid-stream */
-  transportError?: string;
-}
-
-export interface StreamOptions extends CallOptions {
-  onEvent?: (event: SseEvent) => void;
-}
-
 type DeleteResult = z.infer<typeof deleteResultSchema>;
 type ListQueryInput = Readonly<Record<string, QueryValue>> | RawListQuery | string;
 
 const DEFAULT_TIMEOUT_MS = 30_000;
-/** Bodies are kept up to this many bytes; the rest is read and dropped. */
-const _MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 /**
  * The harness's HTTP client for the Agent Management Service v1. Typed methods derive method,
  * path and schemas from ENDPOINTS; `send` sends anything, exactly as given, for the checks that
  * need malformed requests. Every call yields an Exchange record.
  */
+export type * from "./results.js";
+
 export class ServiceClient {
   readonly baseUrl: string;
   /** identifies the key in logs and budgets; never the key */
