@@ -1,10 +1,9 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { z } from "zod";
 import { describeServiceClock, estimateServiceClock } from "../client/index.js";
 import { SCENARIOS } from "../load/scenarios.js";
-import { formatTransitionTable, mergeCounts } from "../model/transitions.js";
+import { formatTransitionTable } from "../model/transitions.js";
 import { formatSeconds, RUN_BOUND_ALLOWANCE_SECONDS, runBoundSeconds } from "../plan/plan.js";
 import { formatRatio, PlannedRun } from "../plan/session.js";
 import {
@@ -13,7 +12,9 @@ import {
   formatProgress,
   formatSummary,
   ProgressFailures,
+  type PropertySummary,
   type RunResult,
+  readPropertySummary,
   writeReports,
 } from "../report/index.js";
 import { type HarnessTarget, keysOf, type PropertyReplay } from "../target/harness-target.js";
@@ -76,29 +77,12 @@ function readReplayFile(file: string, seed: number | undefined): PropertyReplay 
   return replayPath === undefined ? replay : { ...replay, replayPath };
 }
 
-/** One line of property.jsonl, as the property suite writes it. */
-const propertyRow = z.object({
-  cases: z.number(),
-  sequences: z.number(),
-  requests: z.number(),
-  durationMs: z.number(),
-  generators: z.record(z.string(), z.number()),
-  transitions: z.record(z.string(), z.number()).optional(),
-});
-
-/** The property suite's figures: cases, sequences, requests, generators covered (what a generated run exercised). */
-function propertySummary(runDir: string): string {
-  const file = join(runDir, "property.jsonl");
-  if (!existsSync(file)) return "";
-  const rows = readFileSync(file, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => propertyRow.parse(JSON.parse(l)));
-  const sum = (k: "cases" | "sequences" | "requests" | "durationMs") => rows.reduce((n, r) => n + r[k], 0);
-  const generators = [...new Set(rows.flatMap((r) => Object.keys(r.generators)))].sort();
-  const transitions = rows.filter((r) => r.transitions).map((r) => r.transitions ?? {});
-  const table = transitions.length ? `${formatTransitionTable(mergeCounts(transitions))}\n` : "";
-  return `property: ${sum("cases")} cases and ${sum("sequences")} command sequences, ${sum("requests")} requests in ${(sum("durationMs") / 1000).toFixed(1)} s; ${generators.length} generators covered: ${generators.join(", ")}\n${table}`;
+/** The property suite's figures: cases, sequences, requests, generators and transitions covered. */
+function propertySummary(summary: PropertySummary | undefined): string {
+  if (!summary) return "";
+  const { cases, sequences, requests, durationMs, generators, transitions } = summary;
+  const table = Object.keys(transitions).length ? `${formatTransitionTable(transitions)}\n` : "";
+  return `property: ${cases} cases and ${sequences} command sequences, ${requests} requests in ${(durationMs / 1000).toFixed(1)} s; ${generators.length} generators covered: ${generators.join(", ")}\n${table}`;
 }
 
 /** The suites a run chooses, in one place: a dry run shows the run's own choice. */
@@ -220,6 +204,7 @@ export async function verify(argv: string[]): Promise<number> {
   let suites: SuitesRun = { checks: [], findings: [], total: 0 };
   const suiteOptions = suiteOptionsOf(config, target);
   let planned: PlannedRun | undefined;
+  let property: PropertySummary | undefined;
   let started = performance.now();
   // a planned run has a bound: no target (rate headers that lie to the pacing) makes it crawl
   const bounded = new AbortController();
@@ -257,7 +242,8 @@ export async function verify(argv: string[]): Promise<number> {
         );
       },
     });
-    out.write(propertySummary(runDir));
+    property = readPropertySummary(runDir);
+    out.write(propertySummary(property));
   } finally {
     abort.release();
     clearTimeout(overrun);
@@ -294,6 +280,7 @@ export async function verify(argv: string[]): Promise<number> {
       profile: config.profile,
     },
     checks,
+    ...(property ? { property } : {}),
     findings: suites.findings,
     ...(abort.signal.aborted
       ? { interrupted: { done: checks.filter((c) => c.suite !== "run" && c.status !== "skipped").length, total: suites.total } }

@@ -147,4 +147,26 @@ describe("renderHtml", () => {
       "<dt>Service clock</dt><dd>+10.02 s ± 0.05 s from the runner&#39;s (its Date header, 4 requests)</dd>",
     );
   });
+
+  test("the property summary: figures and the from → to table, an allowed road never taken marked", () => {
+    const property = {
+      cases: 1380,
+      sequences: 200,
+      requests: 7064,
+      durationMs: 31_800,
+      generators: ["create.valid", "list.walk"],
+      transitions: { "new>active": 345, "active>error": 58 },
+    };
+    const page = renderHtml(sampleRun({ property }));
+    const section = page.slice(page.indexOf('<section id="property">'), page.indexOf('<section id="skipped">'));
+    expect(section).toContain("1380 generated cases and 200 command sequences, 7064 requests in 31.8 s");
+    expect(section).toContain("2 of 13 allowed pairs reached");
+    expect(section).toContain('<tr><th scope="row">new</th><td class="num">345</td>');
+    // inactive → active is allowed and was never taken; new → error PROFILE forbids
+    expect(section).toMatch(/<tr><th scope="row">inactive<\/th><td class="num error" title="allowed, never reached">0<\/td>/);
+    expect(section).toMatch(
+      /<tr><th scope="row">new<\/th>(?:<td[^>]*>[^<]*<\/td>){2}<td class="num none" title="PROFILE does not allow it">·<\/td>/,
+    );
+    expect(renderHtml(sampleRun())).not.toContain('id="property"');
+  });
 });

@@ -1,5 +1,14 @@
 import { describeServiceClock } from "../client/service-clock.js";
 import { CLAUSE_BY_ID } from "../contract/clauses.js";
+import {
+  isAllowedTransition,
+  TRANSITION_FROM,
+  TRANSITION_TO,
+  type TransitionFrom,
+  type TransitionTo,
+  transitionCoverage,
+  transitionKey,
+} from "../model/transitions.js";
 import { endpointList, type Finding } from "./findings.js";
 import {
   type CheckResult,
@@ -13,6 +22,7 @@ import {
   summarize,
   summaryLine,
 } from "./model.js";
+import type { PropertySummary } from "./property.js";
 import { type ReportOptions, reportableRun } from "./redact.js";
 
 /**
@@ -212,6 +222,32 @@ function skippedByFlag(run: RunResult): string {
     .join("\n");
 }
 
+/** What the property-based suites generated, and the from → to table of the status roads they drove. */
+function propertySection(property: PropertySummary | undefined): string {
+  if (!property) return "";
+  const { reached, allowed } = transitionCoverage(property.transitions);
+  const cell = (from: TransitionFrom, to: TransitionTo) => {
+    if (!isAllowedTransition(from, to)) return '<td class="num none" title="PROFILE does not allow it">·</td>';
+    const n = property.transitions[transitionKey(from, to)] ?? 0;
+    return `<td class="num${n === 0 ? " error" : ""}"${n === 0 ? ' title="allowed, never reached"' : ""}>${n}</td>`;
+  };
+  const rows = TRANSITION_FROM.map(
+    (from) => `<tr><th scope="row">${escapeHtml(from)}</th>${TRANSITION_TO.map((to) => cell(from, to)).join("")}</tr>`,
+  );
+  return `<section id="property">
+<h2>Property-based runs</h2>
+<p>${property.cases} generated cases and ${property.sequences} command sequences, ${property.requests} requests in ${escapeHtml(formatDuration(property.durationMs))}.</p>
+<p>Status transitions the stateful commands drove agents through: ${reached} of ${allowed} allowed pairs reached.</p>
+<table class="transitions">
+<thead><tr><th>from \\ to</th>${TRANSITION_TO.map((to) => `<th class="num">${escapeHtml(to)}</th>`).join("")}</tr></thead>
+<tbody>
+${rows.join("\n")}
+</tbody>
+</table>
+<details><summary>${property.generators.length} generators covered</summary><p class="note">${property.generators.map(escapeHtml).join(", ")}</p></details>
+</section>`;
+}
+
 function findingArticle(finding: Finding): string {
   const clauses = finding.clauseIds
     .map((id) => {
@@ -250,6 +286,7 @@ body{margin:0;padding:24px clamp(12px,4vw,48px);font:15px/1.5 system-ui,-apple-s
 h1{font-size:1.6em;margin:0 0 8px}h2{font-size:1.3em;margin:32px 0 12px;padding-bottom:4px;border-bottom:1px solid var(--line)}h3{font-size:1.05em;margin:0 0 4px}
 code,pre{font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 pre{margin:4px 0 8px;padding:8px 10px;background:var(--soft);border:1px solid var(--line);border-radius:6px;white-space:pre-wrap;overflow-wrap:anywhere;max-height:28em;overflow:auto}
+table.transitions{width:auto}td.num.error{color:var(--error);font-weight:600}
 .options{display:flex;flex-wrap:wrap;gap:0 18px;margin:0;padding:0;list-style:none}.opt{color:var(--muted)}
 .meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:0}.meta dt{color:var(--muted)}.meta dd{margin:0;overflow-wrap:anywhere}
 .verdict{font-size:.6em;vertical-align:middle;padding:3px 10px;border-radius:12px;color:#fff}.verdict.passed{background:var(--passed)}.verdict.failed{background:var(--failed)}.verdict.error{background:var(--error)}
@@ -371,6 +408,7 @@ ${failures}
 ${coverageTable(summary)}
 ${unknown}
 </section>
+${propertySection(run.property)}
 <section id="skipped">
 <h2>Skipped (${totals.skipped})</h2>
 ${skippedByFlag(run)}

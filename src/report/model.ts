@@ -3,6 +3,7 @@ import { CLAUSES, type Clause } from "../contract/clauses.js";
 import type { RunPlan } from "../plan/plan.js";
 import { roleLabel } from "../target/key-roles.js";
 import type { Finding } from "./findings.js";
+import type { PropertySummary } from "./property.js";
 
 /**
  * The results model of one `agent-harness verify` run. Every report (JUnit, JSON, HTML,
@@ -61,6 +62,8 @@ export interface RunResult {
   serviceClock?: ServiceClock;
   /** most important first (see findings.ts) */
   findings?: Finding[];
+  /** what the property-based suites generated and covered, when they ran */
+  property?: PropertySummary;
   /** set when the run was stopped (Ctrl-C) before every check ran */
   interrupted?: { done: number; total: number };
 }
