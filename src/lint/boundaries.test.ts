@@ -59,6 +59,15 @@ const RULES: { rule: string; breaks: [string, string][]; allows?: [string, strin
     allows: [["src/target/embedded.ts", "../server/app.js"]],
   },
   {
+    rule: "report never imports plan: plan imports the results types from report",
+    breaks: [
+      ["src/report/x.ts", "../plan/plan.js"],
+      ["src/report/deep/x.ts", "../../plan/session.js"],
+      ["src/report/x.ts", "../server/app.js"],
+    ],
+    allows: [["src/plan/x.ts", "../report/plan-types.js"]],
+  },
+  {
     rule: "server tests import only contract (and may read the fixtures)",
     breaks: [
       ["src/server/x.test.ts", "../client/index.js"],

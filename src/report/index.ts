@@ -4,6 +4,7 @@ export * from "./job-summary.js";
 export * from "./json.js";
 export * from "./junit.js";
 export * from "./model.js";
+export * from "./plan-types.js";
 export * from "./property.js";
 export * from "./redact.js";
 export * from "./terminal.js";

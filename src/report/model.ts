@@ -1,8 +1,8 @@
 import type { ServiceClock } from "../client/service-clock.js";
 import { CLAUSES, type Clause } from "../contract/clauses.js";
-import type { RunPlan } from "../plan/plan.js";
 import { roleLabel } from "../target/key-roles.js";
 import type { Finding } from "./findings.js";
+import type { RunPlan } from "./plan-types.js";
 import type { PropertySummary } from "./property.js";
 
 /**
