@@ -25,7 +25,6 @@ function renameId(json: unknown, idField: string): unknown {
  */
 export const successSchema = defineCheck({
   id: "success-schema",
-  masksAnswer: true,
   clause: "record.shape",
   applies: (ex, ctx) =>
     ctx.endpoint !== undefined &&

@@ -37,7 +37,7 @@ const RECEIVED_CHARS = 80;
  * (`WWW-Authenticate: received ""`). The matcher's sentence and diff follow on the lines below,
  * for the person who debugs the check. A ConformanceFailure already speaks in the clause's words.
  */
-function inClauseWords(error: { name?: string; message: string; actual?: unknown }, clauseIds: readonly string[]): string {
+export function inClauseWords(error: { name?: string; message: string; actual?: unknown }, clauseIds: readonly string[]): string {
   if (speaksInClauseWords(error)) return error.message;
   const clause = CLAUSE_BY_ID.get(clauseIds[0] ?? "");
   if (!clause) return error.message;

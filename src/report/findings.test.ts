@@ -87,22 +87,32 @@ describe("collectFindings: one defect, one finding", () => {
     for (const c of lone) expect(c).toMatchObject({ status: "blocked", blockedBy: "F1" });
   });
 
-  test("a check that failed holding an unreadable answer is blocked by the finding that masked it", () => {
-    const masked = check("masked", {
-      status: "failed",
-      clauseIds: ["create.validation"],
-      sections: ["§5"],
-      message: "POST /agents: expected 400 INVALID_REQUEST; received 400",
-    });
+  test("a check the suite kit blocked on an unreadable answer is blocked by the finding that masked it; a failed one stays failed", () => {
+    const check5 = (id: string, status: "failed" | "blocked") =>
+      check(id, {
+        status,
+        clauseIds: ["create.validation"],
+        sections: ["§5"],
+        message: "POST /agents: expected 400 INVALID_REQUEST; received 400",
+      });
     const envelope = {
       ...hasMore("http://h/v1/agents", "req_1"),
       check: "envelope",
       clause: "envelope.error",
       expected: "error envelope: error must be an object",
     };
-    const findings = collectFindings([{ check: masked, observations: [envelope] }]);
-    expect(findings.map((f) => [f.id, f.check, f.blocked])).toEqual([["F1", "envelope", ["masked"]]]);
-    expect(masked).toMatchObject({ status: "blocked", blockedBy: "F1" });
+    const other = hasMore("http://h/v1/agents?page=2", "req_2");
+    const masked = check5("masked", "blocked");
+    // a failure on another answer than the unreadable one is a defect of its own
+    const failed = check5("failed", "failed");
+    const findings = collectFindings([
+      { check: masked, observations: [other, envelope] },
+      { check: failed, observations: [envelope] },
+    ]);
+    expect(findings.find((f) => f.check === "envelope")?.blocked).toEqual(["masked"]);
+    expect(masked).toMatchObject({ status: "blocked" });
+    expect(failed.status).toBe("failed");
+    expect(findings.some((f) => f.kind === "check" && f.seenIn.includes("failed"))).toBe(true);
   });
 
   test("a failed check on a clause no finding names is a finding of its own, named where it failed", () => {
@@ -146,21 +156,34 @@ test("one answer breaking one clause in two ways is one finding; a setup that br
   const value: Observation = { ...member, check: "no-token-value", expected: "no platform token in any response" };
   const status = (id: string, over: Partial<CheckResult>) =>
     sampleCheck({ id, title: id, clauseIds: ["create.status"], sections: ["§5"], ...over });
-  const own = status("own", { status: "failed", message: "PROFILE §5 create.status: … — received active" });
+  const own = status("own", {
+    status: "failed",
+    message: "setup: POST /agents with status inactive made an agent of status active",
+    clauseAtFault: "create.status",
+  });
   const setup = status("setup", {
     status: "blocked",
     clauseIds: ["message.inactive"],
     message: "setup: POST /agents with status inactive made an agent of status active",
     clauseAtFault: "create.status",
   });
+  // a setup that failed on another answer is a finding of its own, not folded into one by clause
+  const otherSetup = status("other-setup", {
+    status: "blocked",
+    clauseIds: ["message.inactive"],
+    message: "setup: could not create an agent: POST /agents: expected 201; received 400 INVALID_REQUEST",
+    clauseAtFault: "create.status",
+  });
   const findings = collectFindings([
     { check: sampleCheck({ id: "tok" }), observations: [member, value] },
     { check: own, observations: [] },
     { check: setup, observations: [] },
+    { check: otherSetup, observations: [] },
   ]);
   expect(findings.map((f) => [f.id, f.clauseIds, f.occurrences, f.blocked])).toEqual([
     ["F1", ["record.token-write-only"], 1, []],
     ["F2", ["create.status"], 1, ["setup"]],
+    ["F3", ["create.status"], 1, ["other-setup"]],
   ]);
   expect(setup).toMatchObject({ status: "blocked", blockedBy: "F2" });
 });

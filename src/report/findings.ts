@@ -124,9 +124,11 @@ export function collectFindings(collected: readonly CollectedCheck[]): Finding[]
           ...(o.setup ? { setup: o.setup } : {}),
         };
         byKey.set(key, f);
-        // the same answer breaking one clause in two ways (a token's member and its value) is one defect
-        const twin = order.find((g) => g.clauseIds[0] === o.clause && g.firstRequestId === o.evidence.requestId);
-        if (twin && o.evidence.requestId !== undefined) {
+        // the same answer breaking one clause in two ways (a token's member and its value) is one
+        // defect: the same request and the same response, byte for byte (not only the id the target echoed)
+        const answer = JSON.stringify(o.evidence);
+        const twin = order.find((g) => g.clauseIds[0] === o.clause && JSON.stringify(g.evidence[0]) === answer);
+        if (twin) {
           byKey.set(key, twin);
           secondary.add(key);
           f = twin;
@@ -148,9 +150,9 @@ export function collectFindings(collected: readonly CollectedCheck[]): Finding[]
   const setupFailures: CheckResult[] = [];
   for (const { check } of collected) {
     const seen = findingOfCheck.get(check) ?? [];
-    const masking = seen.find((f) => MASKING_CHECKS.has(f.check) && !f.clauseIds.some((id) => check.clauseIds.includes(id)));
-    if (check.status === "failed" && masking) check.status = "blocked";
     if (check.status !== "blocked") continue;
+    // an answer it could not read (the suite kit blocks the check on it) is blamed on what masked it
+    const masking = seen.find((f) => MASKING_CHECKS.has(f.check) && !f.clauseIds.some((id) => check.clauseIds.includes(id)));
     const by = masking ?? seen[0];
     if (!by) {
       // its setup failed on an answer no response-level check faults: one finding per setup failure
@@ -177,6 +179,8 @@ export function collectFindings(collected: readonly CollectedCheck[]): Finding[]
     const atFault = check.clauseAtFault ? [check.clauseAtFault] : check.clauseIds;
     const same = atFault.map((id) => byClause.get(id)).find((f) => f !== undefined);
     if (same) {
+      // counted under it: the finding lists it among the checks that showed it
+      if (!same.seenIn.includes(check.id)) same.seenIn.push(check.id);
       findingOfCheck.set(check, [...(findingOfCheck.get(check) ?? []).filter((f) => f !== same), same]);
       continue;
     }
@@ -200,9 +204,10 @@ export function collectFindings(collected: readonly CollectedCheck[]): Finding[]
   const setupByKey = new Map<string, Finding>();
   for (const check of setupFailures) {
     const headline = (check.message ?? "setup failed").split("\n", 1)[0] ?? "";
-    // a check that failed on the clause the setup broke already says it: the setup joins that finding
+    // a check that failed on the very setup answer (its clause, its words) already says it: the setup joins it
     const key = normalized(headline);
-    const joined = check.clauseAtFault ? ownByKey.get(check.clauseAtFault) : undefined;
+    const failedOnIt = check.clauseAtFault ? ownByKey.get(check.clauseAtFault) : undefined;
+    const joined = failedOnIt && normalized(failedOnIt.message).includes(key) ? failedOnIt : undefined;
     let finding = joined ?? setupByKey.get(key);
     if (!finding) {
       finding = {

@@ -169,4 +169,31 @@ describe("renderHtml", () => {
     );
     expect(renderHtml(sampleRun())).not.toContain('id="property"');
   });
+
+  test("the badge says what the exit code says: a finding beside a harness error is a failed run, the error listed", () => {
+    const checks = [
+      checkFailedByF1("§2 lists a page"),
+      sampleCheck({ id: "e", title: "§7 a window", status: "error", message: "HarnessError: could not keep its timing" }),
+    ];
+    const findings = [
+      {
+        id: "F1",
+        kind: "check" as const,
+        check: "a",
+        clauseIds: ["envelope.list"],
+        sections: ["§2"],
+        endpoints: ["GET /agents"],
+        message: "PROFILE §2 envelope.list: expected hasMore false; received true",
+        occurrences: 1,
+        seenIn: ["a"],
+        blocked: [],
+        evidence: [],
+      },
+    ];
+    const page = renderHtml(sampleRun({ checks, findings }));
+    expect(page).toContain('<span class="verdict failed">FAILED</span>');
+    expect(page).toContain("Not explained by a finding (1)");
+    expect(page).toContain("could not keep its timing");
+    expect(renderHtml(sampleRun({ checks: [] }))).toContain('<span class="verdict error">HARNESS ERROR</span>');
+  });
 });

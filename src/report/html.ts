@@ -15,12 +15,13 @@ import {
   type CheckStatus,
   describeOptions,
   type Evidence,
+  exitCodeOf,
   formatDuration,
   type RunResult,
   type RunSummary,
-  redChecks,
   summarize,
   summaryLine,
+  unexplainedChecks,
 } from "./model.js";
 import type { PropertySummary } from "./property.js";
 import { type ReportOptions, reportableRun } from "./redact.js";
@@ -325,13 +326,8 @@ export function renderHtml(runInput: RunResult, options: ReportOptions = {}): st
   const summary = summarize(run);
   const { totals } = summary;
   const findings = run.findings ?? [];
-  const verdict = run.interrupted
-    ? "interrupted"
-    : totals.error > 0
-      ? "error"
-      : findings.length > 0 || totals.failed > 0 || totals.blocked > 0
-        ? "failed"
-        : "passed";
+  // the badge says what the exit code says (a finding beside a harness error is a failed run)
+  const verdict = ({ 0: "passed", 1: "failed", 2: "error", 130: "interrupted" } as const)[exitCodeOf(run) as 0 | 1 | 2 | 130];
   const verdictText = {
     passed: "PASSED",
     failed: "FAILED",
@@ -339,7 +335,7 @@ export function renderHtml(runInput: RunResult, options: ReportOptions = {}): st
     interrupted: `INTERRUPTED after ${run.interrupted?.done} of ${run.interrupted?.total} checks`,
   }[verdict];
   // what no finding explains: harness errors, and failures of a run recorded without findings
-  const red = redChecks(run).filter((c) => !c.findingIds?.length);
+  const red = unexplainedChecks(run);
 
   const meta: [string, string][] = [
     ["Target", `${run.target.kind} · ${run.target.baseUrl}`],

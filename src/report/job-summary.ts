@@ -7,9 +7,9 @@ import {
   formatDuration,
   type RunResult,
   type RunSummary,
-  redChecks,
   summarize,
   summaryLine,
+  unexplainedChecks,
 } from "./model.js";
 import { type ReportOptions, reportableRun } from "./redact.js";
 
@@ -183,7 +183,7 @@ export function renderJobSummary(runInput: RunResult, options: JobSummaryOptions
     `**${markdownText(summaryLine(totals))}** · ${facts.join(" · ")}`,
     "",
     ...findingsSection(run.findings ?? []),
-    ...unexplainedSection(redChecks(run).filter((c) => !c.findingIds?.length)),
+    ...unexplainedSection(unexplainedChecks(run)),
     ...coverageSection(summary),
     "<details><summary>Options</summary>",
     "",

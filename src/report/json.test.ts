@@ -7,10 +7,10 @@ import { SAMPLE_OPTIONS, SAMPLE_SECRETS, sampleRun } from "./test-support.js";
 test("results.json is the run plus its summary, pretty-printed", () => {
   const run = sampleRun();
   const text = renderJson(run);
-  expect(text).toMatch(/^\{\n {2}"reportVersion": 1,\n/);
+  expect(text).toMatch(/^\{\n {2}"reportVersion": 2,\n/);
   expect(text.endsWith("}\n")).toBe(true);
   const { reportVersion, summary, ...rest } = JSON.parse(text);
-  expect(reportVersion).toBe(1);
+  expect(reportVersion).toBe(2);
   expect(rest).toEqual(reportableRun(run));
   expect(summary).toEqual(summarize(run));
 });

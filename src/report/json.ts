@@ -2,7 +2,8 @@ import { type RunResult, type RunSummary, summarize } from "./model.js";
 import { type ReportOptions, reportableRun } from "./redact.js";
 
 /** Bumped when a field of results.json changes meaning or goes away. */
-export const RESULTS_JSON_VERSION = 1;
+// 2: summary.totals.failed counts the failed checks no finding explains; underFindings the rest
+export const RESULTS_JSON_VERSION = 2;
 
 /** results.json: the run as recorded plus its summary, for machines (dashboards, trend lines, `jq`). */
 export interface ResultsJson extends RunResult {

@@ -99,6 +99,7 @@ export function describeOptions(options: RunOptions): [string, string][] {
   const seconds = (s: number) => `${s} s`;
   // a key role as a person reads it (`readOnly` → `read-only`), from the key-role table
   const keys = Object.entries(options.keys)
+    .filter(([, count]) => count > 0)
     .map(([role, count]) => (count > 1 ? `${roleLabel(role)} ×${count}` : roleLabel(role)))
     .join(", ");
   return [
@@ -268,6 +269,14 @@ export function isUnderFinding(check: CheckResult): boolean {
 /** Failures first: failed (the target broke a clause), then errors (the harness could not judge), in run order. */
 export function redChecks(run: RunResult): CheckResult[] {
   return [...run.checks.filter((c) => c.status === "failed"), ...run.checks.filter((c) => c.status === "error")];
+}
+
+/**
+ * The red checks no finding explains, as every report lists them apart: failed checks under no
+ * finding, and every harness error (an error is never explained by a finding it happened to see).
+ */
+export function unexplainedChecks(run: RunResult): CheckResult[] {
+  return redChecks(run).filter((c) => c.status === "error" || !isUnderFinding(c));
 }
 
 /**

@@ -5,9 +5,9 @@ import {
   type CheckStatus,
   formatDuration,
   type RunResult,
-  redChecks,
   summarize,
   summaryLine,
+  unexplainedChecks,
 } from "./model.js";
 import { type ReportOptions, redactSecrets, reportableRun, stripAnsi } from "./redact.js";
 
@@ -164,7 +164,7 @@ export function formatSummary(runInput: RunResult, options: TerminalOptions = {}
     lines.push("");
   }
   // failed checks no finding names (a run recorded without findings), then harness errors
-  const red = redChecks(run).filter((c) => !c.findingIds?.length);
+  const red = unexplainedChecks(run);
   if (red.length > 0) {
     lines.push(paint(`Failures (${red.length}):`, "bold"));
     for (const check of red) lines.push(`  ${formatProgress(check, { ...options, color })}`);

@@ -105,6 +105,26 @@ describe.skipIf(!chromiumPath)("the verify report in Chromium", () => {
     );
   });
 
+  test("the check can fail: a finding in a matcher's words is seen in the page", async () => {
+    const file = join(SCREENSHOT_DIR, "verify-matcher-finding.html");
+    const finding = {
+      id: "F1",
+      kind: "check" as const,
+      check: "a check",
+      clauseIds: ["auth.required"],
+      sections: ["§6"],
+      endpoints: ["POST /agents"],
+      message: "PROFILE §6 auth.required: expected 0 to be greater than 0 // Object.is equality",
+      occurrences: 1,
+      seenIn: ["a check"],
+      blocked: [],
+      evidence: [],
+    };
+    writeFileSync(file, renderHtml(sampleRun({ findings: [finding] })));
+    const shown = await measure(file, "verify-matcher-finding");
+    expect(shown.layout.findingsText).toMatch(MATCHER_TEXT);
+  });
+
   test("the check can fail: a header that prints a results object as its options is too tall", async () => {
     const results = JSON.stringify(sampleRun()).repeat(6);
     const file = join(SCREENSHOT_DIR, "verify-json-header.html");

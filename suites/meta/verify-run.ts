@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isUnderFinding, type ResultsJson } from "../../src/report/index.js";
+import { type ResultsJson, unexplainedChecks } from "../../src/report/index.js";
 
 /** One `agent-harness verify` in a child process, as CI runs it: its exit code, results.json and output. */
 export interface VerifyRun {
@@ -34,6 +34,4 @@ export function verify(args: string[], seed = 1): Promise<VerifyRun> {
 export const failedIn = (run: VerifyRun) => run.results.checks.filter((c) => c.status === "failed");
 
 /** What a reader must act on: findings, failed checks no finding explains, harness errors. One defect: at most 3. */
-export const redItems = (run: VerifyRun) =>
-  (run.results.findings?.length ?? 0) +
-  run.results.checks.filter((c) => (c.status === "failed" && !isUnderFinding(c)) || c.status === "error").length;
+export const redItems = (run: VerifyRun) => (run.results.findings?.length ?? 0) + unexplainedChecks(run.results).length;

@@ -2,6 +2,7 @@ import { expect } from "vitest";
 import type { ApiResult, Exchange } from "../../src/client/index.js";
 import { type ErrorCode, STATUS_OF_CODE } from "../../src/contract/index.js";
 import { Blocked, ConformanceFailure, endpointLabel } from "../../src/report/index.js";
+import { isMasked } from "./exchanges.js";
 
 /**
  * The suites' assertions on an answer, as vitest matchers: each counts as an assertion (so
@@ -22,16 +23,26 @@ const answerOf = (res: Answer) =>
   `${res.status}${res.error ? ` ${res.error.code}` : res.status >= 400 ? " with no readable error code" : ""}${res.error?.details?.length ? ` (details: ${res.error.details.map((d) => d.field).join(", ")})` : ""}`;
 const fieldsNamed = (res: Answer) => res.error?.details?.map((d) => d.field) ?? [];
 
-/** A matcher whose failure is the target's: thrown as a ConformanceFailure in the check's words. */
-const conformance = (pass: boolean, message: () => string) => {
-  if (!pass) throw new ConformanceFailure(message());
+/**
+ * A matcher whose failure is the target's: thrown as a ConformanceFailure in the check's words —
+ * unless the answer could not be read (a response check found its envelope or status broken):
+ * then the check is blocked by that finding. Under `.not` it is an ordinary matcher.
+ */
+function conformance(this: { isNot: boolean }, res: Answer, pass: boolean, message: () => string) {
+  if (!pass && !this.isNot) {
+    if (isMasked(res.exchange))
+      throw new Blocked(`${message()} — the answer could not be read (its envelope or status is broken)`);
+    throw new ConformanceFailure(message());
+  }
   return { pass, message };
-};
+}
 
 expect.extend({
   /** the answer has this status */
   toAnswer(res: Answer, status: number) {
-    return conformance(
+    return conformance.call(
+      this,
+      res,
       res.status === status,
       () => `${requestLabel(res.exchange)}: expected ${status}; received ${answerOf(res)}`,
     );
@@ -39,14 +50,18 @@ expect.extend({
   /** the answer is one of these errors: the status of its code and the code */
   toAnswerError(res: Answer, codes: readonly ErrorCode[]) {
     const wanted = codes.map((c) => `${STATUS_OF_CODE[c]} ${c}`).join(" or ");
-    return conformance(
+    return conformance.call(
+      this,
+      res,
       codes.some((c) => STATUS_OF_CODE[c] === res.status && res.error?.code === c),
       () => `${requestLabel(res.exchange)}: expected ${wanted}; received ${answerOf(res)}`,
     );
   },
   /** the error's details[].field names one of these (PROFILE §2) */
   toNameField(res: Answer, fields: readonly string[]) {
-    return conformance(
+    return conformance.call(
+      this,
+      res,
       fieldsNamed(res).some((f) => fields.includes(f)),
       () =>
         `${requestLabel(res.exchange)}: expected details[].field to name ${fields.length === 1 ? fields[0] : `one of ${fields.join(", ")}`} (PROFILE §2); received ${JSON.stringify(fieldsNamed(res))}`,

@@ -1,4 +1,5 @@
 import { appendFileSync } from "node:fs";
+import { RESPONSE_CHECKS } from "../../src/checks/registry.js";
 import { runChecks } from "../../src/checks/run.js";
 import {
   type Exchange,
@@ -54,6 +55,7 @@ export class ExchangeLog {
     });
     const id = createdId(ex);
     if (id !== undefined) this.creates.set(id, evidenceOf(ex));
+    if (found.some((v) => MASKING_CHECKS.has(v.check))) masked.add(ex);
     for (const v of found) {
       const key = findingKey(v);
       const seen = this.observations.get(key);
@@ -115,6 +117,14 @@ function recordInLedger(ex: Exchange): void {
   const deleted = matchEndpoint(ex.request.method, ex.request.url, { baseUrl: target.baseUrl });
   if (deleted?.spec.id === "deleteAgent" && ex.response.status === 200 && deleted.agentId) ledger({ deleted: deleted.agentId });
 }
+
+/** The response checks whose violation leaves an answer unreadable to a check that reads it. */
+const MASKING_CHECKS: ReadonlySet<string> = new Set(RESPONSE_CHECKS.filter((c) => c.masksAnswer).map((c) => c.id));
+/** Exchanges whose answer a masking check faulted (a broken envelope, a mispaired status). */
+const masked = new WeakSet<Exchange>();
+
+/** The answer of this exchange cannot be read for its code or data: a check judging it is blocked, not failed. */
+export const isMasked = (ex: Exchange): boolean => masked.has(ex);
 
 let currentLog: ExchangeLog | undefined;
 /** The check whose requests are being sent, for the footprint of a calibration run (src/plan). */
