@@ -2,9 +2,10 @@ import { existsSync, readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { z } from "zod";
 import { RateBudget, ServiceClient } from "../client/index.js";
-import { LIST_LIMITS, RATE_LIMITS } from "../contract/index.js";
+import { LIST_LIMITS, type Permission, RATE_LIMITS } from "../contract/index.js";
 import type { CheckResult } from "../report/index.js";
 import { HARNESS_NAME_PREFIX, type HarnessTarget } from "../target/harness-target.js";
+import { KEY_ROLE_NAMES, KEY_ROLES } from "../target/key-roles.js";
 import { optionsHelp, parseOrHelp, readOptions, UsageError } from "./config.js";
 
 /** A list page read leniently: `data` an array of anything, `totalPages` when it is a number. */
@@ -49,66 +50,46 @@ function ledgerIds(file: string): string[] {
 /**
  * Delete every agent the ledger says this run created and did not delete (a deployment keeps no litter), then
  * assert none with the run's prefix is left. Reported as a check of its own.
+ *
+ * Agents are made in several accounts (each parallel worker's main account, the property suites'
+ * account, the isolation and quota checks' accounts). Each account's list names the leftovers it holds, so
+ * every leftover is deleted once, by its own account: a DELETE of another account's agent is a 404 that
+ * still counts in the Delete bucket (PROFILE §7), and trying every leftover on every account multiplied a
+ * sweep by the number of accounts (minutes after a property run that shrank hundreds of cases). A leftover
+ * no account lists (a list that hides agents is a finding of the run) is still tried by id on each.
  */
 export async function sweepLedger(target: HarnessTarget, ledgerFile: string): Promise<CheckResult> {
-  // each parallel worker had its own main account: sweep each (another account's agent is a 404)
-  const results = [];
-  for (const keys of target.keyPool ?? [target.keys]) results.push(await sweepAccount(target, keys.main, ledgerFile));
-  return results.find((r) => r.status !== "passed") ?? results.find((r) => r.message) ?? results[0]!;
-}
-
-async function sweepAccount(target: HarnessTarget, mainKey: string, ledgerFile: string): Promise<CheckResult> {
   const started = performance.now();
-  const client = new ServiceClient({
-    baseUrl: target.baseUrl,
-    apiKey: mainKey,
-    idField: target.idField,
-    pacing: new RateBudget({ windowSeconds: target.windowSeconds }),
-    // a fresh budget does not know what the checks left in the buckets: honour their 429s
-    retry: { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: (target.windowSeconds + 1) * 1000 },
-  });
   const base = { id: "run.cleanup", title: "every agent the run created is deleted", suite: "run", clauseIds: [], sections: [] };
+  const leftovers = new Set(ledgerIds(ledgerFile));
+  const clients = sweepKeys(target).map((key) => sweepClient(target, key));
+  let deleted = 0;
+  let strays = 0;
   try {
-    const leftovers = ledgerIds(ledgerFile);
-    for (const id of leftovers) {
-      const res = await client.deleteAgent(id);
-      if (res.status !== 200 && res.status !== 404)
-        throw new Error(`DELETE ${id} answered ${res.status} ${res.error?.code ?? ""}`);
+    const results: CheckResult[] = [];
+    for (const client of clients) {
+      const swept = await sweepAccount(client, target.runPrefix, leftovers);
+      deleted += swept.deleted;
+      strays += swept.strays;
+      if (swept.result) results.push({ ...base, ...swept.result, durationMs: Math.round(performance.now() - started) });
     }
-    // an agent with the run's prefix the ledger does not know was made by a request the target should
-    // have refused (a finding of the run): delete it too, then prove nothing is left
-    const strays = (await listAll(client)).filter((a) => a.name.startsWith(target.runPrefix));
-    for (const agent of strays) await client.deleteAgent(agent.id);
-    const remaining = strays.length ? (await listAll(client)).filter((a) => a.name.startsWith(target.runPrefix)) : [];
+    for (const id of leftovers)
+      for (const client of clients) {
+        const res = await client.deleteAgent(id);
+        if (res.status === 200) {
+          deleted++;
+          break;
+        }
+        if (res.status !== 404) throw new Error(`DELETE ${id} answered ${res.status} ${res.error?.code ?? ""}`);
+      }
     const durationMs = Math.round(performance.now() - started);
-    if (remaining.length) {
-      // listed, yet unknown to Get: the target lists deleted agents (PROFILE §5 delete.gone), not a harness fault
-      const gone = [];
-      for (const agent of remaining) if ((await client.getAgent(agent.id)).status === 404) gone.push(agent.id);
-      if (gone.length === remaining.length)
-        return {
-          ...base,
-          clauseIds: ["delete.gone"],
-          sections: ["§5"],
-          status: "failed",
-          durationMs,
-          message: `GET /agents: expected no deleted agent in the list (PROFILE §5 delete.gone); received ${gone.length} that Get answers 404: ${gone.join(", ")}`,
-        };
-      return {
-        ...base,
-        status: "error",
-        durationMs,
-        message: `agents of this run still exist: ${remaining.map((a) => a.id).join(", ")}`,
-      };
-    }
+    if (results[0]) return results[0];
     return {
       ...base,
       status: "passed",
       durationMs,
-      ...(leftovers.length || strays.length
-        ? {
-            message: `deleted ${leftovers.length} leftover agent(s)${strays.length ? ` and ${strays.length} the ledger did not know` : ""}`,
-          }
+      ...(deleted || strays
+        ? { message: `deleted ${deleted} leftover agent(s)${strays ? ` and ${strays} the ledger did not know` : ""}` }
         : {}),
     };
   } catch (err) {
@@ -119,8 +100,91 @@ async function sweepAccount(target: HarnessTarget, mainKey: string, ledgerFile: 
       message: `cleanup failed: ${err instanceof Error ? err.message : String(err)}`,
     };
   } finally {
-    await client.close();
+    await Promise.all(clients.map((c) => c.close()));
   }
+}
+
+/**
+ * One key per account a run may make agents in: every role whose key may list and delete (PROFILE §6),
+ * the first key of each account of each key set, each key once (on a deployment one key may play
+ * several roles).
+ */
+function sweepKeys(target: HarnessTarget): string[] {
+  const keys = new Set<string>();
+  for (const set of target.keyPool ?? [target.keys]) {
+    const accounts = new Set<string>();
+    for (const role of KEY_ROLE_NAMES) {
+      const { permissions, account }: { permissions: readonly Permission[]; account: string } = KEY_ROLES[role];
+      if (!permissions.includes("agents:read") || !permissions.includes("agents:delete") || accounts.has(account)) continue;
+      const value = set[role];
+      const key = typeof value === "string" ? value : value?.[0];
+      if (!key) continue;
+      accounts.add(account);
+      keys.add(key);
+    }
+  }
+  return [...keys];
+}
+
+function sweepClient(target: HarnessTarget, mainKey: string): ServiceClient {
+  return new ServiceClient({
+    baseUrl: target.baseUrl,
+    apiKey: mainKey,
+    idField: target.idField,
+    pacing: new RateBudget({ windowSeconds: target.windowSeconds }),
+    // a fresh budget does not know what the checks left in the buckets: honour their 429s
+    retry: { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: (target.windowSeconds + 1) * 1000 },
+  });
+}
+
+/**
+ * One account's part of the sweep: the leftovers it lists (taken out of `leftovers`) and any agent
+ * with the run's prefix the ledger does not know — made by a request the target should have refused,
+ * a finding of the run — are deleted; then nothing with the prefix may be listed. Throws when a
+ * request fails; `result` is set when something is left.
+ */
+async function sweepAccount(
+  client: ServiceClient,
+  runPrefix: string,
+  leftovers: Set<string>,
+): Promise<{
+  deleted: number;
+  strays: number;
+  result?: Pick<CheckResult, "status" | "message"> & Partial<Pick<CheckResult, "clauseIds" | "sections">>;
+}> {
+  const listed = await listAll(client);
+  let deleted = 0;
+  let strays = 0;
+  for (const agent of listed) {
+    const known = leftovers.delete(agent.id);
+    if (!known && !agent.name.startsWith(runPrefix)) continue;
+    const res = await client.deleteAgent(agent.id);
+    if (res.status !== 200 && res.status !== 404)
+      throw new Error(`DELETE ${agent.id} answered ${res.status} ${res.error?.code ?? ""}`);
+    if (known) deleted++;
+    else strays++;
+  }
+  const remaining = deleted || strays ? (await listAll(client)).filter((a) => a.name.startsWith(runPrefix)) : [];
+  if (!remaining.length) return { deleted, strays };
+  // listed, yet unknown to Get: the target lists deleted agents (PROFILE §5 delete.gone), not a harness fault
+  const gone = [];
+  for (const agent of remaining) if ((await client.getAgent(agent.id)).status === 404) gone.push(agent.id);
+  if (gone.length === remaining.length)
+    return {
+      deleted,
+      strays,
+      result: {
+        clauseIds: ["delete.gone"],
+        sections: ["§5"],
+        status: "failed",
+        message: `GET /agents: expected no deleted agent in the list (PROFILE §5 delete.gone); received ${gone.length} that Get answers 404: ${gone.join(", ")}`,
+      },
+    };
+  return {
+    deleted,
+    strays,
+    result: { status: "error", message: `agents of this run still exist: ${remaining.map((a) => a.id).join(", ")}` },
+  };
 }
 
 const CLEANUP_OPTIONS = {
