@@ -62,20 +62,20 @@ export async function sweepLedger(target: HarnessTarget, ledgerFile: string): Pr
   const started = performance.now();
   const base = { id: "run.cleanup", title: "every agent the run created is deleted", suite: "run", clauseIds: [], sections: [] };
   const leftovers = new Set(ledgerIds(ledgerFile));
-  const clients = sweepKeys(target).map((key) => sweepClient(target, key));
+  const accounts = sweepKeys(target).map((keys) => keys.map((key) => sweepClient(target, key)));
   let deleted = 0;
   let strays = 0;
   try {
     const results: CheckResult[] = [];
-    for (const client of clients) {
-      const swept = await sweepAccount(client, target.runPrefix, leftovers);
+    for (const clients of accounts) {
+      const swept = await sweepAccount(clients, target.runPrefix, leftovers);
       deleted += swept.deleted;
       strays += swept.strays;
       if (swept.result) results.push({ ...base, ...swept.result, durationMs: Math.round(performance.now() - started) });
     }
     for (const id of leftovers)
-      for (const client of clients) {
-        const res = await client.deleteAgent(id);
+      for (const [client] of accounts) {
+        const res = await client!.deleteAgent(id);
         if (res.status === 200) {
           deleted++;
           break;
@@ -100,30 +100,31 @@ export async function sweepLedger(target: HarnessTarget, ledgerFile: string): Pr
       message: `cleanup failed: ${err instanceof Error ? err.message : String(err)}`,
     };
   } finally {
-    await Promise.all(clients.map((c) => c.close()));
+    await Promise.all(accounts.flat().map((c) => c.close()));
   }
 }
 
 /**
- * One key per account a run may make agents in: every role whose key may list and delete (PROFILE §6),
- * the first key of each account of each key set, each key once (on a deployment one key may play
- * several roles).
+ * The keys of each account a run may make agents in: every role whose key may list and delete
+ * (PROFILE §6), grouped by account within each key set, each key once (on a deployment one key may
+ * play several roles). An account's keys share its deletes: the Delete bucket is per key (PROFILE §7).
  */
-function sweepKeys(target: HarnessTarget): string[] {
-  const keys = new Set<string>();
+function sweepKeys(target: HarnessTarget): string[][] {
+  const seen = new Set<string>();
+  const accounts: string[][] = [];
   for (const set of target.keyPool ?? [target.keys]) {
-    const accounts = new Set<string>();
+    const byAccount = new Map<string, string[]>();
     for (const role of KEY_ROLE_NAMES) {
       const { permissions, account }: { permissions: readonly Permission[]; account: string } = KEY_ROLES[role];
-      if (!permissions.includes("agents:read") || !permissions.includes("agents:delete") || accounts.has(account)) continue;
-      const value = set[role];
-      const key = typeof value === "string" ? value : value?.[0];
-      if (!key) continue;
-      accounts.add(account);
-      keys.add(key);
+      if (!permissions.includes("agents:read") || !permissions.includes("agents:delete")) continue;
+      const value = role === "main" ? (set.mainKeys ?? [set.main]) : set[role];
+      const keys = (typeof value === "string" ? [value] : (value ?? [])).filter((key) => !seen.has(key));
+      for (const key of keys) seen.add(key);
+      if (keys.length) byAccount.set(account, [...(byAccount.get(account) ?? []), ...keys]);
     }
+    accounts.push(...byAccount.values());
   }
-  return [...keys];
+  return accounts;
 }
 
 function sweepClient(target: HarnessTarget, mainKey: string): ServiceClient {
@@ -144,7 +145,7 @@ function sweepClient(target: HarnessTarget, mainKey: string): ServiceClient {
  * request fails; `result` is set when something is left.
  */
 async function sweepAccount(
-  client: ServiceClient,
+  clients: ServiceClient[],
   runPrefix: string,
   leftovers: Set<string>,
 ): Promise<{
@@ -152,18 +153,22 @@ async function sweepAccount(
   strays: number;
   result?: Pick<CheckResult, "status" | "message"> & Partial<Pick<CheckResult, "clauseIds" | "sections">>;
 }> {
+  const client = clients[0]!;
   const listed = await listAll(client);
-  let deleted = 0;
-  let strays = 0;
-  for (const agent of listed) {
-    const known = leftovers.delete(agent.id);
-    if (!known && !agent.name.startsWith(runPrefix)) continue;
-    const res = await client.deleteAgent(agent.id);
-    if (res.status !== 200 && res.status !== 404)
-      throw new Error(`DELETE ${agent.id} answered ${res.status} ${res.error?.code ?? ""}`);
-    if (known) deleted++;
-    else strays++;
-  }
+  const known = listed.filter((agent) => leftovers.delete(agent.id));
+  const doomed = listed.filter((agent) => known.includes(agent) || agent.name.startsWith(runPrefix));
+  const deleted = known.length;
+  const strays = doomed.length - deleted;
+  // the account's keys take turns: each deletes every n-th agent, all at once
+  await Promise.all(
+    clients.map(async (each, i) => {
+      for (let j = i; j < doomed.length; j += clients.length) {
+        const res = await each.deleteAgent(doomed[j]!.id);
+        if (res.status !== 200 && res.status !== 404)
+          throw new Error(`DELETE ${doomed[j]!.id} answered ${res.status} ${res.error?.code ?? ""}`);
+      }
+    }),
+  );
   const remaining = deleted || strays ? (await listAll(client)).filter((a) => a.name.startsWith(runPrefix)) : [];
   if (!remaining.length) return { deleted, strays };
   // listed, yet unknown to Get: the target lists deleted agents (PROFILE §5 delete.gone), not a harness fault
