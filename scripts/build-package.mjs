@@ -16,7 +16,7 @@ const outdir = join(repoRoot, "dist");
 /** What `verify`, `load`, `serve`, `judge`, `cleanup` and `openapi` load: no unit test, no meta or container suite. */
 const SOURCE_DIRS = ["src", "suites/support", "suites/functional", "suites/property", "suites/load", "fixtures"];
 /** unit tests and their helpers sit beside the source (STYLE: layout), and src/package packs the package: they stay out */
-const LEFT_OUT = /(?:^src\/.*\.test\.ts|\/test-support\.ts|^src\/package\/.*)$/;
+const LEFT_OUT = /(?:^src\/.*\.test\.ts|\/test-support[^/]*\.ts|^src\/package\/.*)$/;
 /** data files read at run time, copied as they are */
 const DATA = ["fixtures/boundaries"];
 

@@ -13,7 +13,7 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return sourceFiles(path);
-    const isTest = entry.name.endsWith(".test.ts") || entry.name === "test-support.ts";
+    const isTest = entry.name.endsWith(".test.ts") || entry.name.startsWith("test-support");
     return entry.name.endsWith(".ts") && !isTest ? [path] : [];
   });
 }

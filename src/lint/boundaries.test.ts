@@ -72,6 +72,7 @@ const RULES: { rule: string; breaks: [string, string][]; allows?: [string, strin
     breaks: [
       ["src/server/x.test.ts", "../client/index.js"],
       ["src/server/test-support.ts", "../../suites/support/harness.js"],
+      ["src/server/test-support-http.ts", "../client/index.js"],
     ],
     allows: [
       ["src/server/x.test.ts", "../../fixtures/expand.js"],

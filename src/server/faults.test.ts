@@ -10,13 +10,10 @@ import { LOAD_FAULTS } from "./faults/load.js";
 import {
   ACCOUNTS,
   BUDGET_SECONDS,
-  commentsOf,
-  eventsOf,
   eventually,
   KEYS,
   listOf,
   makeServer,
-  parseSse,
   QUOTA,
   type Res,
   SMALL_TIER,
@@ -26,6 +23,7 @@ import {
   track,
   WINDOW_SECONDS,
 } from "./test-support.js";
+import { commentsOf, eventsOf, parseSse } from "./test-support-http.js";
 
 type Obj = Record<string, unknown>;
 const BUDGET_MS = BUDGET_SECONDS * 1000;

@@ -3,20 +3,19 @@ import {
   ACCOUNTS,
   agentOf,
   BUDGET_SECONDS,
-  eventsOf,
   expectBodyRefused,
   expectError,
   fieldsOf,
   KEYS,
   loadBoundaries,
   makeServer,
-  parseSse,
   QUOTA,
   replyOf,
   seedAgents,
   type TestServer,
   track,
 } from "./test-support.js";
+import { eventsOf, parseSse } from "./test-support-http.js";
 
 const bodyRows = loadBoundaries<{
   rows: { title: string; body: Record<string, unknown>; status: 200 | 400; fields?: string[] }[];

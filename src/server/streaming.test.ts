@@ -5,20 +5,8 @@
  */
 import { describe, expect, onTestFinished, test } from "vitest";
 import { messageReplySchema } from "../contract/index.js";
-import {
-  agentOf,
-  BUDGET_SECONDS,
-  collect,
-  commentsOf,
-  eventsOf,
-  eventually,
-  KEYS,
-  type Listening,
-  listen,
-  makeServer,
-  parseSse,
-  type TestServer,
-} from "./test-support.js";
+import { agentOf, BUDGET_SECONDS, eventually, KEYS, makeServer, type TestServer } from "./test-support.js";
+import { collect, commentsOf, eventsOf, type Listening, listen, parseSse } from "./test-support-http.js";
 
 async function started(options: Parameters<typeof makeServer>[0] = {}): Promise<{ s: TestServer; net: Listening }> {
   const s = makeServer(options);
