@@ -1,5 +1,20 @@
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, test } from "vitest";
+import { startReferenceServer } from "../target/embedded.js";
 import { main } from "./main.js";
+
+/** What `run` writes to `stream`, kept out of the test's output. */
+async function capture(stream: NodeJS.WriteStream, run: () => Promise<number>) {
+  const chunks: string[] = [];
+  const write = stream.write.bind(stream);
+  stream.write = ((chunk: string) => chunks.push(String(chunk)) > 0) as typeof stream.write;
+  try {
+    return { code: await run(), written: chunks.join("") };
+  } finally {
+    stream.write = write;
+  }
+}
 
 /** Bad `load` input: one readable line and exit 2, before any target starts. */
 describe("agent-harness load usage", () => {
@@ -16,14 +31,34 @@ describe("agent-harness load usage", () => {
       /target unreachable/,
     ],
   ] as const)("%j → exit 2", async ([args, message]) => {
-    const written: string[] = [];
-    const write = process.stderr.write.bind(process.stderr);
-    process.stderr.write = ((chunk: string) => written.push(String(chunk)) > 0) as typeof process.stderr.write;
+    const { code, written } = await capture(process.stderr, () => main(["load", ...args]));
+    expect(code).toBe(2);
+    expect(written).toMatch(message);
+  });
+});
+
+/**
+ * The exit code of a real `load` run (STYLE §7): nothing ran is not a pass, a finding is 1. The
+ * reports go to a scratch folder; the terminal output is kept out of the test's.
+ */
+describe("agent-harness load exits as the run ended", { timeout: 60_000 }, () => {
+  const reportDir = join(tmpdir(), "agent-harness-load-exit");
+  const quiet = async (argv: string[]) =>
+    (await capture(process.stdout, () => main(["load", ...argv, "--report-dir", reportDir]))).code;
+
+  test("2 when nothing ran: on a deployment without --reference-faults the chosen scenarios are skipped", async () => {
+    const server = await startReferenceServer();
     try {
-      expect(await main(["load", ...args])).toBe(2);
+      const argv = ["--base-url", server.baseUrl, "--api-key", server.keys.keys[0]!.key, "--scenario", "slot-release"];
+      expect(await quiet(argv)).toBe(2);
     } finally {
-      process.stderr.write = write;
+      await server.close();
     }
-    expect(written.join("")).toMatch(message);
+  });
+
+  test("1 on a finding: a reference target with a defect only bursts reveal", async () => {
+    // a short window keeps the burst to a second; the defect admits the whole burst whatever W is
+    const argv = ["--fault", "bucket-check-then-count", "--scenario", "bucket-createAgent", "--rate-window", "0.5"];
+    expect(await quiet(argv)).toBe(1);
   });
 });
