@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { parseVerifyConfig, UsageError } from "./config.js";
+import { UsageError } from "../run/usage-error.js";
+import { parseVerifyConfig } from "./config.js";
 
 describe("verify options", () => {
   test("no flags: the embedded target with its defaults", () => {

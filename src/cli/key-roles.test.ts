@@ -1,6 +1,7 @@
 import { describe, expect, expectTypeOf, test } from "vitest";
 import { CURL_KEY_VARIABLE } from "../client/index.js";
 import { describeOptions } from "../report/model.js";
+import { KEY_OPTIONS, VERIFY_OPTIONS } from "../run/config.js";
 import { EMBEDDED_DEFAULTS, type HarnessTarget, keyRoles, referenceKeys } from "../target/harness-target.js";
 import {
   FLAGGED_ROLES,
@@ -13,7 +14,7 @@ import {
   needsKey,
   roleOfKey,
 } from "../target/key-roles.js";
-import { KEY_OPTIONS, optionsHelp, parseVerifyConfig, VERIFY_OPTIONS } from "./config.js";
+import { optionsHelp, parseVerifyConfig } from "./config.js";
 
 /** Every place that names a key role reads it from the table: each derived thing is compared with the table's own rows. */
 describe("the key-role table", () => {

@@ -1,11 +1,9 @@
-import { mkdirSync } from "node:fs";
 import { z } from "zod";
-import { MESSAGE_TIMING } from "../contract/index.js";
-import { parseThreshold, SCENARIO_IDS, SCENARIOS, type ScenarioReport, type Threshold } from "../load/index.js";
-import { closingLines, loadRunResult, runScenarios, writeLoadReports } from "../load/load-run.js";
-import { exitCodeOf } from "../report/index.js";
-import { commaList, optionsHelp, parseOrHelp, parseVerifyConfig, readOptions, UsageError, VERIFY_OPTIONS } from "./config.js";
-import { assertReachable, interruptible, newRun, startTarget, targetOptions } from "./lifecycle.js";
+import { parseThreshold, SCENARIO_IDS, SCENARIOS, type Threshold } from "../load/index.js";
+import { commaList, VERIFY_OPTIONS } from "../run/config.js";
+import { runLoad } from "../run/load.js";
+import { UsageError } from "../run/usage-error.js";
+import { optionsHelp, parseOrHelp, parseVerifyConfig, readOptions } from "./config.js";
 
 /** `load` takes verify's target options (minus suite selection) and its own. */
 export const LOAD_OPTIONS = {
@@ -95,43 +93,8 @@ function parseLoadArgs(argv: string[]) {
   return { config, scenarios: parsed.data.scenario, thresholds };
 }
 
+/** `agent-harness load`: its options parsed and validated, then the run (src/run/load.ts). */
 export async function load(argv: string[]): Promise<number> {
   const parsed = parseOrHelp(() => parseLoadArgs(argv), LOAD_USAGE);
-  if (!parsed) return 0;
-  const { config, thresholds } = parsed;
-  const { runId, reportDir, runDir, seed, run } = newRun(config);
-  mkdirSync(runDir, { recursive: true });
-  const out = process.stdout;
-  out.write(`agent-harness load — run ${runId}\n`);
-  // a reference target the harness starts streams at the real budget (PROFILE §5) unless told otherwise
-  const { target, stop } = await startTarget(
-    { ...config, messageTimeout: config.messageTimeout ?? MESSAGE_TIMING.defaultBudgetSeconds },
-    run,
-  );
-  const abort = interruptible(() => process.stderr.write("\ninterrupted: ending the scenario and deleting what it made…\n"));
-  const startedAt = new Date();
-  const chosen = SCENARIOS.filter((s) => !parsed.scenarios || parsed.scenarios.includes(s.id));
-  let reports: ScenarioReport[] = [];
-  try {
-    await assertReachable(target);
-    reports = await runScenarios(target, chosen, abort.signal, out, process.stderr);
-  } finally {
-    abort.release();
-    await stop();
-  }
-  const { result, loadRun } = loadRunResult({
-    runId,
-    seed,
-    startedAt,
-    target,
-    options: targetOptions(target, config),
-    chosen,
-    reports,
-    thresholds,
-    interrupted: abort.signal.aborted,
-  });
-  const secrets = Object.values(target.keys).filter((k): k is string => !!k);
-  const dir = await writeLoadReports(result, loadRun, reportDir, secrets);
-  out.write(`${closingLines(result, loadRun).join("\n")}\nreports: ${dir} (load.json, report.html)\n`);
-  return exitCodeOf(result);
+  return parsed ? runLoad(parsed.config, parsed.scenarios, parsed.thresholds) : 0;
 }

@@ -1,5 +1,5 @@
-import { PACKAGE_VERSION as VERSION } from "./package-root.js";
-import { UsageError } from "./usage-error.js";
+import { PACKAGE_VERSION as VERSION } from "../run/package-root.js";
+import { UsageError } from "../run/usage-error.js";
 
 export const USAGE = `agent-harness ${VERSION} — conformance and load verification for the Agent Management Service v1
 
@@ -29,7 +29,7 @@ export async function main(argv: string[]): Promise<number> {
       case "serve":
         return await (await import("./serve.js")).serve(rest);
       case "judge":
-        return await (await import("./replay.js")).judge(rest);
+        return await (await import("./judge.js")).judge(rest);
       case "cleanup":
         return await (await import("./cleanup.js")).cleanup(rest);
       case "openapi":

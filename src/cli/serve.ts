@@ -2,8 +2,9 @@ import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { type KeysFile, keysFileSchema, MESSAGE_TIMING, RATE_LIMITS, singleKeyFile } from "../contract/index.js";
+import { UsageError } from "../run/usage-error.js";
 import { FAULTS, startReferenceServer } from "../target/embedded.js";
-import { parseOrHelp, UsageError } from "./config.js";
+import { parseOrHelp } from "./config.js";
 
 const FAULT_NAMES = Object.keys(FAULTS).sort();
 

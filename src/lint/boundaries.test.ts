@@ -32,6 +32,7 @@ const RULES: { rule: string; breaks: [string, string][]; allows?: [string, strin
       ["src/contract/deep/x.ts", "../../client/client.js"],
       ["src/contract/x.ts", "../../suites/support/harness.js"],
       ["src/contract/x.ts", "../plan/plan.js"],
+      ["src/contract/x.ts", "../run/verify.js"],
     ],
   },
   {
@@ -42,6 +43,7 @@ const RULES: { rule: string; breaks: [string, string][]; allows?: [string, strin
       ["src/server/faults/x.ts", "../../checks/run.js"],
       ["src/server/x.ts", "../../fixtures/expand.js"],
       ["src/server/routes/x.ts", "../../net/delay-proxy.js"],
+      ["src/server/x.ts", "../run/lifecycle.js"],
     ],
     allows: [["src/server/plugins/x.ts", "../../contract/index.js"]],
   },
@@ -53,6 +55,8 @@ const RULES: { rule: string; breaks: [string, string][]; allows?: [string, strin
       ["src/report/x.ts", "../server/store.js"],
       ["src/target/x.ts", "../server/app.js"],
       ["src/model/x.ts", "../server/store.js"],
+      ["src/run/x.ts", "../server/app.js"],
+      ["src/cli/x.ts", "../server/faults/index.js"],
       ["suites/functional/x.test.ts", "../../src/server/app.js"],
       ["suites/support/deep/x.ts", "../../../src/server/faults/index.js"],
     ],
@@ -66,6 +70,15 @@ const RULES: { rule: string; breaks: [string, string][]; allows?: [string, strin
       ["src/report/x.ts", "../server/app.js"],
     ],
     allows: [["src/plan/x.ts", "../report/plan-types.js"]],
+  },
+  {
+    rule: "a run never imports the command line: src/cli calls src/run",
+    breaks: [
+      ["src/run/x.ts", "../cli/config.js"],
+      ["src/run/deep/x.ts", "../../cli/main.js"],
+      ["src/run/x.ts", "../server/app.js"],
+    ],
+    allows: [["src/cli/x.ts", "../run/verify.js"]],
   },
   {
     rule: "server tests import only contract (and may read the fixtures)",

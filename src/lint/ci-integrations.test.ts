@@ -14,7 +14,7 @@ import { validateAction, validateWorkflow } from "@action-validator/core";
 import { afterAll, describe, expect, test } from "vitest";
 import { parse } from "yaml";
 import { z } from "zod";
-import { VERIFY_OPTIONS } from "../cli/config.js";
+import { VERIFY_OPTIONS } from "../run/config.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const read = (path: string) => readFileSync(join(ROOT, path), "utf8");

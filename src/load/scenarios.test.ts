@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { parseVerifyConfig } from "../cli/config.js";
-import { resolveTarget } from "../cli/lifecycle.js";
+import { resolveTarget } from "../run/lifecycle.js";
 import { SCENARIOS } from "./scenarios.js";
 
 const RUN = { runPrefix: "ah-test-", ledgerFile: "/dev/null", seed: 1 };

@@ -25,7 +25,7 @@ export class PlannedRun {
   /** Calibrate against an embedded reference shaped like `target`, running the same suites. */
   static async calibrate(target: HarnessTarget, runSuites: (t: HarnessTarget) => Promise<unknown>): Promise<PlannedRun> {
     const { entries: suites, seconds } = await calibrate({ target, runSuites });
-    // the run ends with the sweep (src/cli/cleanup.ts): it lists the account to prove nothing is left
+    // the run ends with the sweep (src/run/cleanup.ts): it lists the account to prove nothing is left
     const entries = [...suites, SWEEP];
     const limits = {
       windowSeconds: target.windowSeconds,

@@ -4,7 +4,7 @@ import type { Verdict } from "./verdict.js";
 
 /**
  * What a check leaves on its vitest task for the report: the one augmentation of TaskMeta,
- * written by suites/support/harness.ts and read by src/cli/run-suites.ts.
+ * written by suites/support/harness.ts and read by src/run/suites.ts.
  */
 declare module "@vitest/runner" {
   interface TaskMeta {

@@ -5,7 +5,8 @@ import { MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
 import { behindProxy, describeNetwork } from "../net/behind-proxy.js";
 import { newRunId } from "../report/index.js";
 import { EMBEDDED_DEFAULTS, type HarnessTarget, keyRoles, runPrefixFor, startReferenceTarget } from "../target/harness-target.js";
-import { UsageError, type VerifyConfig } from "./config.js";
+import type { VerifyConfig } from "./config.js";
+import { UsageError } from "./usage-error.js";
 
 /**
  * What every run (`verify` and `load`) goes through around its checks: a run id, report folder,

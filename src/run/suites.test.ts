@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { inClauseWords } from "./run-suites.js";
+import { inClauseWords } from "./suites.js";
 
 /** A test framework's wording, which a headline must translate. */
 const MATCHER_TEXT = /expected .{1,200}? to (?:be|match|equal)\b|Object\.is/;

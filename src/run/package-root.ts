@@ -5,8 +5,8 @@ import { fileURLToPath } from "node:url";
 const PACKAGE_NAME = "agent-harness";
 
 /**
- * The folder holding the harness's package.json: the checkout runs this file from src/cli, the
- * installed package from dist/src/cli, so the root is the nearest folder above named in a
+ * The folder holding the harness's package.json: the checkout runs this file from src/run, the
+ * installed package from dist/src/run, so the root is the nearest folder above named in a
  * package.json as the harness.
  */
 function findPackageRoot(): { root: string; version: string } {

@@ -2,7 +2,7 @@ import { type ApiResult, ServiceClient, TransportError } from "../client/index.j
 import { ENDPOINTS, type EndpointId, endpointPath } from "../contract/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { FLAGGED_ROLES, flagOf, KEY_ROLES, type FlaggedRole as Role } from "../target/key-roles.js";
-import { UsageError } from "./config.js";
+import { UsageError } from "./usage-error.js";
 
 /** One request of the key check, counted; a target that does not answer is a usage error. */
 type Send = <R extends ApiResult<unknown>>(call: () => Promise<R>) => Promise<R>;

@@ -1,0 +1,73 @@
+import { parseArgs } from "node:util";
+import { RESPONSE_CHECKS } from "../checks/registry.js";
+import { createdId, judgeAnswer, parseCurlOutput } from "../run/judge.js";
+import { UsageError } from "../run/usage-error.js";
+
+/**
+ * `agent-harness judge`: the verdict of one response-level check on a `curl -i` output (stdin).
+ * Exit 1 when the check finds the same defect again, 0 when it does not, 2 when stdin holds no answer.
+ * With `--print-id FIELD` it prints the created agent's id instead.
+ */
+const JUDGE_OPTIONS = {
+  check: { type: "string" },
+  clause: { type: "string" },
+  expected: { type: "string" },
+  method: { type: "string", default: "GET" },
+  url: { type: "string" },
+  window: { type: "string", default: "60" },
+  "id-field": { type: "string", default: "id" },
+  "sent-at": { type: "string" },
+  header: { type: "string", multiple: true },
+  "print-id": { type: "string" },
+} as const;
+
+export async function judge(argv: string[]): Promise<number> {
+  let values: ReturnType<typeof parseArgs<{ args: string[]; strict: true; options: typeof JUDGE_OPTIONS }>>["values"];
+  try {
+    ({ values } = parseArgs({ args: argv, strict: true, options: JUDGE_OPTIONS }));
+  } catch (err) {
+    throw new UsageError(`judge: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk));
+  const response = parseCurlOutput(Buffer.concat(chunks).toString("utf8"));
+  if (!response) {
+    process.stderr.write("judge: no HTTP answer on stdin\n");
+    return 2;
+  }
+  if (values["print-id"]) {
+    const id = createdId(response, values["print-id"]);
+    if (id === undefined) {
+      process.stderr.write(`judge: the create answered ${response.status} without data.${values["print-id"]}\n`);
+      return 2;
+    }
+    process.stdout.write(id);
+    return 0;
+  }
+  if (!values.check || !values.url) throw new UsageError("judge needs --check and --url");
+  const check = RESPONSE_CHECKS.find((c) => c.id === values.check);
+  if (!check) throw new UsageError(`judge: unknown check ${values.check}`);
+  const headers: Record<string, string> = {};
+  for (const h of values.header ?? []) {
+    const i = h.indexOf(":");
+    if (i > 0) headers[h.slice(0, i).trim().toLowerCase()] = h.slice(i + 1).trim();
+  }
+  const { method, url } = values;
+  const found = judgeAnswer(
+    check,
+    {
+      method,
+      url,
+      headers,
+      windowSeconds: Number(values.window),
+      idField: values["id-field"],
+      ...(values["sent-at"] ? { sentAt: Number(values["sent-at"]) } : {}),
+      ...(values.clause ? { clause: values.clause } : {}),
+      ...(values.expected ? { expected: values.expected } : {}),
+    },
+    response,
+  );
+  for (const v of found) process.stdout.write(`still there: ${v.clause}: expected ${v.expected}; received ${v.received}\n`);
+  if (!found.length) process.stdout.write(`gone: ${check.id} finds nothing at ${method} ${url} (answered ${response.status})\n`);
+  return found.length ? 1 : 0;
+}

@@ -1,0 +1,232 @@
+import { existsSync, readFileSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import { z } from "zod";
+import { RateBudget, ServiceClient } from "../client/index.js";
+import { LIST_LIMITS, type Permission } from "../contract/index.js";
+import type { CheckResult } from "../report/index.js";
+import type { HarnessTarget } from "../target/harness-target.js";
+import { KEY_ROLE_NAMES, KEY_ROLES } from "../target/key-roles.js";
+
+/** A list page read leniently: `data` an array of anything, `totalPages` when it is a number. */
+const lenientPage = z.object({
+  data: z.array(z.unknown()),
+  pagination: z.object({ totalPages: z.unknown() }).partial().optional().catch(undefined),
+});
+const namedAgent = z.object({ id: z.string(), name: z.string() });
+
+/**
+ * Every agent of the account, walking all pages (PROFILE §5 List). Read leniently: a page whose
+ * shape is wrong (a finding of the run) still names its agents, and the walk ends on an empty
+ * page or the last one, whatever `hasMore` claims.
+ */
+async function listAll(client: ServiceClient): Promise<{ id: string; name: string }[]> {
+  const all: { id: string; name: string }[] = [];
+  for (let page = 1; page <= 10_000; page++) {
+    const res = await client.listAgents({ page, limit: LIST_LIMITS.limit.max, sortBy: "createdAt", order: "asc" });
+    const body = lenientPage.safeParse(res.body).data;
+    if (res.status !== 200 || !body) throw new Error(`listing agents answered ${res.status} ${res.error?.code ?? ""}`);
+    const rows = body.data.flatMap((a) => namedAgent.safeParse(a).data ?? []);
+    all.push(...rows);
+    const totalPages = typeof body.pagination?.totalPages === "number" ? body.pagination.totalPages : page;
+    if (rows.length === 0 || page >= totalPages) break;
+  }
+  return all;
+}
+
+function ledgerIds(file: string): string[] {
+  if (!existsSync(file)) return [];
+  const created = new Set<string>();
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    if (!line.trim()) continue;
+    const entry: unknown = JSON.parse(line);
+    if (typeof entry !== "object" || entry === null) continue;
+    if ("created" in entry && typeof entry.created === "string") created.add(entry.created);
+    if ("deleted" in entry && typeof entry.deleted === "string") created.delete(entry.deleted);
+  }
+  return [...created];
+}
+
+/**
+ * Delete every agent the ledger says this run created and did not delete (a deployment keeps no litter), then
+ * assert none with the run's prefix is left. Reported as a check of its own.
+ *
+ * Agents are made in several accounts (each parallel worker's main account, the property suites'
+ * account, the isolation and quota checks' accounts). Each account's list names the leftovers it holds, so
+ * every leftover is deleted once, by its own account: a DELETE of another account's agent is a 404 that
+ * still counts in the Delete bucket (PROFILE §7), and trying every leftover on every account multiplied a
+ * sweep by the number of accounts (minutes after a property run that shrank hundreds of cases). A leftover
+ * no account lists (a list that hides agents is a finding of the run) is still tried by id on each.
+ */
+export async function sweepLedger(target: HarnessTarget, ledgerFile: string): Promise<CheckResult> {
+  const started = performance.now();
+  const base = { id: "run.cleanup", title: "every agent the run created is deleted", suite: "run", clauseIds: [], sections: [] };
+  const leftovers = new Set(ledgerIds(ledgerFile));
+  const accounts = sweepKeys(target).map((keys) => keys.map((key) => sweepClient(target, key)));
+  let deleted = 0;
+  let strays = 0;
+  try {
+    const results: CheckResult[] = [];
+    for (const clients of accounts) {
+      const swept = await sweepAccount(clients, target.runPrefix, leftovers);
+      deleted += swept.deleted;
+      strays += swept.strays;
+      if (swept.result) results.push({ ...base, ...swept.result, durationMs: Math.round(performance.now() - started) });
+    }
+    for (const id of leftovers)
+      for (const [client] of accounts) {
+        const res = await client!.deleteAgent(id);
+        if (res.status === 200) {
+          deleted++;
+          break;
+        }
+        if (res.status !== 404) throw new Error(`DELETE ${id} answered ${res.status} ${res.error?.code ?? ""}`);
+      }
+    const durationMs = Math.round(performance.now() - started);
+    if (results[0]) return results[0];
+    return {
+      ...base,
+      status: "passed",
+      durationMs,
+      ...(deleted || strays
+        ? { message: `deleted ${deleted} leftover agent(s)${strays ? ` and ${strays} the ledger did not know` : ""}` }
+        : {}),
+    };
+  } catch (err) {
+    return {
+      ...base,
+      status: "error",
+      durationMs: Math.round(performance.now() - started),
+      message: `cleanup failed: ${err instanceof Error ? err.message : String(err)}`,
+    };
+  } finally {
+    await Promise.all(accounts.flat().map((c) => c.close()));
+  }
+}
+
+/**
+ * The keys of each account a run may make agents in: every role whose key may list and delete
+ * (PROFILE §6), grouped by account within each key set, each key once (on a deployment one key may
+ * play several roles). An account's keys share its deletes: the Delete bucket is per key (PROFILE §7).
+ */
+function sweepKeys(target: HarnessTarget): string[][] {
+  const seen = new Set<string>();
+  const accounts: string[][] = [];
+  for (const set of target.keyPool ?? [target.keys]) {
+    const byAccount = new Map<string, string[]>();
+    for (const role of KEY_ROLE_NAMES) {
+      const { permissions, account }: { permissions: readonly Permission[]; account: string } = KEY_ROLES[role];
+      if (!permissions.includes("agents:read") || !permissions.includes("agents:delete")) continue;
+      const value = role === "main" ? (set.mainKeys ?? [set.main]) : set[role];
+      const keys = (typeof value === "string" ? [value] : (value ?? [])).filter((key) => !seen.has(key));
+      for (const key of keys) seen.add(key);
+      if (keys.length) byAccount.set(account, [...(byAccount.get(account) ?? []), ...keys]);
+    }
+    accounts.push(...byAccount.values());
+  }
+  return accounts;
+}
+
+function sweepClient(target: HarnessTarget, mainKey: string): ServiceClient {
+  return new ServiceClient({
+    baseUrl: target.baseUrl,
+    apiKey: mainKey,
+    idField: target.idField,
+    pacing: new RateBudget({ windowSeconds: target.windowSeconds }),
+    // a fresh budget does not know what the checks left in the buckets: honour their 429s
+    retry: { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: (target.windowSeconds + 1) * 1000 },
+  });
+}
+
+/**
+ * One account's part of the sweep: the leftovers it lists (taken out of `leftovers`) and any agent
+ * with the run's prefix the ledger does not know — made by a request the target should have refused,
+ * a finding of the run — are deleted; then nothing with the prefix may be listed. Throws when a
+ * request fails; `result` is set when something is left.
+ */
+async function sweepAccount(
+  clients: ServiceClient[],
+  runPrefix: string,
+  leftovers: Set<string>,
+): Promise<{
+  deleted: number;
+  strays: number;
+  result?: Pick<CheckResult, "status" | "message"> & Partial<Pick<CheckResult, "clauseIds" | "sections">>;
+}> {
+  const client = clients[0]!;
+  const listed = await listAll(client);
+  const known = listed.filter((agent) => leftovers.delete(agent.id));
+  const doomed = listed.filter((agent) => known.includes(agent) || agent.name.startsWith(runPrefix));
+  const deleted = known.length;
+  const strays = doomed.length - deleted;
+  // the account's keys take turns: each deletes every n-th agent, all at once
+  await Promise.all(
+    clients.map(async (each, i) => {
+      for (let j = i; j < doomed.length; j += clients.length) {
+        const res = await each.deleteAgent(doomed[j]!.id);
+        if (res.status !== 200 && res.status !== 404)
+          throw new Error(`DELETE ${doomed[j]!.id} answered ${res.status} ${res.error?.code ?? ""}`);
+      }
+    }),
+  );
+  const remaining = deleted || strays ? (await listAll(client)).filter((a) => a.name.startsWith(runPrefix)) : [];
+  if (!remaining.length) return { deleted, strays };
+  // listed, yet unknown to Get: the target lists deleted agents (PROFILE §5 delete.gone), not a harness fault
+  const gone = [];
+  for (const agent of remaining) if ((await client.getAgent(agent.id)).status === 404) gone.push(agent.id);
+  if (gone.length === remaining.length)
+    return {
+      deleted,
+      strays,
+      result: {
+        clauseIds: ["delete.gone"],
+        sections: ["§5"],
+        status: "failed",
+        message: `GET /agents: expected no deleted agent in the list (PROFILE §5 delete.gone); received ${gone.length} that Get answers 404: ${gone.join(", ")}`,
+      },
+    };
+  return {
+    deleted,
+    strays,
+    result: { status: "error", message: `agents of this run still exist: ${remaining.map((a) => a.id).join(", ")}` },
+  };
+}
+
+/**
+ * `agent-harness cleanup`: every agent named `prefix…` by an earlier run (killed before its own
+ * sweep) is deleted, or listed with `dryRun`. Exit 1 when a delete failed, 2 when the account
+ * cannot be listed.
+ */
+export async function deleteByPrefix(
+  options: { baseUrl: string; apiKey: string; prefix: string; windowSeconds: number; dryRun: boolean },
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<number> {
+  const { baseUrl, apiKey, prefix, windowSeconds: window, dryRun } = options;
+  const client = new ServiceClient({
+    baseUrl,
+    apiKey,
+    pacing: new RateBudget({ windowSeconds: window }),
+    retry: { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: (window + 1) * 1000 },
+  });
+  try {
+    const matches = (await listAll(client)).filter((a) => a.name.startsWith(prefix) && /^ah-\d{4}-\d{2}-\d{2}T/.test(a.name));
+    out.write(`${matches.length} agent(s) named ${prefix}…\n`);
+    let failed = 0;
+    for (const a of matches) {
+      if (dryRun) {
+        out.write(`would delete ${a.id} ${a.name}\n`);
+        continue;
+      }
+      const res = await client.deleteAgent(a.id);
+      const ok = res.status === 200 || res.status === 404;
+      if (!ok) failed++;
+      out.write(`${ok ? "deleted" : `FAILED (${res.status})`} ${a.id} ${a.name}\n`);
+    }
+    return failed ? 1 : 0;
+  } catch (e) {
+    err.write(`agent-harness cleanup: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 2;
+  } finally {
+    await client.close();
+  }
+}

@@ -1,0 +1,53 @@
+import { mkdirSync } from "node:fs";
+import { MESSAGE_TIMING } from "../contract/index.js";
+import { SCENARIOS, type ScenarioReport, type Threshold } from "../load/index.js";
+import { closingLines, loadRunResult, runScenarios, writeLoadReports } from "../load/load-run.js";
+import { exitCodeOf } from "../report/index.js";
+import type { VerifyConfig } from "./config.js";
+import { assertReachable, interruptible, newRun, startTarget, targetOptions } from "./lifecycle.js";
+
+/**
+ * A load run, once its options are valid: the target (a reference target streams at the real
+ * budget), the chosen scenarios one after another, the thresholds, the reports; returns the exit code.
+ */
+export async function runLoad(
+  config: VerifyConfig,
+  scenarioIds: readonly string[] | undefined,
+  thresholds: readonly Threshold[],
+): Promise<number> {
+  const { runId, reportDir, runDir, seed, run } = newRun(config);
+  mkdirSync(runDir, { recursive: true });
+  const out = process.stdout;
+  out.write(`agent-harness load — run ${runId}\n`);
+  // a reference target the harness starts streams at the real budget (PROFILE §5) unless told otherwise
+  const { target, stop } = await startTarget(
+    { ...config, messageTimeout: config.messageTimeout ?? MESSAGE_TIMING.defaultBudgetSeconds },
+    run,
+  );
+  const abort = interruptible(() => process.stderr.write("\ninterrupted: ending the scenario and deleting what it made…\n"));
+  const startedAt = new Date();
+  const chosen = SCENARIOS.filter((s) => !scenarioIds || scenarioIds.includes(s.id));
+  let reports: ScenarioReport[] = [];
+  try {
+    await assertReachable(target);
+    reports = await runScenarios(target, chosen, abort.signal, out, process.stderr);
+  } finally {
+    abort.release();
+    await stop();
+  }
+  const { result, loadRun } = loadRunResult({
+    runId,
+    seed,
+    startedAt,
+    target,
+    options: targetOptions(target, config),
+    chosen,
+    reports,
+    thresholds,
+    interrupted: abort.signal.aborted,
+  });
+  const secrets = Object.values(target.keys).filter((k): k is string => !!k);
+  const dir = await writeLoadReports(result, loadRun, reportDir, secrets);
+  out.write(`${closingLines(result, loadRun).join("\n")}\nreports: ${dir} (load.json, report.html)\n`);
+  return exitCodeOf(result);
+}

@@ -1,0 +1,285 @@
+import { mkdirSync, readFileSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import { z } from "zod";
+import { describeServiceClock, estimateServiceClock } from "../client/index.js";
+import { SCENARIOS } from "../load/scenarios.js";
+import { formatTransitionTable } from "../model/transitions.js";
+import { formatSeconds, RUN_BOUND_ALLOWANCE_SECONDS, runBoundSeconds } from "../plan/plan.js";
+import { formatRatio, PlannedRun } from "../plan/session.js";
+import {
+  type CheckResult,
+  exitCodeOf,
+  formatProgress,
+  formatSummary,
+  ProgressFailures,
+  type PropertySummary,
+  type RunResult,
+  readPropertySummary,
+  writeReports,
+} from "../report/index.js";
+import { type HarnessTarget, keysOf, type PropertyReplay } from "../target/harness-target.js";
+import { sweepLedger } from "./cleanup.js";
+import { DEFAULT_EXTERNAL_SUITES, DEFAULT_SUITES, type SuiteName, type VerifyConfig } from "./config.js";
+import { checkKeys } from "./key-check.js";
+import { assertReachable, interruptible, newRun, startTarget, targetOptions } from "./lifecycle.js";
+import { writeReplays } from "./replay.js";
+import { runSuites, type SuitesRun } from "./suites.js";
+import { UsageError } from "./usage-error.js";
+
+/**
+ * A deployment gets load only when its owner asks for it (bursts cost its users): the default run says so.
+ * Asked for, the scenarios are outside the request plan (bursts are the point) but bounded, each
+ * by its own estimate: the plan says how long they add.
+ */
+function loadOnDeployment(target: HarnessTarget, suites: readonly SuiteName[], asked: boolean): string {
+  const chosen = SCENARIOS.filter((s) =>
+    suites.includes("load") ? true : suites.includes("quick-load") && s.quickGroup !== undefined,
+  );
+  if (!chosen.length)
+    return asked
+      ? "load: no load suite chosen"
+      : "load: none on a deployment unless asked (--suites functional,property,quick-load or load; agent-harness load)";
+  const runnable = chosen.filter((s) => !s.unavailable?.(target));
+  const seconds = runnable.reduce((n, s) => n + s.estimateSeconds(target), 0);
+  return `load: ${runnable.length} of ${chosen.length} scenarios can run here, outside the request plan: about ${formatSeconds(seconds)} more (their bursts are bounded per scenario)`;
+}
+
+/** A `--replay` file as the property suite wrote it; its seed must agree with `--seed` when both are given. */
+function readReplayFile(file: string, seed: number | undefined): PropertyReplay {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, "utf8"));
+  } catch (err) {
+    throw new UsageError(`--replay: cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const parsed = z
+    .object({ property: z.string().min(1), seed: z.number().int(), path: z.string().min(1), replayPath: z.string().optional() })
+    .safeParse(raw);
+  if (!parsed.success) throw new UsageError(`--replay: ${file} is not a replay file written by the property suite`);
+  if (seed !== undefined && seed !== parsed.data.seed)
+    throw new UsageError(`--replay: the file was written with seed ${parsed.data.seed}, not ${seed}`);
+  const { replayPath, ...replay } = parsed.data;
+  return replayPath === undefined ? replay : { ...replay, replayPath };
+}
+
+/** The property suite's figures: cases, sequences, requests, generators and transitions covered. */
+function propertySummary(summary: PropertySummary | undefined): string {
+  if (!summary) return "";
+  const { cases, sequences, requests, durationMs, generators, transitions } = summary;
+  const table = Object.keys(transitions).length ? `${formatTransitionTable(transitions)}\n` : "";
+  return `property: ${cases} cases and ${sequences} command sequences, ${requests} requests in ${(durationMs / 1000).toFixed(1)} s; ${generators.length} generators covered: ${generators.join(", ")}\n${table}`;
+}
+
+/** The suites a run chooses, in one place: a dry run shows the run's own choice. */
+function suiteOptionsOf(config: VerifyConfig, target: HarnessTarget) {
+  return {
+    suites: config.suites ?? [...(target.kind === "external" ? DEFAULT_EXTERNAL_SUITES : DEFAULT_SUITES)],
+    ...(config.sections ? { sections: config.sections } : {}),
+    profile: config.profile,
+  };
+}
+
+/**
+ * An external target's limits are real: the run is planned before a check sends anything, by
+ * counting the same suites against an embedded reference (src/plan); the load scenarios are
+ * outside the plan. `verify` and `verify --dry-run` plan the same way, so they print the same plan.
+ */
+async function planFor(
+  target: HarnessTarget,
+  suiteOptions: ReturnType<typeof suiteOptionsOf>,
+  calibrated?: (checks: CheckResult[]) => void,
+): Promise<PlannedRun | undefined> {
+  const counted = suiteOptions.suites.filter((s) => s !== "load" && s !== "quick-load");
+  if (target.kind !== "external" || !counted.length) return undefined;
+  process.stdout.write("plan: counting the requests of these suites against an embedded reference…\n");
+  const planned = await PlannedRun.calibrate(target, async (t) => {
+    const { checks } = await runSuites({ target: t, ...suiteOptions, suites: counted });
+    calibrated?.(checks);
+    return checks;
+  });
+  const bound = runBoundSeconds(planned.plan);
+  process.stdout.write(
+    `${planned.describe()}\nplan: the run stops at ${formatSeconds(bound)} (twice the lower bound and ${formatSeconds(RUN_BOUND_ALLOWANCE_SECONDS)})\n`,
+  );
+  return planned;
+}
+
+/**
+ * `verify --dry-run`: after the keys and the clock, what the run would do, and nothing more. The
+ * checks that would run and those that would be skipped come from the plan's calibration run,
+ * which has the target's shape (its keys, tier, capabilities): a check skipped there names the
+ * flag that enables it, as it would in the run.
+ */
+async function dryRun(target: HarnessTarget, config: VerifyConfig, keyRequests: number): Promise<number> {
+  const out = process.stdout;
+  const suiteOptions = suiteOptionsOf(config, target);
+  out.write(`dry run: suites ${suiteOptions.suites.join(", ")}${config.profile === "smoke" ? " (smoke)" : ""}\n`);
+  let checks: CheckResult[] = [];
+  const planned = await planFor(target, suiteOptions, (c) => {
+    checks = c;
+  });
+  if (planned) {
+    const runs = checks.filter((c) => c.status !== "skipped");
+    const bySuite = countBy(runs, (c) => c.suite);
+    out.write(`will run: ${runs.length} checks (${[...bySuite].map(([s, n]) => `${s} ${n}`).join(", ")})\n`);
+    const skipped = countBy(
+      checks.filter((c) => c.status === "skipped"),
+      (c) => c.message ?? "skipped",
+    );
+    for (const [why, n] of [...skipped].sort((a, b) => b[1] - a[1])) out.write(`skipped: ${n} × ${why}\n`);
+    out.write(`${loadOnDeployment(target, suiteOptions.suites, config.suites !== undefined)}\n`);
+  } else
+    out.write(
+      `plan: none for a ${target.kind} reference the harness starts (its accounts and keys are its own, one set per worker)\n`,
+    );
+  out.write(
+    `dry run: ${keyRequests} requests checked the keys (plus ${target.serviceClock?.probes ?? 0} unauthenticated Date probes, counted in no limit); no check ran\n`,
+  );
+  return 0;
+}
+
+function countBy<T>(items: readonly T[], key: (item: T) => string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(key(item), (counts.get(key(item)) ?? 0) + 1);
+  return counts;
+}
+
+/**
+ * A verify run, once its options are valid: the target, the keys and the service's clock, the
+ * plan, the suites in vitest with their progress, the sweep, the reports; returns the exit code.
+ */
+export async function runVerify(config: VerifyConfig): Promise<number> {
+  const replay = config.replay ? readReplayFile(config.replay, config.seed) : undefined;
+  const { runId, reportDir, runDir, seed, run } = newRun(config, replay?.seed);
+  const startedAt = new Date();
+  const out = process.stdout;
+  out.write(`agent-harness verify — run ${runId}, seed ${seed}\n`);
+  const { target, stop } = await startTarget(config, run);
+  if (replay || config.maxRequests)
+    target.property = { ...(replay ? { replay } : {}), ...(config.maxRequests ? { maxRequests: config.maxRequests } : {}) };
+  // before any check: a wrong key, or an unreachable target, is one line and exit 2, with no
+  // cleanup to report and no empty report folder; then the service's clock (PROFILE §4, §7 times)
+  let keyRequests = 0;
+  try {
+    // a target the harness started has the keys it made; a deployment's are checked
+    if (target.kind === "external" || config.dryRun) {
+      const keys = await checkKeys(target);
+      keyRequests = keys.requests;
+      out.write(`${keys.lines.join("\n")}\n`);
+    } else await assertReachable(target);
+    target.serviceClock = await estimateServiceClock(target.baseUrl);
+    out.write(`${describeServiceClock(target.serviceClock)}\n`);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  if (config.dryRun) {
+    try {
+      return await dryRun(target, config, keyRequests);
+    } finally {
+      await stop();
+    }
+  }
+  mkdirSync(runDir, { recursive: true });
+  // every key of every key set (a pool of main keys, one set per worker) is redacted everywhere
+  const secrets = [...new Set([target.keys, ...(target.keyPool ?? [])].flatMap(keysOf))];
+  const abort = interruptible(() =>
+    out.write("\ninterrupted: stopping the checks, then deleting the agents this run created…\n"),
+  );
+  const byId = new Map<string, CheckResult>();
+  const failures = new ProgressFailures();
+  let suites: SuitesRun = { checks: [], findings: [], total: 0 };
+  const suiteOptions = suiteOptionsOf(config, target);
+  let planned: PlannedRun | undefined;
+  let property: PropertySummary | undefined;
+  let started = performance.now();
+  // a planned run has a bound: no target (rate headers that lie to the pacing) makes it crawl
+  const bounded = new AbortController();
+  let overrun: NodeJS.Timeout | undefined;
+  let overran: string | undefined;
+  try {
+    planned = await planFor(target, suiteOptions);
+    if (target.kind === "external") out.write(`${loadOnDeployment(target, suiteOptions.suites, config.suites !== undefined)}\n`);
+    planned?.start();
+    started = performance.now();
+    if (planned) {
+      const bound = runBoundSeconds(planned.plan);
+      overrun = setTimeout(() => {
+        overran = `the run reached its bound of ${formatSeconds(bound)} (twice the plan's lower bound and ${formatSeconds(RUN_BOUND_ALLOWANCE_SECONDS)}) and was stopped: the checks not done did not run; a target whose rate headers mislead the pacing shows in the findings`;
+        out.write(`\n${overran}\n`);
+        bounded.abort();
+      }, bound * 1000);
+    }
+    out.write(
+      `target: ${target.kind} ${target.baseUrl} (W = ${target.windowSeconds} s, budget ${target.messageTimeoutSeconds} s)\n`,
+    );
+    suites = await runSuites({
+      target,
+      ...suiteOptions,
+      bail: config.bail,
+      signal: AbortSignal.any([abort.signal, bounded.signal]),
+      onCheck: (c, at) => {
+        // a check vitest reports again (cancelled while running) is one row, its last state
+        if (byId.has(c.id)) return;
+        byId.set(c.id, c);
+        const position = { ...at, elapsedMs: performance.now() - started };
+        const repeats = failures.repeats(c);
+        out.write(
+          `${formatProgress(c, { secrets, at: position, ...(repeats ? { repeats } : {}) })}${planned ? `  [${planned.progress(c)}]` : ""}\n`,
+        );
+      },
+    });
+    property = readPropertySummary(runDir);
+    out.write(propertySummary(property));
+  } finally {
+    abort.release();
+    clearTimeout(overrun);
+    // whatever happened, delete what this run made and prove nothing is left: a deployment keeps no litter
+    const sweep = await sweepLedger(target, run.ledgerFile);
+    byId.set(sweep.id, sweep);
+    out.write(`${formatProgress(sweep, { secrets })}\n`);
+    await stop();
+  }
+  // one row per check: vitest may report a cancelled check twice
+  const checks = [...new Map(suites.checks.map((c) => [c.id, c])).values()];
+  checks.push(byId.get("run.cleanup")!);
+  if (overran)
+    checks.push({
+      id: "run.bound",
+      title: "the run ends within its bound",
+      suite: "run",
+      clauseIds: [],
+      sections: [],
+      status: "error",
+      durationMs: 0,
+      message: overran,
+    });
+  const result: RunResult = {
+    runId,
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    target: { kind: target.kind, baseUrl: target.baseUrl },
+    seed,
+    options: {
+      suites: suiteOptions.suites,
+      ...targetOptions(target, config),
+      sections: config.sections ?? null,
+      profile: config.profile,
+    },
+    checks,
+    ...(property ? { property } : {}),
+    findings: suites.findings,
+    ...(abort.signal.aborted
+      ? { interrupted: { done: checks.filter((c) => c.suite !== "run" && c.status !== "skipped").length, total: suites.total } }
+      : {}),
+    ...(planned ? { plan: planned.finish() } : {}),
+    ...(target.serviceClock ? { serviceClock: target.serviceClock } : {}),
+  };
+  writeReplays(result, runDir, target);
+  const written = await writeReports(result, reportDir, { secrets });
+  out.write(`\n${formatSummary(result, { secrets })}\n`);
+  if (result.plan) out.write(`${formatRatio(result.plan)}\n`);
+  if (target.serviceClock) out.write(`${describeServiceClock(target.serviceClock)}\n`);
+  out.write(`reports: ${written.dir}\n`);
+  return exitCodeOf(result);
+}
