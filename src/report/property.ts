@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { mergeCounts } from "../model/transitions.js";
+import { formatTransitionTable, mergeCounts } from "../model/transitions.js";
 
 /**
  * What a run's property-based suites exercised, as the report keeps it: cases and command
@@ -45,4 +45,12 @@ export function readPropertySummary(runDir: string): PropertySummary | undefined
     generators: [...new Set(rows.flatMap((r) => Object.keys(r.generators)))].sort(),
     transitions: mergeCounts(rows.map((r) => r.transitions ?? {})),
   };
+}
+
+/** The property suite's figures: cases, sequences, requests, generators and transitions covered. */
+export function formatPropertySummary(summary: PropertySummary | undefined): string {
+  if (!summary) return "";
+  const { cases, sequences, requests, durationMs, generators, transitions } = summary;
+  const table = Object.keys(transitions).length ? `${formatTransitionTable(transitions)}\n` : "";
+  return `property: ${cases} cases and ${sequences} command sequences, ${requests} requests in ${(durationMs / 1000).toFixed(1)} s; ${generators.length} generators covered: ${generators.join(", ")}\n${table}`;
 }

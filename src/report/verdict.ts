@@ -66,3 +66,31 @@ export function classify(errors: readonly ThrownError[]): Verdict {
 
 /** An error the harness wrote speaks the clause's words already; a bare assertion's message does not. */
 export const speaksInClauseWords = (error: ThrownError): boolean => IN_CLAUSE_WORDS.has(error.name ?? "");
+
+/** A matcher's sentence (`expected '' to match /\S/`), optionally after the label the check gave it. */
+const MATCHER_SENTENCE = /^(?:(.+?):\s+)?expected\s[\s\S]*?\sto\s/;
+/** The longest received value a headline quotes; the whole diff stays in the message below it. */
+const RECEIVED_CHARS = 80;
+
+/**
+ * A matcher's own text (`expected '' to match /\S/ // Object.is equality`) is never the headline:
+ * the headline is the clause the check verifies, in the clause's words, then what the check saw
+ * (`WWW-Authenticate: received ""`). The matcher's sentence and diff follow on the lines below,
+ * for the person who debugs the check. A ConformanceFailure already speaks in the clause's words.
+ */
+export function inClauseWords(error: { name?: string; message: string; actual?: unknown }, clauseIds: readonly string[]): string {
+  if (speaksInClauseWords(error)) return error.message;
+  const clause = CLAUSE_BY_ID.get(clauseIds[0] ?? "");
+  if (!clause) return error.message;
+  const [first = "", ...rest] = error.message.split("\n");
+  const matcher = MATCHER_SENTENCE.exec(first);
+  if (!matcher) return [`PROFILE ${clause.section} ${clause.id}: ${clause.text} — ${first}`, ...rest].join("\n");
+  // a matcher on numbers leaves a number here (toBeGreaterThanOrEqual), not a string
+  const actual = error.actual === undefined ? undefined : String(error.actual).replace(/\s+/g, " ").trim();
+  const received =
+    actual === undefined || actual === ""
+      ? undefined
+      : `received ${actual.length > RECEIVED_CHARS ? `${actual.slice(0, RECEIVED_CHARS - 1)}…` : actual}`;
+  const said = [matcher[1], received].filter((part) => part !== undefined).join(": ");
+  return [`PROFILE ${clause.section} ${clause.id}: ${clause.text}${said ? ` — ${said}` : ""}`, first, ...rest].join("\n");
+}

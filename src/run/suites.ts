@@ -10,7 +10,7 @@ import {
   classify,
   collectFindings,
   type Finding,
-  speaksInClauseWords,
+  inClauseWords,
 } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { SUITE_NAMES, type SuiteName } from "./config.js";
@@ -25,34 +25,6 @@ export const SUITE_GLOBS: Record<SuiteName, string[]> = {
   load: ["suites/load/**/*.test.{ts,js}"],
   "quick-load": ["suites/load/quick-*.test.{ts,js}"],
 };
-
-/** A matcher's sentence (`expected '' to match /\S/`), optionally after the label the check gave it. */
-const MATCHER_SENTENCE = /^(?:(.+?):\s+)?expected\s[\s\S]*?\sto\s/;
-/** The longest received value a headline quotes; the whole diff stays in the message below it. */
-const RECEIVED_CHARS = 80;
-
-/**
- * A matcher's own text (`expected '' to match /\S/ // Object.is equality`) is never the headline:
- * the headline is the clause the check verifies, in the clause's words, then what the check saw
- * (`WWW-Authenticate: received ""`). The matcher's sentence and diff follow on the lines below,
- * for the person who debugs the check. A ConformanceFailure already speaks in the clause's words.
- */
-export function inClauseWords(error: { name?: string; message: string; actual?: unknown }, clauseIds: readonly string[]): string {
-  if (speaksInClauseWords(error)) return error.message;
-  const clause = CLAUSE_BY_ID.get(clauseIds[0] ?? "");
-  if (!clause) return error.message;
-  const [first = "", ...rest] = error.message.split("\n");
-  const matcher = MATCHER_SENTENCE.exec(first);
-  if (!matcher) return [`PROFILE ${clause.section} ${clause.id}: ${clause.text} — ${first}`, ...rest].join("\n");
-  // a matcher on numbers leaves a number here (toBeGreaterThanOrEqual), not a string
-  const actual = error.actual === undefined ? undefined : String(error.actual).replace(/\s+/g, " ").trim();
-  const received =
-    actual === undefined || actual === ""
-      ? undefined
-      : `received ${actual.length > RECEIVED_CHARS ? `${actual.slice(0, RECEIVED_CHARS - 1)}…` : actual}`;
-  const said = [matcher[1], received].filter((part) => part !== undefined).join(": ");
-  return [`PROFILE ${clause.section} ${clause.id}: ${clause.text}${said ? ` — ${said}` : ""}`, first, ...rest].join("\n");
-}
 
 function toCheck(test: TestCase, suite: string): CheckResult {
   const meta = test.meta();
@@ -218,5 +190,3 @@ export function workersFor(target: HarnessTarget): number {
 export function timeoutFor(target: HarnessTarget): number {
   return Math.ceil((3 * target.windowSeconds + 2 * target.messageTimeoutSeconds + 30) * 1000);
 }
-
-export { CLAUSE_BY_ID };

@@ -3,13 +3,13 @@ import { performance } from "node:perf_hooks";
 import { z } from "zod";
 import { describeServiceClock, estimateServiceClock } from "../client/index.js";
 import { SCENARIOS } from "../load/scenarios.js";
-import { formatTransitionTable } from "../model/transitions.js";
 import { formatSeconds, RUN_BOUND_ALLOWANCE_SECONDS, runBoundSeconds } from "../plan/plan.js";
 import { formatRatio, PlannedRun } from "../plan/session.js";
 import {
   type CheckResult,
   exitCodeOf,
   formatProgress,
+  formatPropertySummary,
   formatSummary,
   ProgressFailures,
   type PropertySummary,
@@ -60,14 +60,6 @@ function readReplayFile(file: string, seed: number | undefined): PropertyReplay 
     throw new UsageError(`--replay: the file was written with seed ${parsed.data.seed}, not ${seed}`);
   const { replayPath, ...replay } = parsed.data;
   return replayPath === undefined ? replay : { ...replay, replayPath };
-}
-
-/** The property suite's figures: cases, sequences, requests, generators and transitions covered. */
-function propertySummary(summary: PropertySummary | undefined): string {
-  if (!summary) return "";
-  const { cases, sequences, requests, durationMs, generators, transitions } = summary;
-  const table = Object.keys(transitions).length ? `${formatTransitionTable(transitions)}\n` : "";
-  return `property: ${cases} cases and ${sequences} command sequences, ${requests} requests in ${(durationMs / 1000).toFixed(1)} s; ${generators.length} generators covered: ${generators.join(", ")}\n${table}`;
 }
 
 /** The suites a run chooses, in one place: a dry run shows the run's own choice. */
@@ -230,7 +222,7 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
       },
     });
     property = readPropertySummary(runDir);
-    out.write(propertySummary(property));
+    out.write(formatPropertySummary(property));
   } finally {
     abort.release();
     clearTimeout(overrun);
