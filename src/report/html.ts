@@ -11,21 +11,10 @@ import {
 } from "../model/transitions.js";
 import { endpointList, type Finding } from "./findings.js";
 import { HTML_STYLE } from "./html-style.js";
-import {
-  type CheckResult,
-  type CheckStatus,
-  describeOptions,
-  type Evidence,
-  exitCodeOf,
-  formatDuration,
-  type RunResult,
-  type RunSummary,
-  summarize,
-  summaryLine,
-  unexplainedChecks,
-} from "./model.js";
+import { type CheckResult, type CheckStatus, type Evidence, formatDuration, type RunResult, type RunSummary } from "./model.js";
 import type { PropertySummary } from "./property.js";
-import { type ReportOptions, reportableRun } from "./redact.js";
+import type { ReportOptions } from "./redact.js";
+import { reportView } from "./view.js";
 
 /**
  * report.html: one self-contained page for a person — inline CSS, no scripts, no external
@@ -282,20 +271,19 @@ ${finding.seenIn.length ? `<details><summary>checks</summary><ul>${finding.seenI
 }
 
 export function renderHtml(runInput: RunResult, options: ReportOptions = {}): string {
-  const run = reportableRun(runInput, options);
-  const summary = summarize(run);
+  const view = reportView(runInput, options);
+  const { run, summary } = view;
   const { totals } = summary;
   const findings = run.findings ?? [];
   // the badge says what the exit code says (a finding beside a harness error is a failed run)
-  const verdict = ({ 0: "passed", 1: "failed", 2: "error", 130: "interrupted" } as const)[exitCodeOf(run) as 0 | 1 | 2 | 130];
+  const verdict = ({ 0: "passed", 1: "failed", 2: "error", 130: "interrupted" } as const)[view.exitCode];
   const verdictText = {
     passed: "PASSED",
     failed: "FAILED",
     error: "HARNESS ERROR",
     interrupted: `INTERRUPTED after ${run.interrupted?.done} of ${run.interrupted?.total} checks`,
   }[verdict];
-  // what no finding explains: harness errors, and failures of a run recorded without findings
-  const red = unexplainedChecks(run);
+  const red = view.unexplained;
 
   const meta: [string, string][] = [
     ["Target", `${run.target.kind} · ${run.target.baseUrl}`],
@@ -308,7 +296,7 @@ export function renderHtml(runInput: RunResult, options: ReportOptions = {}): st
       ? [["Service clock", describeServiceClock(run.serviceClock).replace(/^service clock: /, "")] as [string, string]]
       : []),
   ];
-  const optionItems = describeOptions(run.options)
+  const optionItems = view.options
     .map(([name, value]) => `<li><span class="opt">${escapeHtml(name)}</span> ${escapeHtml(value)}</li>`)
     .join("");
 
@@ -351,7 +339,7 @@ ${meta.map(([name, value]) => `<dt>${escapeHtml(name)}</dt><dd>${escapeHtml(valu
 <dt>Options</dt><dd><ul class="options">${optionItems}</ul></dd>
 </dl>
 <div class="totals">${cards}<div class="card"><b>${totals.total}</b>checks</div></div>
-<p class="line">${escapeHtml(summaryLine(totals))}</p>
+<p class="line">${escapeHtml(view.line)}</p>
 </header>
 <main>
 <section id="findings">

@@ -1,17 +1,8 @@
 import { CLAUSE_BY_ID } from "../contract/clauses.js";
 import { endpointList, type Finding } from "./findings.js";
-import {
-  type CheckResult,
-  describeOptions,
-  exitCodeOf,
-  formatDuration,
-  type RunResult,
-  type RunSummary,
-  summarize,
-  summaryLine,
-  unexplainedChecks,
-} from "./model.js";
-import { type ReportOptions, reportableRun } from "./redact.js";
+import { type CheckResult, type ExitCode, formatDuration, type RunResult, type RunSummary } from "./model.js";
+import type { ReportOptions } from "./redact.js";
+import { reportView } from "./view.js";
 
 /**
  * The job summary of a CI run: GitHub-flavoured Markdown that GitHub Actions shows on the job's
@@ -26,7 +17,7 @@ export interface JobSummaryOptions extends ReportOptions {
 }
 
 /** The verdict a CI step shows, from the exit code the step ends with (STYLE §7). */
-const VERDICT: Record<number, string> = {
+const VERDICT: Record<ExitCode, string> = {
   0: "✅ passed",
   1: "❌ failed",
   2: "⚠️ harness error",
@@ -163,12 +154,11 @@ function coverageSection(summary: RunSummary): string[] {
 
 /** Markdown for $GITHUB_STEP_SUMMARY, written from the run as every other report is; no key in it. */
 export function renderJobSummary(runInput: RunResult, options: JobSummaryOptions = {}): string {
-  const run = reportableRun(runInput, options);
-  const summary = summarize(run);
+  const view = reportView(runInput, options);
+  const { run, summary, exitCode } = view;
   const { totals } = summary;
   const command = run.options.scenarios ? "load" : "verify";
-  const exitCode = exitCodeOf(run);
-  const verdict = VERDICT[exitCode] ?? `exit ${exitCode}`;
+  const verdict = VERDICT[exitCode];
   const interrupted = run.interrupted ? ` after ${run.interrupted.done} of ${run.interrupted.total} checks` : "";
   const facts = [
     `${plural(totals.total, "check")} in ${formatDuration(totals.durationMs)}`,
@@ -176,14 +166,14 @@ export function renderJobSummary(runInput: RunResult, options: JobSummaryOptions
     `run ${code(run.runId)}`,
     ...(run.seed === undefined ? [] : [`seed ${run.seed}`]),
   ];
-  const optionRows = describeOptions(run.options).map(([name, value]) => `| ${markdownText(name)} | ${markdownText(value)} |`);
+  const optionRows = view.options.map(([name, value]) => `| ${markdownText(name)} | ${markdownText(value)} |`);
   return [
     `### agent-harness ${command}: ${verdict}${interrupted}`,
     "",
-    `**${markdownText(summaryLine(totals))}** · ${facts.join(" · ")}`,
+    `**${markdownText(view.line)}** · ${facts.join(" · ")}`,
     "",
     ...findingsSection(run.findings ?? []),
-    ...unexplainedSection(unexplainedChecks(run)),
+    ...unexplainedSection(view.unexplained),
     ...coverageSection(summary),
     "<details><summary>Options</summary>",
     "",

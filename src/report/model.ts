@@ -284,7 +284,9 @@ export function unexplainedChecks(run: RunResult): CheckResult[] {
  * even beside a check that errored (what the target broke is the verdict; the errors are still
  * listed); 2 a harness error and no finding; 0.
  */
-export function exitCodeOf(run: RunResult): number {
+export type ExitCode = 0 | 1 | 2 | 130;
+
+export function exitCodeOf(run: RunResult): ExitCode {
   if (run.interrupted) return 130;
   if (!run.checks.some((c) => c.status !== "skipped" && c.suite !== "run")) return 2;
   if ((run.findings?.length ?? 0) > 0 || run.checks.some((c) => c.status === "failed" || c.status === "blocked")) return 1;

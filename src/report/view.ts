@@ -1,0 +1,21 @@
+import { describeOptions, exitCodeOf, type RunResult, summarize, summaryLine, unexplainedChecks } from "./model.js";
+import { type ReportOptions, reportableRun } from "./redact.js";
+
+/**
+ * What a page for a person (report.html, the CI job summary) shows first, read from the run
+ * as every report reads it, keys redacted: the totals, the exit code's verdict, the summary
+ * line, the red checks no finding explains and the options.
+ */
+export function reportView(runInput: RunResult, options: ReportOptions) {
+  const run = reportableRun(runInput, options);
+  const summary = summarize(run);
+  return {
+    run,
+    summary,
+    exitCode: exitCodeOf(run),
+    line: summaryLine(summary.totals),
+    // what no finding explains: harness errors, and failures of a run recorded without findings
+    unexplained: unexplainedChecks(run),
+    options: describeOptions(run.options),
+  };
+}
