@@ -3,7 +3,15 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { IMAGE_USER, imageLabels, NODE_IN_IMAGE, run, sharedLibraries, writeNodeRootfs } from "../target/image.js";
+import {
+  IMAGE_USER,
+  imageLabels,
+  type LocalImage,
+  NODE_IN_IMAGE,
+  run,
+  sharedLibraries,
+  writeNodeRootfs,
+} from "../target/image.js";
 import { installTarball, packTarball } from "./pack.js";
 
 /**
@@ -15,19 +23,14 @@ import { installTarball, packTarball } from "./pack.js";
  *   docker run --rm --network host -e AGENT_API_KEY agent-harness:local verify --base-url http://127.0.0.1:8080/v1
  */
 
-export const HARNESS_IMAGE = "agent-harness:local";
+const HARNESS_IMAGE = "agent-harness:local";
 /** image label holding the hash of everything the image is made of */
-export const HARNESS_IMAGE_HASH_LABEL = "agent-harness.image.hash";
+const HARNESS_IMAGE_HASH_LABEL = "agent-harness.image.hash";
 const APP_IN_IMAGE = "/app";
 /** the working folder: reports/ goes here unless --report-dir says otherwise (mount it to keep them) */
-export const WORKDIR_IN_IMAGE = "/work";
+const WORKDIR_IN_IMAGE = "/work";
 
-export interface HarnessImage {
-  name: string;
-  hash: string;
-  /** false when an image with the same hash was already there */
-  built: boolean;
-  buildMs: number;
+export interface HarnessImage extends LocalImage {
   /** bytes of the .tgz the image installs */
   tarballBytes: number;
 }

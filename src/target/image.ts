@@ -15,28 +15,31 @@ import { promisify } from "node:util";
 
 const execFileAsync = promisify(execFile);
 
-export const REFERENCE_IMAGE = "agent-harness-reference:local";
+const REFERENCE_IMAGE = "agent-harness-reference:local";
 /** image label holding the hash of everything the image is made of */
-export const REFERENCE_IMAGE_HASH_LABEL = "agent-harness.reference.hash";
+const REFERENCE_IMAGE_HASH_LABEL = "agent-harness.reference.hash";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const bundleScript = join(repoRoot, "scripts/bundle-server.mjs");
-export const SERVER_BUNDLE = join(repoRoot, ".build/server/server.mjs");
+const SERVER_BUNDLE = join(repoRoot, ".build/server/server.mjs");
 
 export const NODE_IN_IMAGE = "/usr/local/bin/node";
 const SERVER_IN_IMAGE = "/app/server.mjs";
 /** `nobody`: the server needs no privilege */
 export const IMAGE_USER = "65534:65534";
 
-export interface ReferenceImage {
+/** An image this machine built (the reference server's, the harness's): rebuilt only when its hash changes. */
+export interface LocalImage {
   name: string;
-  /** sha256 of the bundle, the node version and the image recipe */
+  /** sha256 of everything the image is made of (its files, the node version, the recipe) */
   hash: string;
   /** false when an image with the same hash was already there */
   built: boolean;
-  /** time spent bundling, hashing and (when built) building, in ms */
+  /** time spent preparing, hashing and (when built) building, in ms */
   buildMs: number;
 }
+
+export type ReferenceImage = LocalImage;
 
 export interface EnsureImageOptions {
   /** re-bundle src/cli/serve.ts first (default true; env AGENT_HARNESS_SKIP_BUNDLE=1 turns it off) */
