@@ -12,19 +12,8 @@ import {
   type TestServer,
 } from "./test-support.js";
 
-/** A deliberate restatement of PROFILE §3 (STYLE §2): written out here rather than taken from the contract it checks. */
-const PAIRS: Record<number, string[]> = {
-  400: ["INVALID_REQUEST"],
-  401: ["UNAUTHORIZED"],
-  403: ["FORBIDDEN"],
-  404: ["AGENT_NOT_FOUND", "NOT_FOUND"],
-  405: ["METHOD_NOT_ALLOWED"],
-  413: ["PAYLOAD_TOO_LARGE"],
-  415: ["UNSUPPORTED_MEDIA_TYPE"],
-  429: ["RATE_LIMIT_EXCEEDED", "INSUFFICIENT_QUOTA"],
-  500: ["MODEL_ERROR", "INTERNAL_ERROR"],
-  503: ["AGENT_UNAVAILABLE", "SERVICE_UNAVAILABLE"],
-};
+/** PROFILE §3 as the fixture transcribes it from the PROFILE text (STYLE §2), not as the contract it checks says. */
+const PAIRS = loadBoundaries<{ pairs: Record<number, string[]> }>("status-codes.json").pairs;
 
 /** Faulty requests, each answered with one error; the server is fresh for each. */
 const FAULTY: [string, number, string, (s: TestServer, key?: string | null) => Promise<Res>][] = [

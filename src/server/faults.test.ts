@@ -41,6 +41,20 @@ async function streamOnceTimed(s: TestServer, model: string, timers: number, ms:
   await s.clock.advance(ms);
   return pending;
 }
+/**
+ * A message to a new agent of the mock-timeout model: the clock moves `first` ms once its budget
+ * timer is set, then `rest` ms; how many timers were still pending after `first` (the budget
+ * timer has fired, or not).
+ */
+async function budgetTimersAfter(s: TestServer, first: number, rest: number): Promise<number> {
+  const pending = s.send(seedOne(s, { name: "T", modelSettings: { model: "mock-timeout" } }).id, { text: "hi" });
+  await s.clock.untilTimers(1);
+  await s.clock.advance(first);
+  const stillTiming = s.clock.pendingTimers;
+  await s.clock.advance(rest);
+  await pending;
+  return stillTiming;
+}
 const repeat = async (n: number, request: () => Promise<Res>) => {
   let last: Res | undefined;
   for (let i = 0; i < n; i++) last = await request();
@@ -339,29 +353,11 @@ const PROBES: Record<string, Probe> = {
   },
   "budget-never-enforced": {
     expected: 0,
-    probe: async (s) => {
-      const id = seedOne(s, { name: "T", modelSettings: { model: "mock-timeout" } }).id;
-      const pending = s.send(id, { text: "hi" });
-      await s.clock.untilTimers(1);
-      await s.clock.advance(10 * BUDGET_MS);
-      const stillTiming = s.clock.pendingTimers; // the budget timer has fired, or not
-      await s.clock.advance(2_000_000_000);
-      await pending;
-      return stillTiming;
-    },
+    probe: (s) => budgetTimersAfter(s, 10 * BUDGET_MS, 2_000_000_000),
   },
   "budget-tripled": {
     expected: 0,
-    probe: async (s) => {
-      const id = seedOne(s, { name: "T", modelSettings: { model: "mock-timeout" } }).id;
-      const pending = s.send(id, { text: "hi" });
-      await s.clock.untilTimers(1);
-      await s.clock.advance(BUDGET_MS);
-      const stillTiming = s.clock.pendingTimers; // the budget timer has fired, or not
-      await s.clock.advance(3 * BUDGET_MS);
-      await pending;
-      return stillTiming;
-    },
+    probe: (s) => budgetTimersAfter(s, BUDGET_MS, 3 * BUDGET_MS),
   },
   "inactive-agent-answers": {
     expected: 503,
