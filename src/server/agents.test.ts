@@ -1,15 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { type AgentBoundaries, expandFixture, loadFixture } from "../../fixtures/expand.js";
-import {
-  agentOf,
-  expectBodyRefused,
-  expectError,
-  fieldsOf,
-  listOf,
-  makeServer,
-  replyOf,
-  type TestServer,
-} from "./test-support.js";
+import { makeServer, type TestServer } from "./test-support.js";
+import { agentOf, expectBodyRefused, expectError, fieldsOf, listOf, replyOf } from "./test-support-answers.js";
 
 type Body = Record<string, unknown>;
 /** The one boundary family (fixtures/boundaries/agent.json): every row, on every endpoint it applies to. */

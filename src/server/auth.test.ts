@@ -1,20 +1,7 @@
 import { inspect } from "node:util";
 import { describe, expect, test } from "vitest";
-import {
-  ACCOUNTS,
-  agentOf,
-  CALL_ENDPOINT,
-  expectError,
-  KEYS,
-  listOf,
-  makeServer,
-  num,
-  type Res,
-  replyOf,
-  SMALL_TIER,
-  seedAgents,
-  type TestServer,
-} from "./test-support.js";
+import { ACCOUNTS, CALL_ENDPOINT, KEYS, makeServer, SMALL_TIER, seedAgents, type TestServer } from "./test-support.js";
+import { agentOf, expectError, listOf, num, type Res, replyOf } from "./test-support-answers.js";
 
 type Request = (s: TestServer, agentId: string, headers: Record<string, string>, key?: string | null) => Promise<Res>;
 

@@ -1,16 +1,6 @@
 import { describe, expect, test } from "vitest";
-import {
-  ACCOUNTS,
-  expectError,
-  KEYS,
-  listOf,
-  loadBoundaries,
-  makeServer,
-  type Res,
-  SMALL_TIER,
-  seedAgents,
-  type TestServer,
-} from "./test-support.js";
+import { ACCOUNTS, KEYS, loadBoundaries, makeServer, SMALL_TIER, seedAgents, type TestServer } from "./test-support.js";
+import { expectError, listOf, type Res } from "./test-support-answers.js";
 
 /** PROFILE §3 as the fixture transcribes it from the PROFILE text (STYLE §2), not as the contract it checks says. */
 const PAIRS = loadBoundaries<{ pairs: Record<number, string[]> }>("status-codes.json").pairs;

@@ -12,10 +12,8 @@ import {
   BUDGET_SECONDS,
   eventually,
   KEYS,
-  listOf,
   makeServer,
   QUOTA,
-  type Res,
   SMALL_TIER,
   seedAgents,
   type TestServer,
@@ -23,6 +21,7 @@ import {
   track,
   WINDOW_SECONDS,
 } from "./test-support.js";
+import { listOf, type Res } from "./test-support-answers.js";
 import { commentsOf, eventsOf, parseSse } from "./test-support-http.js";
 
 type Obj = Record<string, unknown>;

@@ -1,21 +1,16 @@
 import { describe, expect, test } from "vitest";
 import {
   ACCOUNTS,
-  agentOf,
   CALL_ENDPOINT,
-  expectError,
   KEYS,
-  listOf,
   makeServer,
-  num,
-  type Res,
-  replyOf,
   SMALL_TIER,
   seedAgents,
   TestClock,
   type TestServer,
   WINDOW_SECONDS,
 } from "./test-support.js";
+import { agentOf, expectError, listOf, num, type Res, replyOf } from "./test-support-answers.js";
 
 const nowSeconds = (s: TestServer) => s.clock.now() / 1000;
 

@@ -1,17 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { type Agent, compareCodePoints } from "../contract/index.js";
-import {
-  ACCOUNTS,
-  agentOf,
-  expectError,
-  fieldsOf,
-  KEYS,
-  listOf,
-  loadBoundaries,
-  makeServer,
-  seedAgents,
-  type TestServer,
-} from "./test-support.js";
+import { ACCOUNTS, KEYS, loadBoundaries, makeServer, seedAgents, type TestServer } from "./test-support.js";
+import { agentOf, expectError, fieldsOf, listOf } from "./test-support-answers.js";
 
 const queryRows = loadBoundaries<{
   rows: { query: string; status: 200 | 400; page?: number; limit?: number; field?: string }[];

@@ -1,20 +1,16 @@
 import { describe, expect, test } from "vitest";
 import {
   ACCOUNTS,
-  agentOf,
   BUDGET_SECONDS,
-  expectBodyRefused,
-  expectError,
-  fieldsOf,
   KEYS,
   loadBoundaries,
   makeServer,
   QUOTA,
-  replyOf,
   seedAgents,
   type TestServer,
   track,
 } from "./test-support.js";
+import { agentOf, expectBodyRefused, expectError, fieldsOf, replyOf } from "./test-support-answers.js";
 import { eventsOf, parseSse } from "./test-support-http.js";
 
 const bodyRows = loadBoundaries<{

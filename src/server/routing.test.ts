@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import type { Agent } from "../contract/index.js";
-import { ACCOUNTS, expectError, makeServer, type Res, seedAgents, type TestServer } from "./test-support.js";
+import { ACCOUNTS, makeServer, seedAgents, type TestServer } from "./test-support.js";
+import { expectError, type Res } from "./test-support-answers.js";
 
 const UNKNOWN = [
   "/v1",

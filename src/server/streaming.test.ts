@@ -5,7 +5,8 @@
  */
 import { describe, expect, onTestFinished, test } from "vitest";
 import { messageReplySchema } from "../contract/index.js";
-import { agentOf, BUDGET_SECONDS, eventually, KEYS, makeServer, type TestServer } from "./test-support.js";
+import { BUDGET_SECONDS, eventually, KEYS, makeServer, type TestServer } from "./test-support.js";
+import { agentOf } from "./test-support-answers.js";
 import { collect, commentsOf, eventsOf, type Listening, listen, parseSse } from "./test-support-http.js";
 
 async function started(options: Parameters<typeof makeServer>[0] = {}): Promise<{ s: TestServer; net: Listening }> {

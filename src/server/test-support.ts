@@ -3,24 +3,11 @@
  * ManualClock driven through `inject()`, and the boundary fixtures. A real listening server
  * for sockets and the SSE reader are in test-support-http.ts.
  */
-import { expect } from "vitest";
-import {
-  type Agent,
-  agentEnvelopeSchema,
-  type ErrorEnvelope,
-  errorEnvelopeSchema,
-  type KeysFile,
-  keysFileSchema,
-  listEnvelopeSchema,
-  type MessageReply,
-  messageEnvelopeSchema,
-  type Pagination,
-  PERMISSIONS,
-  type Permission,
-} from "../contract/index.js";
+import { type Agent, type KeysFile, keysFileSchema, PERMISSIONS, type Permission } from "../contract/index.js";
 import { type BuildOptions, buildServer } from "./app.js";
 import type { Clock, TimerHandle } from "./clock.js";
 import type { ServerContext } from "./context.js";
+import { agentOf, type Res } from "./test-support-answers.js";
 
 /* ------------------------------------------------------------- accounts and keys */
 
@@ -83,13 +70,6 @@ export function testKeys(): KeysFile {
 /** Short enough to keep the suite fast; heartbeats then come every second of clock time. */
 export const WINDOW_SECONDS = 60;
 export const BUDGET_SECONDS = 3;
-
-export interface Res {
-  status: number;
-  headers: Record<string, string | undefined>;
-  body: string;
-  json: unknown;
-}
 
 export interface CallOptions {
   /** the API key; null sends no Authorization header (default: KEYS.main) */
@@ -259,45 +239,6 @@ export function seedAgents(ctx: ServerContext, accountId: string, bodies: Record
     return created.agent;
   });
 }
-
-/* ---------------------------------------------------------- reading responses */
-
-export function agentOf(res: Res, status: 200 | 201 = 200): Agent {
-  expect(res.status, res.body).toBe(status);
-  return agentEnvelopeSchema.parse(res.json).data;
-}
-
-export function listOf(res: Res): { data: Agent[]; pagination: Pagination } {
-  expect(res.status, res.body).toBe(200);
-  const env = listEnvelopeSchema.parse(res.json);
-  return { data: env.data, pagination: env.pagination };
-}
-
-export function replyOf(res: Res): MessageReply {
-  expect(res.status, res.body).toBe(200);
-  return messageEnvelopeSchema.parse(res.json).data;
-}
-
-/** An error answer: its status, code and envelope (PROFILE §2, §3); returns the error. */
-export function expectError(res: Res, status: number, code: string): ErrorEnvelope["error"] {
-  expect({ status: res.status, code: (res.json as ErrorEnvelope | undefined)?.error?.code }, res.body).toEqual({ status, code });
-  expect(res.headers["content-type"]).toMatch(/^application\/json\b/);
-  return errorEnvelopeSchema.parse(res.json).error;
-}
-
-/** PROFILE §7: a body of another media type is 415; one that is not a JSON object, 400 INVALID_REQUEST. */
-export function expectBodyRefused(res: Res): void {
-  expect([400, 415]).toContain(res.status);
-  expectError(res, res.status, res.status === 415 ? "UNSUPPORTED_MEDIA_TYPE" : "INVALID_REQUEST");
-}
-
-/** The `details[].field` names of an error answer. */
-export function fieldsOf(res: Res): string[] {
-  return (errorEnvelopeSchema.parse(res.json).error.details ?? []).map((d) => d.field);
-}
-
-/** A number header, or NaN when absent. */
-export const num = (res: Res, header: string) => Number(res.headers[header] ?? Number.NaN);
 
 /* ------------------------------------------------------------------ waiting */
 

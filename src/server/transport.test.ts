@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { KEYS, loadBoundaries, makeServer, type Res, type TestServer } from "./test-support.js";
+import { KEYS, loadBoundaries, makeServer, type TestServer } from "./test-support.js";
+import type { Res } from "./test-support-answers.js";
 
 const SERVER_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
