@@ -1,28 +1,21 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { shoot } from "./burst.js";
 import { ScenarioContext } from "./context.js";
 import { LoadRecorder } from "./recorder.js";
 import { type LoadRequest, requestTo } from "./requests.js";
-import { deploymentAt, serveOnLoopback } from "./test-support.js";
+import { deploymentAt, serveDuringTests } from "./test-support.js";
 
 const KEY = "ak_test_loadshot_00000001";
 
 /** the agent `hang` is never answered (a create admitted as the generator stops); anything else is, at once. */
-let server: Awaited<ReturnType<typeof serveOnLoopback>>;
-let baseUrl = "";
-beforeAll(async () => {
-  server = await serveOnLoopback((req, res) => {
-    req.resume();
-    if (req.url?.startsWith("/v1/agents/hang")) return;
-    res.writeHead(429, { "content-type": "application/json" });
-    res.end(JSON.stringify({ success: false, error: { code: "RATE_LIMIT_EXCEEDED", message: "slow down" } }));
-  });
-  baseUrl = server.baseUrl;
+const served = serveDuringTests((req, res) => {
+  if (req.url?.startsWith("/v1/agents/hang")) return;
+  res.writeHead(429, { "content-type": "application/json" });
+  res.end(JSON.stringify({ success: false, error: { code: "RATE_LIMIT_EXCEEDED", message: "slow down" } }));
 });
-afterAll(() => server.close());
 
 async function shotAt(request: LoadRequest, options: { durationSeconds: number; warmUpSeconds?: number }) {
-  const target = deploymentAt(baseUrl, { keys: { main: KEY } });
+  const target = deploymentAt(served.baseUrl, { keys: { main: KEY } });
   const recorder = new LoadRecorder(target, "shot");
   const ctx = new ScenarioContext(target, recorder, new AbortController().signal);
   const result = await shoot({ ...ctx.generator(KEY), request, connections: 2, ...options });

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { paginationFor } from "../contract/index.js";
 import { shoot } from "./burst.js";
 import { ScenarioContext } from "./context.js";
 import { LoadRecorder } from "./recorder.js";
 import { requestTo } from "./requests.js";
-import { deploymentAt, serveOnLoopback } from "./test-support.js";
+import { deploymentAt, serveDuringTests } from "./test-support.js";
 
 const KEY = "ak_test_loadconformance_0001";
 
@@ -12,29 +12,22 @@ const KEY = "ak_test_loadconformance_0001";
  * A target that answers every list with a valid envelope but no X-Request-Id (PROFILE §1) and
  * echoes the key in a header (PROFILE §6): both response-level findings, whoever sent the request.
  */
-let server: Awaited<ReturnType<typeof serveOnLoopback>>;
-let baseUrl = "";
-beforeAll(async () => {
-  server = await serveOnLoopback((req, res) => {
-    req.resume();
-    res.writeHead(200, {
-      "content-type": "application/json",
-      "x-ratelimit-limit": "1000",
-      "x-ratelimit-remaining": "999",
-      "x-ratelimit-reset": String(Math.ceil(Date.now() / 1000) + 60),
-      "x-echo": req.headers.authorization ?? "",
-    });
-    res.end(JSON.stringify({ success: true, data: [], pagination: paginationFor(1, 1, 0) }));
+const served = serveDuringTests((req, res) => {
+  res.writeHead(200, {
+    "content-type": "application/json",
+    "x-ratelimit-limit": "1000",
+    "x-ratelimit-remaining": "999",
+    "x-ratelimit-reset": String(Math.ceil(Date.now() / 1000) + 60),
+    "x-echo": req.headers.authorization ?? "",
   });
-  baseUrl = server.baseUrl;
+  res.end(JSON.stringify({ success: true, data: [], pagination: paginationFor(1, 1, 0) }));
 });
-afterAll(() => server.close());
 
 const targetAt = (url: string) => deploymentAt(url, { keys: { main: KEY } });
 
 describe("conformance under load", () => {
   test("the harness's own requests and autocannon's answers go through verify's response checks: one finding per defect", async () => {
-    const target = targetAt(baseUrl);
+    const target = targetAt(served.baseUrl);
     const recorder = new LoadRecorder(target, "conformance");
     const ctx = new ScenarioContext(target, recorder, new AbortController().signal);
     const list = requestTo("listAgents", { query: { limit: "1" } });

@@ -1,5 +1,6 @@
 import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll } from "vitest";
 import type { HarnessTarget } from "../target/harness-target.js";
 import type { Scenario } from "./define.js";
 import type { LoadRecorder, LoadResponse } from "./recorder.js";
@@ -60,15 +61,23 @@ export const observing = (answers: (startedAt: number) => LoadResponse[]) => (re
   for (const a of answers(recorder.startedAt)) recorder.observe(a);
 };
 
-/** A stand-in target on loopback for unit tests: its `/v1` base URL, and a close that ends every connection. */
-export async function serveOnLoopback(handler: RequestListener): Promise<{ baseUrl: string; close(): Promise<void> }> {
-  const server = createServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
-  };
+/**
+ * A stand-in target on loopback for the tests of one file: listening before them, closed (every
+ * connection ended) after them; request bodies are read and dropped. `baseUrl` is its `/v1`.
+ */
+export function serveDuringTests(handler: RequestListener): { readonly baseUrl: string } {
+  const server = createServer((req, res) => {
+    req.resume();
+    handler(req, res);
+  });
+  const served = { baseUrl: "" };
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    served.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  });
+  afterAll(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return served;
 }
