@@ -23,17 +23,15 @@ describe("retryDelayMs", () => {
 });
 
 describe("decideRetry", () => {
-  test.for([
-    [429, "RATE_LIMIT_EXCEEDED", true],
-    [503, "SERVICE_UNAVAILABLE", true],
-    [503, undefined, true],
-    [429, "INSUFFICIENT_QUOTA", false],
-    [503, "AGENT_UNAVAILABLE", false],
-    [500, "INTERNAL_ERROR", false],
-    [400, "INVALID_REQUEST", false],
-    [200, undefined, false],
-  ] as const)("%i %s retryable: %s", ([status, code, expected]) => {
-    expect(isRetryable({ status, code })).toBe(expected);
+  // "status code" as an answer shows them; a status alone is an answer without a code
+  const RETRYABLE = ["429 RATE_LIMIT_EXCEEDED", "503 SERVICE_UNAVAILABLE", "503"];
+  const FINAL = ["429 INSUFFICIENT_QUOTA", "503 AGENT_UNAVAILABLE", "500 INTERNAL_ERROR", "400 INVALID_REQUEST", "200"];
+  test.for([...RETRYABLE.map((a) => [a, true] as const), ...FINAL.map((a) => [a, false] as const)])("%s retryable: %s", ([
+    answer,
+    expected,
+  ]) => {
+    const [status, code] = answer.split(" ");
+    expect(isRetryable({ status: Number(status), code })).toBe(expected);
   });
 
   test("stops after maxAttempts", () => {
