@@ -58,10 +58,10 @@ const list = (limit: { min: number; max: number; maxItems: number }) =>
  * or a plugin, a name comes back after its agent is deleted. Where defects hide (an index keyed
  * by name, a registry keyed by plugin id), random data from the full space rarely goes.
  */
-export const NAME_POOL = ["a", "b", "A", "a ", "😀"] as const;
-export const PLUGIN_POOL = ["images", "blockchain", "web-search"] as const;
+const NAME_POOL = ["a", "b", "A", "a ", "😀"] as const;
+const PLUGIN_POOL = ["images", "blockchain", "web-search"] as const;
 
-export const pluginId = fc.oneof(
+const pluginId = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(...PLUGIN_POOL) },
   {
     weight: 2,

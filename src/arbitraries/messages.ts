@@ -32,11 +32,11 @@ const context = fc.oneof(
   },
 );
 
-export const userId = fc.oneof(
+const userId = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(...USERS) },
   { weight: 1, arbitrary: codePointString(M.userId.min, M.userId.max, { wellFormed: true }) },
 );
-export const roomId = fc.oneof(
+const roomId = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(...ROOMS) },
   { weight: 1, arbitrary: codePointString(M.roomId.min, M.roomId.max, { wellFormed: true }) },
 );

@@ -22,7 +22,7 @@ const CLASSES: Record<string, fc.Arbitrary<string>> = {
   loneSurrogate: fc.integer({ min: 0xdc00, max: 0xdfff }).map((c) => String.fromCharCode(c)),
 };
 
-export const CHARACTER_CLASSES = Object.keys(CLASSES);
+const CHARACTER_CLASSES = Object.keys(CLASSES);
 
 export interface CodePointStringOptions {
   /** whitespace-only strings are left out (PROFILE §4 name, §5 text) */

@@ -1,4 +1,3 @@
-import { CLAUSE_BY_ID } from "../contract/index.js";
 import type { CheckContext, ObservedExchange, ResponseCheck, Violation } from "./define.js";
 import { RESPONSE_CHECKS } from "./registry.js";
 
@@ -14,10 +13,4 @@ export function runChecks(
     for (const v of check.run(ex, ctx)) out.push({ ...v, check: check.id, clause: v.clause ?? check.clause });
   }
   return out;
-}
-
-/** In the words of the clause: `PROFILE §2 envelope.list: expected …; received …`. */
-export function formatViolation(v: Violation): string {
-  const section = CLAUSE_BY_ID.get(v.clause)?.section ?? "";
-  return `PROFILE ${section} ${v.clause}: expected ${v.expected}; received ${v.received}`;
 }

@@ -5,7 +5,7 @@ export * from "./layers/index.js";
 export * from "./parse-issues.js";
 export * from "./rate.js";
 export * from "./rate-budget.js";
-export { CURL_KEY_VARIABLE, curlCommand, REDACTED, Redactor } from "./recorder.js";
+export { CURL_KEY_VARIABLE, Redactor } from "./recorder.js";
 export * from "./retry.js";
 export * from "./service-clock.js";
 export * from "./sse.js";

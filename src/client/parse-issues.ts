@@ -8,7 +8,7 @@ export interface ParseIssue {
   message: string;
 }
 
-export function issuesOf(error: z.ZodError, prefix = ""): ParseIssue[] {
+function issuesOf(error: z.ZodError, prefix = ""): ParseIssue[] {
   return error.issues.map((issue) => ({
     path: [prefix, ...issue.path.map(String)].filter((p) => p !== "").join("."),
     code: issue.code,

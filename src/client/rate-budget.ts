@@ -16,7 +16,7 @@ export interface BucketRef {
 }
 
 /** The account-wide bucket every authenticated request counts in (PROFILE §7). */
-export const TIER_BUCKET = "tier";
+const TIER_BUCKET = "tier";
 
 /** The endpoint's own bucket, as ENDPOINTS names it. */
 export function endpointBucket(spec: EndpointSpec, agentId?: string): BucketRef {

@@ -1,7 +1,7 @@
 import { HEADERS } from "../contract/index.js";
 
 /** A rate header that is present but not a usable value; reported, never thrown (PROFILE §7). */
-export interface MalformedRateHeader {
+interface MalformedRateHeader {
   header: string;
   value: string;
   issue: string;

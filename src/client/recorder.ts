@@ -3,21 +3,19 @@
  * log line — the harness holds itself to the same rule, so every string it records passes here.
  */
 
-import { MASK, redactAuthorizationValue, redactSecrets } from "./redact.js";
+import { redactAuthorizationValue, redactSecrets } from "./redact.js";
 
-/** What a redacted secret reads as. */
-export const REDACTED = MASK;
 /** The shell variable a curl line reads the key from. */
 export const CURL_KEY_VARIABLE = "AGENT_API_KEY";
 /**
  * Secrets shorter than this are redacted only where their place is known (the Authorization
  * credential), since replacing a short string everywhere would corrupt unrelated text.
  */
-export const MIN_SECRET_LENGTH = 8;
+const MIN_SECRET_LENGTH = 8;
 /** Request bodies are recorded up to this many characters. */
-export const BODY_EXCERPT_CHARS = 2048;
+const BODY_EXCERPT_CHARS = 2048;
 /** A curl line carries at most this many body bytes; a larger body is cut and says so. */
-export const CURL_BODY_BYTES = 16_384;
+const CURL_BODY_BYTES = 16_384;
 
 export class Redactor {
   private readonly secrets: readonly string[];

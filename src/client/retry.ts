@@ -14,7 +14,7 @@ export interface RetryPolicy {
   maxTotalMs?: number;
 }
 
-export const DEFAULT_RETRY_TOTAL_MS = 130_000;
+const DEFAULT_RETRY_TOTAL_MS = 130_000;
 
 /** Codes a retry cannot cure: a spent quota stays spent, an inactive agent stays inactive (PROFILE §5, §7). */
 const FINAL_CODES: ReadonlySet<string> = new Set<ErrorCode>(["INSUFFICIENT_QUOTA", "AGENT_UNAVAILABLE"]);

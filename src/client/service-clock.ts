@@ -65,7 +65,7 @@ export interface EstimateOptions {
 }
 
 /** `GET {baseUrl}/agents` without a key: PROFILE §6, a 401 counts against no rate limit. */
-export function dateProbe(baseUrl: string, clock: Clock = systemClock, timeoutMs = 15_000) {
+function dateProbe(baseUrl: string, clock: Clock = systemClock, timeoutMs = 15_000) {
   return async (): Promise<DateSample> => {
     const sentAt = clock.now();
     const res = await request(`${baseUrl}/agents`, { method: "GET", headersTimeout: timeoutMs, bodyTimeout: timeoutMs });

@@ -50,10 +50,10 @@ export interface ModelAgent {
 }
 
 /** The record an agent must read as, without the fields the target makes (id, timestamps). */
-export type PredictedRecord = Omit<Agent, "id" | "createdAt" | "updatedAt">;
+type PredictedRecord = Omit<Agent, "id" | "createdAt" | "updatedAt">;
 
 /** RFC 7396 over the stored configuration; `null` resets to the PROFILE §4 default, or removes a field that has none. */
-export function mergePatch(target: JsonObject, patch: JsonObject, defaults: Json | undefined): JsonObject {
+function mergePatch(target: JsonObject, patch: JsonObject, defaults: Json | undefined): JsonObject {
   const out = copyObject(target);
   for (const [key, value] of Object.entries(patch)) {
     const fallback = isObject(defaults) ? defaults[key] : undefined;
@@ -84,7 +84,7 @@ function platformWithoutEnabled(config: JsonObject): string | undefined {
 }
 
 /** PROFILE §4: tokens are write-only; a platform reads `{enabled, tokenSet}`. */
-export function predictRecord(config: JsonObject): PredictedRecord {
+function predictRecord(config: JsonObject): PredictedRecord {
   const platforms: Record<string, { enabled: boolean; tokenSet: boolean }> = {};
   for (const [name, p] of Object.entries(isObject(config.platforms) ? config.platforms : {}))
     if (isObject(p)) platforms[name] = { enabled: p.enabled === true, tokenSet: typeof p.token === "string" };

@@ -122,7 +122,7 @@ async function nativeAddons(dir: string): Promise<string[]> {
 }
 
 /** The size of an image, in bytes, as the daemon reports it. */
-export async function imageSize(image: string): Promise<number> {
+async function imageSize(image: string): Promise<number> {
   const { stdout } = await run("docker", ["image", "inspect", "--format", "{{.Size}}", image]);
   return Number(stdout.trim());
 }

@@ -3,7 +3,7 @@ import { type ReportOptions, reportableRun } from "./redact.js";
 
 /** Bumped when a field of results.json changes meaning or goes away. */
 // 2: summary.totals.failed counts the failed checks no finding explains; underFindings the rest
-export const RESULTS_JSON_VERSION = 2;
+const RESULTS_JSON_VERSION = 2;
 
 /** results.json: the run as recorded plus its summary, for machines (dashboards, trend lines, `jq`). */
 export interface ResultsJson extends RunResult {
@@ -11,7 +11,7 @@ export interface ResultsJson extends RunResult {
   summary: RunSummary;
 }
 
-export function resultsJson(runInput: RunResult, options: ReportOptions = {}): ResultsJson {
+function resultsJson(runInput: RunResult, options: ReportOptions = {}): ResultsJson {
   const run = reportableRun(runInput, options);
   return { reportVersion: RESULTS_JSON_VERSION, ...run, summary: summarize(run) };
 }

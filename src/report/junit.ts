@@ -49,12 +49,12 @@ const attrs = (pairs: Record<string, string | number | undefined>): string =>
 const seconds = (ms: number): string => (Math.max(0, ms) / 1000).toFixed(3);
 
 /** The check's title without the section list it starts with (`§5 §7 a title` → `a title`). */
-export function testcaseName(check: CheckResult): string {
+function testcaseName(check: CheckResult): string {
   return check.title.replace(/^(?:§\d+\s+)+/, "") || check.title;
 }
 
 /** The PROFILE section a check belongs to (its first), or its suite for the run's own checks. */
-export function testcaseClass(check: CheckResult): string {
+function testcaseClass(check: CheckResult): string {
   return check.sections[0] ? `PROFILE ${check.sections[0]}` : check.suite;
 }
 

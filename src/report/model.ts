@@ -138,7 +138,7 @@ export interface Totals {
  * worst of the checks citing it: failed > error > passed > skipped (skipped only when every
  * check citing it was skipped).
  */
-export interface SectionCoverage {
+interface SectionCoverage {
   section: string;
   /** clauses of the section in the registry */
   clauses: number;
@@ -292,17 +292,6 @@ export function exitCodeOf(run: RunResult): ExitCode {
   if ((run.findings?.length ?? 0) > 0 || run.checks.some((c) => c.status === "failed" || c.status === "blocked")) return 1;
   if (run.checks.some((c) => c.status === "error")) return 2;
   return 0;
-}
-
-/** Checks grouped by suite, suites in order of first appearance, checks in run order. */
-export function checksBySuite(run: RunResult): Map<string, CheckResult[]> {
-  const bySuite = new Map<string, CheckResult[]>();
-  for (const check of run.checks) {
-    const list = bySuite.get(check.suite) ?? [];
-    list.push(check);
-    bySuite.set(check.suite, list);
-  }
-  return bySuite;
 }
 
 /** "850 ms", "12.3 s", "2 min 03 s" */

@@ -1,7 +1,7 @@
-import { AUTHORIZATION_HEADER, MASK, redactAuthorizationValue, redactSecrets } from "../client/redact.js";
+import { AUTHORIZATION_HEADER, redactAuthorizationValue, redactSecrets } from "../client/redact.js";
 import type { RunResult } from "./model.js";
 
-export { MASK, redactAuthorizationValue, redactSecrets };
+export { redactAuthorizationValue, redactSecrets };
 
 /**
  * No API key reaches a report (PROFILE §6: keys never appear in any response — nor in what we

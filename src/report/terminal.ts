@@ -34,7 +34,7 @@ function clock(ms: number): string {
 }
 
 /** `[12/378 0:34]` */
-export function formatPosition(at: ProgressPosition): string {
+function formatPosition(at: ProgressPosition): string {
   return `[${at.done}${at.total !== undefined ? `/${at.total}` : ""} ${clock(at.elapsedMs)}]`;
 }
 

@@ -54,7 +54,7 @@ function judgeLine(finding: Finding, evidence: Evidence, target: HarnessTarget, 
 }
 
 /** The script of one response-level finding. */
-export function replayScript(finding: Finding, target: HarnessTarget): string | undefined {
+function findingReplayScript(finding: Finding, target: HarnessTarget): string | undefined {
   const evidence = finding.evidence[0];
   if (finding.kind !== "response" || !evidence) return undefined;
   const agentId = finding.setup?.agentId;
@@ -98,7 +98,7 @@ export function replayScript(finding: Finding, target: HarnessTarget): string | 
 /** Write `replay-F<n>.sh` for each response-level finding into the run's folder; sets `finding.replay`. */
 export function writeReplays(run: RunResult, runDir: string, target: HarnessTarget): void {
   for (const finding of run.findings ?? []) {
-    const script = replayScript(finding, target);
+    const script = findingReplayScript(finding, target);
     if (!script) continue;
     const name = `replay-${finding.id}.sh`;
     writeFileSync(join(runDir, name), script, { mode: 0o755 });

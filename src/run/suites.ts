@@ -19,7 +19,7 @@ import { SUITE_NAMES, type SuiteName } from "./config.js";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** The test files of each suite the CLI can run: TypeScript in a checkout, compiled JavaScript when installed. */
-export const SUITE_GLOBS: Record<SuiteName, string[]> = {
+const SUITE_GLOBS: Record<SuiteName, string[]> = {
   functional: ["suites/functional/**/*.test.{ts,js}"],
   property: ["suites/property/**/*.test.{ts,js}"],
   load: ["suites/load/**/*.test.{ts,js}"],
@@ -177,16 +177,16 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
 }
 
 /** Check titles start with the sections they cite (`§5 §7 …`): match any of `sections` there. */
-export function sectionPattern(sections: readonly string[]): RegExp {
+function sectionPattern(sections: readonly string[]): RegExp {
   return new RegExp(`(?:^|\\s)(?:${sections.join("|")})(?=\\s)`);
 }
 
 /** One worker per key set of the target. */
-export function workersFor(target: HarnessTarget): number {
+function workersFor(target: HarnessTarget): number {
   return Math.max(1, target.keyPool?.length ?? 1);
 }
 
 /** A check may wait out a full window twice and a message budget: give it that, with slack. */
-export function timeoutFor(target: HarnessTarget): number {
+function timeoutFor(target: HarnessTarget): number {
   return Math.ceil((3 * target.windowSeconds + 2 * target.messageTimeoutSeconds + 30) * 1000);
 }

@@ -71,7 +71,7 @@ export function testKeys(): KeysFile {
 export const WINDOW_SECONDS = 60;
 export const BUDGET_SECONDS = 3;
 
-export interface CallOptions {
+interface CallOptions {
   /** the API key; null sends no Authorization header (default: KEYS.main) */
   key?: string | null;
   /** a JSON value, serialised */

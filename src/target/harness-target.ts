@@ -130,14 +130,14 @@ export const EMBEDDED_DEFAULTS: ReferencePlan = {
 };
 
 /** The property suites' account on reference targets: keys enough to spread per-key buckets, a tier no run reaches. */
-export const PROPERTY_ACCOUNT = { keys: 16, tierLimit: 100_000 } as const;
+const PROPERTY_ACCOUNT = { keys: 16, tierLimit: 100_000 } as const;
 
 /**
  * Tiers of the load scenarios' own accounts: an enterprise tier far above any burst (PROFILE §7
  * "enterprise: set per account"), and a tier below the sum of the endpoint buckets so that a
  * mixed burst empties the tier first.
  */
-export const LOAD_TIERS = { load: 1_000_000, tierBurst: 100 } as const;
+const LOAD_TIERS = { load: 1_000_000, tierBurst: 100 } as const;
 
 /**
  * The accounts and keys a full verification needs: main, read-only, another account, a quota
@@ -227,7 +227,7 @@ export function keyRoles(keys: HarnessTarget["keys"]): Record<string, number> {
   return roles;
 }
 
-export type ReferenceStarter = (options: {
+type ReferenceStarter = (options: {
   keys: KeysFileInput;
   windowSeconds: number;
   messageTimeoutSeconds: number;

@@ -197,7 +197,7 @@ export async function dockerCliUnavailableReason(): Promise<string | undefined> 
   }
 }
 
-export class CommandError extends Error {
+class CommandError extends Error {
   constructor(
     readonly command: string,
     readonly stdout: string,

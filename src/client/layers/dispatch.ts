@@ -35,7 +35,7 @@ export interface OutgoingRequest {
   onHead?: ((head: ResponseHead) => void) | undefined;
 }
 
-export interface ResponseHead {
+interface ResponseHead {
   status: number;
   rate: RateHeaders | undefined;
   receivedAt: number;

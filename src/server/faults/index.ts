@@ -12,8 +12,6 @@ import { ROUTING_FAULTS } from "./routing.js";
 import type { Fault, FaultRecord } from "./tools.js";
 import { TRANSPORT_FAULTS } from "./transport.js";
 
-export type { Fault } from "./tools.js";
-
 /**
  * Injected defects: each breaks one PROFILE clause, so the harness can prove it catches it.
  * They wrap the server from outside (hooks, the server's FaultSeam, wrapped public methods of
