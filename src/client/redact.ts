@@ -5,7 +5,7 @@
  */
 
 /** What a redacted secret reads as. */
-export const MASK = "***";
+const MASK = "***";
 
 /** A shell variable reference (`$KEY`, `${KEY}`) is not a secret: a curl that uses one stays replayable. */
 const ENV_REFERENCE = /^\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)$/;
