@@ -293,7 +293,7 @@ export function renderHtml(runInput: RunResult, options: ReportOptions = {}): st
     ["Duration", formatDuration(totals.durationMs)],
     // its times (X-RateLimit-Reset, createdAt, updatedAt) were judged on this clock
     ...(run.serviceClock
-      ? [["Service clock", describeServiceClock(run.serviceClock).replace(/^service clock: /, "")] as [string, string]]
+      ? [["Service clock", describeServiceClock(run.serviceClock).replace(/^service clock: /, "")] satisfies [string, string]]
       : []),
   ];
   const optionItems = view.options

@@ -103,18 +103,18 @@ export function describeOptions(options: RunOptions): [string, string][] {
     .map(([role, count]) => (count > 1 ? `${roleLabel(role)} ×${count}` : roleLabel(role)))
     .join(", ");
   return [
-    ...(options.suites ? [["suites", options.suites.join(", ")] as [string, string]] : []),
-    ...(options.scenarios ? [["scenarios", options.scenarios.join(", ")] as [string, string]] : []),
-    ...(options.profile ? [["profile", options.profile] as [string, string]] : []),
-    ...(options.sections?.length ? [["sections", options.sections.join(" ")] as [string, string]] : []),
+    ...(options.suites ? [["suites", options.suites.join(", ")] satisfies [string, string]] : []),
+    ...(options.scenarios ? [["scenarios", options.scenarios.join(", ")] satisfies [string, string]] : []),
+    ...(options.profile ? [["profile", options.profile] satisfies [string, string]] : []),
+    ...(options.sections?.length ? [["sections", options.sections.join(" ")] satisfies [string, string]] : []),
     ["window W", seconds(options.windowSeconds)],
     ["message budget", seconds(options.messageTimeoutSeconds)],
     ["tier", options.tierLimit === null ? "not given" : `${options.tierLimit} per window`],
     ["keys", keys || "none"],
     ["mock models (§10)", options.referenceFaults ? "yes" : "no"],
-    ...(options.idField === "id" ? [] : [["id field", options.idField] as [string, string]]),
-    ...(options.faults.length ? [["injected faults", options.faults.join(", ")] as [string, string]] : []),
-    ...(options.thresholds?.length ? [["thresholds", options.thresholds.join(", ")] as [string, string]] : []),
+    ...(options.idField === "id" ? [] : [["id field", options.idField] satisfies [string, string]]),
+    ...(options.faults.length ? [["injected faults", options.faults.join(", ")] satisfies [string, string]] : []),
+    ...(options.thresholds?.length ? [["thresholds", options.thresholds.join(", ")] satisfies [string, string]] : []),
   ];
 }
 
