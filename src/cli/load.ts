@@ -1,9 +1,11 @@
 import { z } from "zod";
+import { capacityOptionsOf } from "../load/capacity/options.js";
 import { parseThreshold, SCENARIO_IDS, SCENARIOS, type Threshold } from "../load/index.js";
 import { commaList, VERIFY_OPTIONS } from "../run/config.js";
 import { runLoad } from "../run/load.js";
 import { UsageError } from "../run/usage-error.js";
 import { optionsHelp, parseOrHelp, parseVerifyConfig, readOptions } from "./config.js";
+import { readKeysFile } from "./serve.js";
 
 /** `load` takes verify's target options (minus suite selection) and its own. */
 export const LOAD_OPTIONS = {
@@ -21,6 +23,42 @@ export const LOAD_OPTIONS = {
     multiple: true,
     help: "pass/fail on a figure (repeatable): 'p99<250' (ms, every endpoint, 2xx answers only), 'p99[429]<50' (the 429s; also [other]), 'errors<0.1%' (5xx and transport errors; 429s are outcomes), 'rps>100'",
   },
+  keysFile: {
+    flag: "keys-file",
+    env: "AGENT_HARNESS_KEYS_FILE",
+    type: "string",
+    help: "capacity: the tenants, in serve's --keys format (accounts with tiers, keys with permissions); a reference target the harness starts serves them too",
+  },
+  share: {
+    flag: "share",
+    env: "AGENT_HARNESS_SHARE",
+    type: "string",
+    help: "capacity: the share of each bucket every key is driven at (default 0.8; 80% also reads)",
+  },
+  duration: {
+    flag: "duration",
+    env: "AGENT_HARNESS_DURATION",
+    type: "string",
+    help: "capacity: how long to drive, ramp-up included (default 60s; e.g. 90, 10m)",
+  },
+  ramp: {
+    flag: "ramp",
+    env: "AGENT_HARNESS_RAMP",
+    type: "string",
+    help: "capacity: the arrival rate grows from 0 over this long (default a tenth of --duration)",
+  },
+  profile: {
+    flag: "profile",
+    env: "AGENT_HARNESS_PROFILE",
+    type: "string",
+    help: "capacity: steady (default) or noisy-neighbour (the first account floods the second half)",
+  },
+  shard: {
+    flag: "shard",
+    env: "AGENT_HARNESS_SHARD",
+    type: "string",
+    help: "capacity: drive shard i/n of the tenants (whole accounts); n alone takes i from JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX",
+  },
   allowRemoteLoad: {
     flag: "allow-remote-load",
     env: "AGENT_HARNESS_ALLOW_REMOTE_LOAD",
@@ -35,6 +73,14 @@ const loadSchema = z.object({
   scenario: commaList(z.enum(SCENARIO_IDS, { error: `--scenario takes: ${SCENARIO_IDS.join(", ")}` })).optional(),
   threshold: z.array(z.string()).default([]),
   allowRemoteLoad: z.boolean().default(false),
+  keysFile: z.string().optional(),
+  capacity: z.object({
+    share: z.string().optional(),
+    duration: z.string().optional(),
+    ramp: z.string().optional(),
+    profile: z.string().optional(),
+    shard: z.string().optional(),
+  }),
 });
 
 export const LOAD_USAGE = `usage: agent-harness load [options]
@@ -65,9 +111,16 @@ target unreachable, a scenario that could not judge (error), or nothing ran (eve
 skipped); 130 interrupted`;
 
 function parseLoadArgs(argv: string[]) {
-  const loadOnly = ["scenario", "threshold", "allow-remote-load"];
+  const loadOnly = ["scenario", "threshold", "allow-remote-load", "keys-file", "share", "duration", "ramp", "profile", "shard"];
   const raw = readOptions(argv, LOAD_OPTIONS, process.env);
-  const parsed = loadSchema.safeParse({ scenario: raw.scenario, threshold: raw.threshold, allowRemoteLoad: raw.allowRemoteLoad });
+  const { share, duration, ramp, profile, shard } = raw;
+  const parsed = loadSchema.safeParse({
+    scenario: raw.scenario,
+    threshold: raw.threshold,
+    allowRemoteLoad: raw.allowRemoteLoad,
+    keysFile: raw.keysFile,
+    capacity: { share, duration, ramp, profile, shard },
+  });
   if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => i.message).join("\n"));
   // the target options are verify's, validated by verify's schema
   const verifyArgs: string[] = [];
@@ -90,11 +143,16 @@ function parseLoadArgs(argv: string[]) {
     throw new UsageError(
       `refusing to put load on ${new URL(config.baseUrl).host}: not a loopback address (add --allow-remote-load if you own it)`,
     );
-  return { config, scenarios: parsed.data.scenario, thresholds };
+  const { keysFile } = parsed.data;
+  const capacity = keysFile
+    ? capacityOptionsOf(readKeysFile(keysFile, "--keys-file"), parsed.data.capacity, process.env)
+    : undefined;
+  if (typeof capacity === "string") throw new UsageError(capacity);
+  return { config, scenarios: parsed.data.scenario, thresholds, options: capacity ? { capacity } : {} };
 }
 
 /** `agent-harness load`: its options parsed and validated, then the run (src/run/load.ts). */
 export async function load(argv: string[]): Promise<number> {
   const parsed = parseOrHelp(() => parseLoadArgs(argv), LOAD_USAGE);
-  return parsed ? runLoad(parsed.config, parsed.scenarios, parsed.thresholds) : 0;
+  return parsed ? runLoad(parsed.config, parsed.scenarios, parsed.thresholds, parsed.options) : 0;
 }

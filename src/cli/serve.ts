@@ -110,23 +110,24 @@ function clockSkew(raw: string | undefined): number {
   return n;
 }
 
-function readKeysFile(path: string): KeysFile {
+/** A keys file (PROFILE §10), read and validated; `flag` names the option in what a user reads. */
+export function readKeysFile(path: string, flag = "--keys"): KeysFile {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
   } catch (err) {
-    throw new UsageError(`cannot read --keys ${path}: ${errnoOf(err)}`);
+    throw new UsageError(`cannot read ${flag} ${path}: ${errnoOf(err)}`);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new UsageError(`--keys ${path} is not valid JSON: ${jsonErrorAt(text, messageOf(err))}`);
+    throw new UsageError(`${flag} ${path} is not valid JSON: ${jsonErrorAt(text, messageOf(err))}`);
   }
   const parsed = keysFileSchema.safeParse(json);
   if (!parsed.success)
     throw new UsageError(
-      `--keys ${path} is not a keys file:\n${parsed.error.issues.map((i) => `  ${i.path.join(".") || "(root)"}: ${i.message}`).join("\n")}`,
+      `${flag} ${path} is not a keys file:\n${parsed.error.issues.map((i) => `  ${i.path.join(".") || "(root)"}: ${i.message}`).join("\n")}`,
     );
   return parsed.data;
 }

@@ -44,6 +44,35 @@ function keepPipelineUntilAnswered(client: PipelinedClient): void {
   };
 }
 
+/**
+ * An answer as the scenarios read it, from its status, headers (any case, repeated ones
+ * joined) and body text; received now.
+ */
+export function answerOf(
+  request: LoadRequest,
+  url: string,
+  answer: { status: number; headers: Record<string, string | string[] | undefined>; text: string; latencyMs: number },
+): LoadResponse {
+  const lower: Record<string, string> = {};
+  for (const [k, v] of Object.entries(answer.headers))
+    if (v !== undefined) lower[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : v;
+  const json = parseJson(answer.text);
+  return {
+    method: request.method,
+    url,
+    endpoint: labelOf(request),
+    status: answer.status,
+    headers: lower,
+    bodyText: answer.text,
+    json,
+    code: errorCodeOf(json),
+    rate: parseRateHeaders(lower),
+    requestId: lower[HEADERS.requestId],
+    receivedAt: Date.now(),
+    latencyMs: answer.latencyMs,
+  };
+}
+
 interface Shot {
   baseUrl: string;
   key: string;
@@ -127,24 +156,7 @@ export async function shoot(shot: Shot): Promise<ShotResult> {
             ? { setupRequest: (req: autocannon.Request) => ({ ...req, body: body.replaceAll("[<id>]", uniqueId()) }) }
             : {}),
           onResponse: (status: number, text: string, _context: unknown, headers: autocannon.Request["headers"]) => {
-            const lower: Record<string, string> = {};
-            for (const [k, v] of Object.entries(headers ?? {}))
-              if (v !== undefined) lower[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : v;
-            const json = parseJson(text);
-            pending = {
-              method: shot.request.method,
-              url: url.toString(),
-              endpoint: label,
-              status,
-              headers: lower,
-              bodyText: text,
-              json,
-              code: errorCodeOf(json),
-              rate: parseRateHeaders(lower),
-              requestId: lower[HEADERS.requestId],
-              receivedAt: Date.now(),
-              latencyMs: 0,
-            };
+            pending = answerOf(shot.request, url.toString(), { status, headers: headers ?? {}, text, latencyMs: 0 });
           },
         },
       ],

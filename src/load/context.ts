@@ -18,6 +18,7 @@ import {
 import { type Agent, type ClauseId, type CreateAgentBody, JSON_CONTENT_TYPE } from "../contract/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { keyVariable, roleOfKey } from "../target/key-roles.js";
+import type { LoadOptions } from "./define.js";
 import type { LoadRecorder, LoadResponse } from "./recorder.js";
 import { type LoadRequest, labelOf, labelOfUrl } from "./requests.js";
 
@@ -54,6 +55,7 @@ export class ScenarioContext {
     readonly target: HarnessTarget,
     readonly recorder: LoadRecorder,
     readonly signal: AbortSignal,
+    readonly options: LoadOptions = {},
   ) {
     this.secrets = Object.values(target.keys).filter((k): k is string => typeof k === "string");
   }

@@ -2,7 +2,13 @@ import type { ClauseId } from "../contract/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { flagOf, needsKey } from "../target/key-roles.js";
 import { BURST_PIPELINING } from "./burst.js";
+import type { CapacityOptions } from "./capacity/plan.js";
 import { loadTierOf, type ScenarioContext } from "./context.js";
+
+/** What `agent-harness load` gives the scenarios besides the target: the tenants and drive of capacity. */
+export interface LoadOptions {
+  capacity?: CapacityOptions;
+}
 
 /** One load scenario: what it verifies, when it can run, how long it takes, and the run itself. */
 export interface Scenario {
@@ -20,9 +26,14 @@ export interface Scenario {
    * report; `judged`: latency thresholds may judge them (false where they hold intended waits).
    */
   latency: { note: string; judged: boolean };
+  /**
+   * Drives the tenants of `agent-harness load --keys-file` (open model, for minutes): only
+   * `agent-harness load` runs it, never verify's load suites.
+   */
+  tenants?: true;
   /** why it cannot run against this target, or undefined */
-  unavailable?(target: HarnessTarget): string | undefined;
-  estimateSeconds(target: HarnessTarget): number;
+  unavailable?(target: HarnessTarget, options?: LoadOptions): string | undefined;
+  estimateSeconds(target: HarnessTarget, options?: LoadOptions): number;
   run(ctx: ScenarioContext): Promise<void>;
 }
 

@@ -3,8 +3,9 @@ import { join } from "node:path";
 import { CLAUSE_BY_ID } from "../contract/index.js";
 import { type CheckResult, collectFindings, type RunResult, summaryLine, totalsOf, writeReports } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
+import { capacityLines } from "./capacity/tally.js";
 import { renderLoadHtml } from "./charts.js";
-import type { Scenario } from "./define.js";
+import type { LoadOptions, Scenario } from "./define.js";
 import { brokenClauses, formatLatency, runScenario, type ScenarioReport } from "./run.js";
 import { evaluateThreshold, type Threshold, type ThresholdResult, thresholdInputOf } from "./thresholds.js";
 
@@ -54,6 +55,7 @@ function scenarioLines(report: ScenarioReport): string[] {
   return [
     ...brokenClauses(report),
     ...formatLatency(report),
+    ...(report.capacity ? capacityLines(report.capacity) : []),
     ...(report.generator.saturated ? [`note: ${report.generator.note}`] : []),
   ];
 }
@@ -68,8 +70,9 @@ export async function runScenarios(
   signal: AbortSignal,
   out: Output,
   err: Output & { isTTY?: boolean },
+  options: LoadOptions = {},
 ): Promise<ScenarioReport[]> {
-  const total = chosen.reduce((n, s) => n + (s.unavailable?.(target) ? 0 : s.estimateSeconds(target)), 0);
+  const total = chosen.reduce((n, s) => n + (s.unavailable?.(target, options) ? 0 : s.estimateSeconds(target, options)), 0);
   out.write(
     `target: ${target.kind} ${target.baseUrl} (W = ${target.windowSeconds} s, budget ${target.messageTimeoutSeconds} s); ${chosen.length} scenario(s), about ${Math.round(total)} s\n`,
   );
@@ -78,8 +81,8 @@ export async function runScenarios(
   try {
     for (const scenario of chosen) {
       if (signal.aborted) break;
-      bar.start(scenario.id, scenario.estimateSeconds(target));
-      const report = await runScenario(target, scenario, signal);
+      bar.start(scenario.id, scenario.estimateSeconds(target, options));
+      const report = await runScenario(target, scenario, signal, options);
       reports.push(report);
       bar.stop();
       const mark = { passed: "✓", failed: "✗", error: "!", skipped: "-" }[report.status];

@@ -5,11 +5,17 @@ import type { Exchange, RateHeaders } from "../client/index.js";
 import type { ClauseId } from "../contract/index.js";
 import { evidenceOf, findingKey, type Observation, observationMessage } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
+import type { CapacityFigures } from "./capacity/tally.js";
 import { labelOfUrl } from "./requests.js";
 
 /** HDR histograms in microseconds, 1 µs to 10 min, 3 significant digits (autocannon's own settings). */
 export function newHistogram(): hdr.Histogram {
   return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: 3 });
+}
+
+/** Record `ms` into a histogram kept in µs. */
+export function recordMs(h: hdr.Histogram, ms: number): void {
+  h.recordValue(Math.max(1, Math.round(ms * 1000)));
 }
 
 export const PERCENTILES = [50, 90, 95, 99, 99.9] as const;
@@ -147,6 +153,8 @@ export class LoadRecorder {
     ended: { done: 0, error: 0, neither: 0 },
   };
   readonly transportErrors = new Map<string, number>();
+  /** a capacity run's own figures (src/load/capacity), in load.json beside the others */
+  capacity?: CapacityFigures;
   private readonly failed = new Map<string, ScenarioFailure>();
   /** the response-level findings as verify's reporter takes them (one per finding key, with evidence) */
   private readonly observed = new Map<string, Observation>();

@@ -1,8 +1,9 @@
 import type { ClauseId } from "../contract/index.js";
 import { type Observation, observationMessage } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
+import type { CapacityFigures } from "./capacity/tally.js";
 import { ScenarioContext } from "./context.js";
-import type { Scenario } from "./define.js";
+import type { LoadOptions, Scenario } from "./define.js";
 import {
   FEW_ANSWERS,
   failureLine,
@@ -54,6 +55,8 @@ export interface ScenarioReport {
   /** 5xx answers and transport errors (each failed request); a 429 is an outcome, never an error */
   errors: number;
   generator: GeneratorHealth;
+  /** capacity: tenants, intervals, the worst tenants, the generator's headroom, noisy-neighbour's comparison */
+  capacity?: CapacityFigures;
 }
 
 /** Run one scenario against the target; never throws for the target's sake (a verdict is in the report). */
@@ -61,6 +64,7 @@ export async function runScenario(
   target: HarnessTarget,
   scenario: Scenario,
   signal: AbortSignal = new AbortController().signal,
+  options: LoadOptions = {},
 ): Promise<ScenarioReport> {
   const started = Date.now();
   const recorder = new LoadRecorder(target, scenario.id);
@@ -71,9 +75,9 @@ export async function runScenario(
     latencyNote: scenario.latency.note,
     latencyJudged: scenario.latency.judged,
   };
-  const unavailable = scenario.unavailable?.(target);
+  const unavailable = scenario.unavailable?.(target, options);
   if (unavailable) return { ...base, ...emptyFigures(recorder), status: "skipped", message: unavailable, durationMs: 0 };
-  const ctx = new ScenarioContext(target, recorder, signal);
+  const ctx = new ScenarioContext(target, recorder, signal, options);
   let status: ScenarioReport["status"] = "passed";
   let message: string | undefined;
   try {
@@ -125,6 +129,7 @@ function emptyFigures(recorder: LoadRecorder) {
     rps: Math.round((responses / seconds) * 10) / 10,
     errors: fiveXx + Object.values(transportErrors).reduce((n, c) => n + c, 0),
     generator: recorder.generatorHealth(),
+    ...(recorder.capacity ? { capacity: recorder.capacity } : {}),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Scenario } from "./define.js";
 import { BUCKET_BURSTS } from "./scenarios/bucket-bursts.js";
+import { CAPACITY } from "./scenarios/capacity.js";
 import { CONCURRENCY_BURSTS } from "./scenarios/concurrency-bursts.js";
 import { QUOTA_HEADERS } from "./scenarios/quota-headers.js";
 import { SLOT_RELEASE } from "./scenarios/slot-release.js";
@@ -20,6 +21,7 @@ export const SCENARIOS: readonly Scenario[] = [
   QUOTA_HEADERS,
   THROUGHPUT,
   STREAMS_AT_BUDGET,
+  CAPACITY,
 ];
 
 export const SCENARIO_IDS = SCENARIOS.map((s) => s.id);

@@ -1,7 +1,7 @@
 import { randomInt } from "node:crypto";
 import { join, resolve } from "node:path";
 import { ServiceClient, TransportError } from "../client/index.js";
-import { MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
+import { type KeysFile, MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
 import { behindProxy, describeNetwork } from "../net/behind-proxy.js";
 import { newRunId } from "../report/index.js";
 import { EMBEDDED_DEFAULTS, type HarnessTarget, keyRoles, runPrefixFor, startReferenceTarget } from "../target/harness-target.js";
@@ -16,7 +16,11 @@ import { UsageError } from "./usage-error.js";
  */
 
 /** Resolve the target: a deployment, or a reference server this run starts (and stops). */
-export async function resolveTarget(config: VerifyConfig, run: { runPrefix: string; ledgerFile: string; seed: number }) {
+export async function resolveTarget(
+  config: VerifyConfig,
+  run: { runPrefix: string; ledgerFile: string; seed: number },
+  tenants?: KeysFile,
+) {
   if (config.baseUrl) {
     const target: HarnessTarget = {
       kind: "external",
@@ -56,6 +60,7 @@ export async function resolveTarget(config: VerifyConfig, run: { runPrefix: stri
       ...(config.tier ? { tierLimit: config.tier } : {}),
       ...(config.workers ? { workers: config.workers } : {}),
       ...(config.clockSkew ? { clockSkewSeconds: config.clockSkew } : {}),
+      ...(tenants ? { tenants } : {}),
       faults: config.fault,
     },
     run,
@@ -77,10 +82,10 @@ export function newRun(config: VerifyConfig, seed: number = config.seed ?? rando
 }
 
 /** resolveTarget, where a reference target that cannot start is a usage error (exit 2). */
-export async function startTarget(config: VerifyConfig, run: Parameters<typeof resolveTarget>[1]) {
+export async function startTarget(config: VerifyConfig, run: Parameters<typeof resolveTarget>[1], tenants?: KeysFile) {
   let started: Awaited<ReturnType<typeof resolveTarget>>;
   try {
-    started = await resolveTarget(config, run);
+    started = await resolveTarget(config, run, tenants);
   } catch (err) {
     throw new UsageError(
       `cannot start the ${config.target} reference target: ${err instanceof Error ? err.message : String(err)}`,

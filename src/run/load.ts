@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { MESSAGE_TIMING } from "../contract/index.js";
-import { SCENARIOS, type ScenarioReport, type Threshold } from "../load/index.js";
+import { type LoadOptions, SCENARIOS, type ScenarioReport, type Threshold } from "../load/index.js";
 import { closingLines, loadRunResult, runScenarios, writeLoadReports } from "../load/load-run.js";
 import { exitCodeOf } from "../report/index.js";
 import type { VerifyConfig } from "./config.js";
@@ -14,6 +14,7 @@ export async function runLoad(
   config: VerifyConfig,
   scenarioIds: readonly string[] | undefined,
   thresholds: readonly Threshold[],
+  options: LoadOptions = {},
 ): Promise<number> {
   const { runId, reportDir, runDir, seed, run } = newRun(config);
   mkdirSync(runDir, { recursive: true });
@@ -23,6 +24,7 @@ export async function runLoad(
   const { target, stop } = await startTarget(
     { ...config, messageTimeout: config.messageTimeout ?? MESSAGE_TIMING.defaultBudgetSeconds },
     run,
+    options.capacity?.tenants,
   );
   const abort = interruptible(() => process.stderr.write("\ninterrupted: ending the scenario and deleting what it made…\n"));
   const startedAt = new Date();
@@ -30,7 +32,7 @@ export async function runLoad(
   let reports: ScenarioReport[] = [];
   try {
     await assertReachable(target);
-    reports = await runScenarios(target, chosen, abort.signal, out, process.stderr);
+    reports = await runScenarios(target, chosen, abort.signal, out, process.stderr, options);
   } finally {
     abort.release();
     await stop();

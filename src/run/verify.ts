@@ -33,7 +33,7 @@ import { UsageError } from "./usage-error.js";
  */
 function loadOnDeployment(target: HarnessTarget, suites: readonly SuiteName[], asked: boolean): string {
   const chosen = SCENARIOS.filter((s) =>
-    suites.includes("load") ? true : suites.includes("quick-load") && s.quickGroup !== undefined,
+    s.tenants ? false : suites.includes("load") ? true : suites.includes("quick-load") && s.quickGroup !== undefined,
   );
   if (!chosen.length)
     return asked

@@ -113,6 +113,8 @@ export interface ReferencePlan {
   mainKeys?: number;
   /** the server's clock this many seconds ahead of the machine's (behind when negative) */
   clockSkewSeconds?: number;
+  /** more accounts and keys to serve besides the harness's own (load capacity's tenants) */
+  tenants?: KeysFileInput;
 }
 
 /** Fast defaults for a reference server the harness starts: short window and budget. */
@@ -196,6 +198,8 @@ export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys:
     );
     sets.push(keys);
   }
+  file.accounts.push(...(plan.tenants?.accounts ?? []));
+  file.keys.push(...(plan.tenants?.keys ?? []));
   return { file, keys: sets };
 }
 

@@ -1,0 +1,400 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { request, Agent as UndiciAgent } from "undici";
+import { mulberry32 } from "../../arbitraries/json-schema.js";
+import { JSON_CONTENT_TYPE } from "../../contract/index.js";
+import { ANSWER_CHECKS } from "../answer-checks.js";
+import { answerOf } from "../burst.js";
+import { type ScenarioContext, ScenarioSetupError } from "../context.js";
+import { type LoadResponse, recordMs } from "../recorder.js";
+import { type LoadRequest, labelOf, messageTo, requestTo } from "../requests.js";
+import { BucketLedger, bucketsOf } from "./ledger.js";
+import {
+  type ArrivalStream,
+  accountsOfShard,
+  arrivalAt,
+  type CapacityOptions,
+  endpointOfShape,
+  FLOOD_FACTOR,
+  type Shape,
+  streamsOf,
+  type TenantAccount,
+  type TenantKey,
+  tenantsOf,
+} from "./plan.js";
+import { type CapacitySettings, CapacityTally, type Phase } from "./tally.js";
+
+/** The scheduler looks for due arrivals at least this often (ms). */
+const TICK_MS = 5;
+/** Intervals of the latency-over-time figures: about this many over the drive. */
+const INTERVALS = 20;
+
+/** One stream of arrivals as the scheduler keeps it. */
+interface Scheduled {
+  stream: ArrivalStream;
+  account: TenantAccount;
+  /** ms after the drive starts of the arrival `n` */
+  at: (n: number) => number;
+  n: number;
+  next: number;
+  flood: boolean;
+}
+
+/**
+ * The open-model drive of `capacity`: every tenant key's arrival streams (src/load/capacity/plan.ts)
+ * fire when due, never waiting for answers; each answer's latency counts from when its request
+ * was due (coordinated omission corrected), so a generator that falls behind shows in the figures
+ * and in its own lateness (the headroom line).
+ */
+export class CapacityDrive {
+  readonly tally = new CapacityTally();
+  readonly ledger: BucketLedger;
+  readonly settings: CapacitySettings;
+  private readonly accounts: TenantAccount[];
+  private readonly dispatcher = new UndiciAgent({ connections: 64 });
+  /** each key's own agent (Get, Update, messages) and the agents its creates made, not yet deleted */
+  private readonly agentOf = new Map<TenantKey, string>();
+  private readonly created = new Map<TenantKey, string[]>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly checks: Array<ReturnType<(typeof ANSWER_CHECKS)[number]["start"]>>;
+  private readonly flooder: string | undefined;
+  private readonly timeoutMs: number;
+  private startedAt = 0;
+
+  constructor(
+    private readonly ctx: ScenarioContext,
+    private readonly options: CapacityOptions,
+  ) {
+    const all = tenantsOf(options.tenants);
+    this.accounts = accountsOfShard(all, options.shard);
+    this.ledger = new BucketLedger(ctx.target.windowSeconds * 1000);
+    // the first account of the file floods: in whichever shard holds it
+    this.flooder = options.profile === "noisy-neighbour" ? all[0]?.id : undefined;
+    const offered = this.accounts
+      .flatMap((a) => streamsOf(a, options.share, ctx.target.windowSeconds))
+      .reduce((n, s) => n + s.perSecond, 0);
+    this.settings = {
+      profile: options.profile,
+      share: options.share,
+      durationSeconds: options.durationSeconds,
+      rampSeconds: options.rampSeconds,
+      intervalSeconds: Math.max(1, Math.round(options.durationSeconds / INTERVALS)),
+      tenants: this.accounts.length,
+      keys: this.accounts.reduce((n, a) => n + a.keys.length, 0),
+      offeredPerSecond: Math.round(offered * 10) / 10,
+      ...(this.flooder ? { flooder: this.flooder } : {}),
+    };
+    this.checks = ANSWER_CHECKS.map((c) => c.start(ctx));
+    this.timeoutMs = (ctx.target.messageTimeoutSeconds + 30) * 1000;
+  }
+
+  /** Each key that may create makes an agent of its own, counted in its buckets like any request. */
+  async setUp(): Promise<void> {
+    const owners = this.accounts.flatMap((a) =>
+      a.keys.filter((k) => k.permissions.includes("agents:write")).map((k) => ({ a, k })),
+    );
+    const made = await Promise.all(
+      owners.map(async ({ a, k }) => {
+        const req = requestTo("createAgent", { body: { name: this.ctx.name("tenant") } });
+        const res = await this.send(k, a, "createAgent", req, Date.now(), false);
+        return { k, res };
+      }),
+    );
+    for (const { k, res } of made) {
+      const id = res?.status === 201 ? createdId(res) : undefined;
+      if (!id)
+        throw new ScenarioSetupError(
+          `key #${k.index} could not create its agent: ${res?.status ?? "no answer"} ${res?.code ?? ""}`,
+        );
+      this.agentOf.set(k, id);
+      this.ctx.track(k.key, id);
+    }
+  }
+
+  private schedule(): Scheduled[] {
+    const { share, profile } = this.options;
+    const W = this.ctx.target.windowSeconds;
+    const durationMs = this.options.durationSeconds * 1000;
+    const rampMs = this.options.rampSeconds * 1000;
+    const floodFrom = this.floodFromMs();
+    // phases spread each stream's arrivals over its interval: the seed makes them the same every run
+    const random = mulberry32(this.ctx.target.seed);
+    const out: Scheduled[] = [];
+    for (const account of this.accounts)
+      for (const stream of streamsOf(account, share, W)) {
+        if (stream.perSecond <= 0) continue;
+        const phase = random();
+        out.push({ stream, account, at: (n) => arrivalAt(n, stream.perSecond, rampMs, phase), n: 0, next: 0, flood: false });
+        if (profile === "noisy-neighbour" && account.id === this.flooder) {
+          const rate = stream.perSecond * FLOOD_FACTOR;
+          out.push({
+            stream,
+            account,
+            at: (n) => floodFrom + arrivalAt(n, rate, 0, phase),
+            n: 0,
+            next: 0,
+            flood: true,
+          });
+        }
+      }
+    for (const s of out) s.next = s.at(0);
+    return out.filter((s) => s.next < durationMs);
+  }
+
+  /** noisy-neighbour: the calm phase runs from the ramp's end to half the rest; the flood after */
+  private floodFromMs(): number {
+    const { durationSeconds, rampSeconds } = this.options;
+    return (rampSeconds + (durationSeconds - rampSeconds) / 2) * 1000;
+  }
+
+  private phaseOf(dueMs: number): Phase | undefined {
+    if (!this.flooder || dueMs < this.options.rampSeconds * 1000) return undefined;
+    return dueMs < this.floodFromMs() ? "calm" : "flooded";
+  }
+
+  /** Fire every arrival when due until the duration ends; then wait for every answer. */
+  async run(): Promise<void> {
+    const streams = this.schedule();
+    const durationMs = this.options.durationSeconds * 1000;
+    this.startedAt = Date.now();
+    const heap = new MinHeap<Scheduled>((s) => s.next);
+    for (const s of streams) heap.push(s);
+    while (!this.ctx.signal.aborted) {
+      const now = Date.now() - this.startedAt;
+      let due = heap.peek();
+      while (due && due.next <= now) {
+        heap.pop();
+        this.fire(due, this.startedAt + due.next);
+        due.next = due.at(++due.n);
+        if (due.next < durationMs) heap.push(due);
+        due = heap.peek();
+      }
+      if (!due) break;
+      await sleep(Math.max(1, Math.min(TICK_MS, due.next - now)));
+    }
+    // interrupted: what is in flight ends at once (each request listening to the signal would be thousands of listeners)
+    const stop = () => void this.dispatcher.destroy();
+    this.ctx.signal.addEventListener("abort", stop, { once: true });
+    while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
+    this.ctx.signal.removeEventListener("abort", stop);
+    for (const [k, ids] of this.created) for (const id of ids) this.ctx.track(k.key, id);
+    await this.dispatcher.close();
+    for (const c of this.checks) await c.finish();
+  }
+
+  /**
+   * The verdicts once every answer is in: each 429 no bucket explains and each window a bucket
+   * overfilled is a finding (one per clause, with how often and the first one's key, bucket
+   * and window); noisy-neighbour compares the other tenants' calm and flooded phases.
+   */
+  judge(): void {
+    const recorder = this.ctx.recorder;
+    for (const u of this.ledger.unexpectedRefusals()) {
+      this.tally.counts.unexpected++;
+      this.tally.tenant(u.account).unexpected++;
+      const phase = u.account === this.flooder ? undefined : this.phaseOf(u.sentAt - this.startedAt);
+      if (phase) this.tally.phase(phase).unexpected++;
+      recorder.fail(
+        u.clause,
+        "capacity",
+        "a request under every bucket of its key, its agent and its account's tier is admitted (PROFILE §7)",
+        u.received,
+        u.requestId,
+      );
+    }
+    for (const o of this.ledger.overAdmissions())
+      recorder.fail(
+        o.bucket.clause,
+        "capacity",
+        `at most ${o.bucket.size} admitted in one window of a bucket`,
+        `${o.admitted} admitted in the window of ${o.bucket.label} ending at ${o.reset}`,
+      );
+  }
+
+  private fire(s: Scheduled, dueAt: number): void {
+    const { key, shape } = s.stream;
+    this.tally.sendLag.recordValue(Math.max(1, Math.round((Date.now() - dueAt) * 1000)));
+    const agentId = s.stream.agentOwner ? this.agentOf.get(s.stream.agentOwner) : undefined;
+    let req: LoadRequest;
+    switch (shape) {
+      case "createAgent":
+        req = requestTo("createAgent", { body: { name: this.ctx.name("tenant") } });
+        break;
+      case "listAgents":
+        req = requestTo("listAgents", { query: { limit: "5" } });
+        break;
+      case "deleteAgent": {
+        const id = this.created.get(key)?.shift();
+        // nothing of its own to delete yet: this arrival is skipped, not sent elsewhere
+        if (!id) {
+          this.tally.counts.skipped++;
+          return;
+        }
+        req = requestTo("deleteAgent", { agentId: id });
+        break;
+      }
+      case "getAgent":
+      case "updateAgent":
+      case "sendMessage":
+      case "streamMessage":
+        if (!agentId) return;
+        req =
+          shape === "getAgent"
+            ? requestTo("getAgent", { agentId })
+            : shape === "updateAgent"
+              ? requestTo("updateAgent", { agentId, body: { bio: `capacity ${s.n}` } })
+              : messageTo(agentId, { text: "capacity" });
+    }
+    const sent = this.send(key, s.account, shape, req, dueAt, true).then(() => {});
+    this.inFlight.add(sent);
+    void sent.finally(() => this.inFlight.delete(sent));
+  }
+
+  /** Send one request now, due at `dueAt`; account for its answer everywhere. */
+  private async send(
+    key: TenantKey,
+    account: TenantAccount,
+    shape: Shape,
+    req: LoadRequest,
+    dueAt: number,
+    measured: boolean,
+  ): Promise<LoadResponse | undefined> {
+    this.tally.counts.sent++;
+    const endpoint = endpointOfShape(shape);
+    const agentId = endpoint === "sendMessage" ? req.path.split("/")[2] : undefined;
+    const buckets = bucketsOf(key, account, endpoint, agentId);
+    const sentAt = Date.now();
+    const who = `key #${key.index} (${account.id})`;
+    let res: LoadResponse | undefined;
+    try {
+      res = shape === "streamMessage" ? await this.stream(key, req, dueAt) : await this.plain(key, req, dueAt);
+    } catch (err) {
+      this.ctx.recorder.transportError(`${labelOf(req)}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const settledAt = Date.now();
+    this.ledger.record(who, account.id, buckets, { sentAt, settledAt }, res);
+    if (!measured) return res;
+    const tenant = this.tally.tenant(account.id);
+    const phase = account.id === this.flooder ? undefined : this.phaseOf(dueAt - this.startedAt);
+    if (!res || res.status >= 500) {
+      tenant.errors++;
+      this.tally.counts.errors++;
+    } else if (res.status >= 200 && res.status < 300) {
+      tenant.admitted++;
+      this.tally.counts.admitted++;
+      const us = Math.max(1, Math.round(res.latencyMs * 1000));
+      tenant.latency.recordValue(us);
+      const interval = Math.floor((dueAt - this.startedAt) / 1000 / this.settings.intervalSeconds);
+      this.tally.interval(interval, res.endpoint).recordValue(us);
+      if (phase) this.tally.phase(phase).latency.recordValue(us);
+      if (shape === "createAgent") {
+        const id = createdId(res);
+        if (id) this.created.set(key, [...(this.created.get(key) ?? []), id]);
+      }
+    } else if (res.status === 429) {
+      tenant.refused++;
+      this.tally.counts.refused++;
+    }
+    if (res) for (const c of this.checks) c.onAnswer({ key: key.key, request: req, response: res, sentAt, settledAt });
+    return res;
+  }
+
+  /** A JSON request: recorded with its latency from when it was due, and through the response checks (sampled). */
+  private async plain(key: TenantKey, req: LoadRequest, dueAt: number): Promise<LoadResponse> {
+    const url = this.ctx.target.baseUrl.replace(/\/+$/, "") + req.path;
+    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    const answer = await request(url, {
+      method: req.method,
+      headers: { authorization: `Bearer ${key.key}`, ...(body !== undefined ? { "content-type": JSON_CONTENT_TYPE } : {}) },
+      ...(body !== undefined ? { body } : {}),
+      dispatcher: this.dispatcher,
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+    });
+    const text = await answer.body.text();
+    const res = answerOf(req, url, { status: answer.statusCode, headers: answer.headers, text, latencyMs: Date.now() - dueAt });
+    this.ctx.recorder.observe(res);
+    this.ctx.judge(key.key, req, res);
+    return res;
+  }
+
+  /**
+   * A message read as a stream, through the typed client (every stream checked): time to first
+   * byte from when it was due, its first delta, the gaps between deltas, how it ended. The
+   * answer handed on settles at the stream's end (its slot is held until then, PROFILE §7).
+   */
+  private async stream(key: TenantKey, req: LoadRequest, dueAt: number): Promise<LoadResponse> {
+    const agentId = req.path.split("/")[2]!;
+    const s = await this.ctx.client(key.key).streamMessage(agentId, { text: "capacity" });
+    const ex = s.exchange;
+    const res = answerOf(req, ex.request.url, {
+      status: s.status,
+      headers: ex.response.headers,
+      text: ex.response.bodyText,
+      latencyMs: ex.receivedAt - dueAt,
+    });
+    if (s.status !== 200) return res;
+    const streams = this.ctx.recorder.streams;
+    recordMs(streams.ttfb, ex.receivedAt - dueAt);
+    streams.ended[s.error ? "error" : s.done ? "done" : "neither"]++;
+    const deltas = s.events.filter((e) => e.event === "delta");
+    if (deltas[0]) recordMs(streams.firstDelta, deltas[0].atMs);
+    for (let i = 1; i < deltas.length; i++) recordMs(streams.gap, deltas[i]!.atMs - deltas[i - 1]!.atMs);
+    const end = s.events.at(-1);
+    if (end) recordMs(streams.total, end.atMs);
+    this.ctx.recorder.expect(
+      s.done !== undefined && s.done.text === s.text,
+      "message.stream",
+      "capacity",
+      "every stream ends with done whose text is the joined deltas",
+      () => (s.done ? "done.text differs from the deltas" : `ended with ${end?.event ?? "nothing"}`),
+      ex.requestId,
+    );
+    return res;
+  }
+}
+
+const createdId = (res: LoadResponse): string | undefined => {
+  const json = res.json;
+  if (typeof json !== "object" || json === null || !("data" in json)) return undefined;
+  const data = json.data;
+  return typeof data === "object" && data !== null && "id" in data && typeof data.id === "string" ? data.id : undefined;
+};
+
+/** A binary min-heap on `score`. */
+class MinHeap<T> {
+  private readonly items: T[] = [];
+  constructor(private readonly score: (item: T) => number) {}
+  peek(): T | undefined {
+    return this.items[0];
+  }
+  push(item: T): void {
+    const xs = this.items;
+    xs.push(item);
+    let i = xs.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (this.score(xs[parent]!) <= this.score(xs[i]!)) break;
+      [xs[parent], xs[i]] = [xs[i]!, xs[parent]!];
+      i = parent;
+    }
+  }
+  pop(): T | undefined {
+    const xs = this.items;
+    const top = xs[0];
+    const last = xs.pop();
+    if (xs.length && last !== undefined) {
+      xs[0] = last;
+      let i = 0;
+      for (;;) {
+        const [l, r] = [2 * i + 1, 2 * i + 2];
+        let m = i;
+        if (l < xs.length && this.score(xs[l]!) < this.score(xs[m]!)) m = l;
+        if (r < xs.length && this.score(xs[r]!) < this.score(xs[m]!)) m = r;
+        if (m === i) break;
+        [xs[m], xs[i]] = [xs[i]!, xs[m]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+}

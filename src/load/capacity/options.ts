@@ -1,0 +1,64 @@
+import type { KeysFile } from "../../contract/index.js";
+import { CAPACITY_DEFAULTS, CAPACITY_PROFILES, type CapacityOptions, type CapacityProfile, type Shard } from "./plan.js";
+
+/** `90`, `90s`, `10m`, `1h` → seconds; a reason when it is none of these. */
+export function parseDurationSeconds(raw: string, flag: string): number | string {
+  const m = /^\s*([0-9]+(?:\.[0-9]+)?)\s*(s|m|h)?\s*$/.exec(raw);
+  if (!m) return `${flag} "${raw}": expected a duration such as 90, 90s, 10m or 1h`;
+  const seconds = Number(m[1]) * { s: 1, m: 60, h: 3600 }[m[2] === "m" || m[2] === "h" ? m[2] : "s"];
+  return seconds > 0 ? seconds : `${flag} "${raw}": must be more than 0`;
+}
+
+/**
+ * The engines that run N copies of one job say which copy this is: a Kubernetes Indexed Job
+ * (JOB_COMPLETION_INDEX), an AWS Batch array job (AWS_BATCH_JOB_ARRAY_INDEX). A GitHub Actions
+ * matrix passes its own index in `--shard ${{ matrix.shard }}/N`.
+ */
+export const SHARD_INDEX_VARIABLES = ["JOB_COMPLETION_INDEX", "AWS_BATCH_JOB_ARRAY_INDEX"] as const;
+
+/**
+ * `--shard i/n` (0 ≤ i < n), or `--shard n` with the index from one of SHARD_INDEX_VARIABLES;
+ * a reason when it is neither.
+ */
+export function parseShard(raw: string, env: NodeJS.ProcessEnv): Shard | string {
+  const m = /^\s*(?:([0-9]+)\s*\/\s*)?([0-9]+)\s*$/.exec(raw);
+  if (!m) return `--shard "${raw}": expected i/n (e.g. 0/3), or n with the index in ${SHARD_INDEX_VARIABLES.join(" or ")}`;
+  const count = Number(m[2]);
+  const fromEnv = SHARD_INDEX_VARIABLES.map((v) => env[v]).find((v) => v !== undefined && v !== "");
+  const index = m[1] !== undefined ? Number(m[1]) : fromEnv !== undefined ? Number(fromEnv) : undefined;
+  if (index === undefined)
+    return `--shard ${raw}: no shard index: give i/n, or set ${SHARD_INDEX_VARIABLES.join(" or ")} (the engine that runs the copies does)`;
+  if (!Number.isInteger(index) || count < 1 || index < 0 || index >= count)
+    return `--shard: index ${index} of ${count} shards: expected 0 ≤ index < count`;
+  return { index, count };
+}
+
+/** The capacity drive from `load`'s options; a reason when one is wrong. */
+export function capacityOptionsOf(
+  tenants: KeysFile,
+  raw: { share?: string; duration?: string; ramp?: string; profile?: string; shard?: string },
+  env: NodeJS.ProcessEnv,
+): CapacityOptions | string {
+  const share =
+    raw.share === undefined ? CAPACITY_DEFAULTS.share : Number(raw.share.replace(/%$/, "")) / (raw.share.endsWith("%") ? 100 : 1);
+  if (!(share > 0 && share <= 1)) return `--share "${raw.share}": a share of each bucket, 0 < share ≤ 1 (e.g. 0.8 or 80%)`;
+  const durationSeconds =
+    raw.duration === undefined ? CAPACITY_DEFAULTS.durationSeconds : parseDurationSeconds(raw.duration, "--duration");
+  if (typeof durationSeconds === "string") return durationSeconds;
+  const rampSeconds =
+    raw.ramp === undefined ? durationSeconds * CAPACITY_DEFAULTS.rampShare : parseDurationSeconds(raw.ramp, "--ramp");
+  if (typeof rampSeconds === "string") return rampSeconds;
+  if (rampSeconds >= durationSeconds) return `--ramp ${raw.ramp} must be shorter than --duration ${raw.duration}`;
+  const profile = CAPACITY_PROFILES.find((p) => p === (raw.profile ?? "steady"));
+  if (!profile) return `--profile "${raw.profile}": one of ${CAPACITY_PROFILES.join(", ")}`;
+  const shard = raw.shard === undefined ? undefined : parseShard(raw.shard, env);
+  if (typeof shard === "string") return shard;
+  return {
+    tenants,
+    share,
+    durationSeconds,
+    rampSeconds,
+    profile: profile satisfies CapacityProfile,
+    ...(shard ? { shard } : {}),
+  };
+}

@@ -1,0 +1,261 @@
+import * as hdr from "hdr-histogram-js";
+import { formatMs, newHistogram } from "../recorder.js";
+
+/** A histogram in µs as a shard writes it: HDR's compressed encoding, merged exactly by adding. */
+export const encodeHistogram = (h: hdr.Histogram): string => hdr.encodeIntoCompressedBase64(h);
+
+export function decodeHistogram(encoded: string): hdr.Histogram {
+  const h = newHistogram();
+  h.add(hdr.decodeFromCompressedBase64(encoded));
+  return h;
+}
+
+const ms = (us: number) => Math.round(us) / 1000;
+/** a percentile in ms, within what was recorded (HDR answers a bucket's highest equivalent value) */
+export const percentileMs = (h: hdr.Histogram, p: number) =>
+  h.totalCount ? ms(Math.min(h.maxValue, Math.max(h.minNonZeroValue, h.getValueAtPercentile(p)))) : 0;
+
+/** One tenant's (account's) admitted latency and its outcomes. */
+export interface TenantTally {
+  latency: hdr.Histogram;
+  admitted: number;
+  refused: number;
+  unexpected: number;
+  errors: number;
+}
+
+/** The phases noisy-neighbour compares, for every tenant but the flooding one. */
+export const PHASES = ["calm", "flooded"] as const;
+export type Phase = (typeof PHASES)[number];
+
+/**
+ * What the capacity drive counts besides the recorder's figures, in a form shards can add up:
+ * histograms (µs) per interval and endpoint, per tenant, per noisy-neighbour phase, the
+ * generator's lateness; counters. Two tallies merge exactly (HDR histograms add).
+ */
+export class CapacityTally {
+  /** interval index → endpoint label → admitted latency */
+  readonly intervals = new Map<number, Map<string, hdr.Histogram>>();
+  readonly tenants = new Map<string, TenantTally>();
+  readonly phases = new Map<Phase, { latency: hdr.Histogram; unexpected: number }>();
+  /** how late the generator sent each request after it was due */
+  readonly sendLag = newHistogram();
+  readonly counts = { sent: 0, admitted: 0, refused: 0, unexpected: 0, errors: 0, skipped: 0 };
+
+  tenant(account: string): TenantTally {
+    let t = this.tenants.get(account);
+    if (!t) {
+      t = { latency: newHistogram(), admitted: 0, refused: 0, unexpected: 0, errors: 0 };
+      this.tenants.set(account, t);
+    }
+    return t;
+  }
+
+  phase(phase: Phase) {
+    let p = this.phases.get(phase);
+    if (!p) {
+      p = { latency: newHistogram(), unexpected: 0 };
+      this.phases.set(phase, p);
+    }
+    return p;
+  }
+
+  interval(index: number, endpoint: string): hdr.Histogram {
+    let row = this.intervals.get(index);
+    if (!row) {
+      row = new Map();
+      this.intervals.set(index, row);
+    }
+    let h = row.get(endpoint);
+    if (!h) {
+      h = newHistogram();
+      row.set(endpoint, h);
+    }
+    return h;
+  }
+
+  toJSON(): EncodedTally {
+    return {
+      intervals: [...this.intervals].map(([index, row]) => ({
+        index,
+        endpoints: Object.fromEntries([...row].map(([e, h]) => [e, encodeHistogram(h)])),
+      })),
+      tenants: Object.fromEntries(
+        [...this.tenants].map(([account, t]) => [account, { ...t, latency: encodeHistogram(t.latency) }]),
+      ),
+      phases: Object.fromEntries([...this.phases].map(([p, v]) => [p, { ...v, latency: encodeHistogram(v.latency) }])),
+      sendLag: encodeHistogram(this.sendLag),
+      counts: { ...this.counts },
+    };
+  }
+
+  /** Add another tally (a shard's, decoded) into this one. */
+  add(other: EncodedTally): void {
+    for (const { index, endpoints } of other.intervals)
+      for (const [e, h] of Object.entries(endpoints)) this.interval(index, e).add(decodeHistogram(h));
+    for (const [account, t] of Object.entries(other.tenants)) {
+      const mine = this.tenant(account);
+      mine.latency.add(decodeHistogram(t.latency));
+      mine.admitted += t.admitted;
+      mine.refused += t.refused;
+      mine.unexpected += t.unexpected;
+      mine.errors += t.errors;
+    }
+    for (const [p, v] of Object.entries(other.phases)) {
+      const phase = PHASES.find((name) => name === p);
+      if (!phase) continue;
+      const mine = this.phase(phase);
+      mine.latency.add(decodeHistogram(v.latency));
+      mine.unexpected += v.unexpected;
+    }
+    this.sendLag.add(decodeHistogram(other.sendLag));
+    for (const k of Object.keys(this.counts) as Array<keyof CapacityTally["counts"]>) this.counts[k] += other.counts[k];
+  }
+}
+
+export interface EncodedTally {
+  intervals: Array<{ index: number; endpoints: Record<string, string> }>;
+  tenants: Record<string, Omit<TenantTally, "latency"> & { latency: string }>;
+  phases: Record<string, { latency: string; unexpected: number }>;
+  sendLag: string;
+  counts: CapacityTally["counts"];
+}
+
+/** The drive's settings as its figures repeat them. */
+export interface CapacitySettings {
+  profile: string;
+  share: number;
+  durationSeconds: number;
+  rampSeconds: number;
+  intervalSeconds: number;
+  tenants: number;
+  keys: number;
+  /** the steady arrival rate planned, requests per second over every tenant */
+  offeredPerSecond: number;
+  /** noisy-neighbour: the flooding account */
+  flooder?: string;
+  shards?: number;
+}
+
+/** A tenant's row in the report. */
+export interface TenantFigure {
+  account: string;
+  p99Ms: number;
+  admitted: number;
+  refused: number;
+  unexpected: number;
+}
+
+/** The noisy-neighbour comparison: every other tenant's figures, calm and while one floods. */
+export interface NeighbourFigures {
+  flooder: string;
+  calm: { p99Ms: number; count: number; unexpected: number };
+  flooded: { p99Ms: number; count: number; unexpected: number };
+  /** the flooded p99 may be at most this */
+  allowedP99Ms: number;
+  passed: boolean;
+}
+
+/** What load.json holds of a capacity run, besides every scenario's figures. */
+export interface CapacityFigures {
+  settings: CapacitySettings;
+  counts: CapacityTally["counts"];
+  /** 5xx and transport errors among the answers */
+  errorRate: number;
+  /** admitted latency per interval and endpoint (p50 / p99 ms, answers) */
+  intervals: Array<{ second: number; endpoints: Record<string, { count: number; p50: number; p99: number }> }>;
+  /** the tenants with the highest admitted p99, then those refused most */
+  worstTenants: TenantFigure[];
+  mostRefused: TenantFigure[];
+  /** the generator's lateness: when it sent after the requests were due, its figures say so */
+  headroom: { sendLagP50Ms: number; sendLagP99Ms: number; sendLagMaxMs: number; bound: boolean; note: string };
+  neighbours?: NeighbourFigures;
+}
+
+/** Worst tenants shown in the report. */
+const WORST = 5;
+/** Past this lateness (p99) of the generator's sends, the figures are bounded by the generator. */
+export const HEADROOM_LAG_MS = 50;
+/** noisy-neighbour: the others' flooded p99 may be at most ×2 their calm p99, plus 20 ms (a loaded machine's jitter). */
+export const NEIGHBOUR_TOLERANCE = { factor: 2, plusMs: 20 } as const;
+
+/** The figures of a tally (one process's or a merge of shards'). */
+export function capacityFigures(tally: CapacityTally, settings: CapacitySettings): CapacityFigures {
+  const rows: TenantFigure[] = [...tally.tenants]
+    .filter(([account]) => account !== settings.flooder)
+    .map(([account, t]) => ({
+      account,
+      p99Ms: percentileMs(t.latency, 99),
+      admitted: t.admitted,
+      refused: t.refused,
+      unexpected: t.unexpected,
+    }));
+  const lag = tally.sendLag;
+  const lagP99 = percentileMs(lag, 99);
+  const bound = lagP99 > HEADROOM_LAG_MS;
+  const answered = tally.counts.admitted + tally.counts.refused + tally.counts.errors;
+  const figures: CapacityFigures = {
+    settings,
+    counts: { ...tally.counts },
+    errorRate: answered ? tally.counts.errors / answered : 0,
+    intervals: [...tally.intervals]
+      .sort(([a], [b]) => a - b)
+      .map(([index, row]) => ({
+        second: index * settings.intervalSeconds,
+        endpoints: Object.fromEntries(
+          [...row].map(([e, h]) => [e, { count: h.totalCount, p50: percentileMs(h, 50), p99: percentileMs(h, 99) }]),
+        ),
+      })),
+    worstTenants: [...rows].sort((a, b) => b.p99Ms - a.p99Ms).slice(0, WORST),
+    mostRefused: [...rows]
+      .filter((r) => r.refused > 0)
+      .sort((a, b) => b.refused - a.refused)
+      .slice(0, WORST),
+    headroom: {
+      sendLagP50Ms: percentileMs(lag, 50),
+      sendLagP99Ms: lagP99,
+      sendLagMaxMs: lag.totalCount ? ms(lag.maxValue) : 0,
+      bound,
+      note: bound
+        ? `the generator sent late (p99 ${formatMs(lagP99)} ms after due, over ${HEADROOM_LAG_MS} ms): the figures are bounded by the generator — fewer keys per process (--shard)`
+        : `the generator kept its schedule (sends p99 ${formatMs(lagP99)} ms after due)`,
+    },
+  };
+  if (settings.flooder) {
+    const phase = (p: Phase) => {
+      const v = tally.phases.get(p);
+      return { p99Ms: v ? percentileMs(v.latency, 99) : 0, count: v?.latency.totalCount ?? 0, unexpected: v?.unexpected ?? 0 };
+    };
+    const calm = phase("calm");
+    const flooded = phase("flooded");
+    const allowedP99Ms = calm.p99Ms * NEIGHBOUR_TOLERANCE.factor + NEIGHBOUR_TOLERANCE.plusMs;
+    figures.neighbours = {
+      flooder: settings.flooder,
+      calm,
+      flooded,
+      allowedP99Ms,
+      passed: flooded.p99Ms <= allowedP99Ms && flooded.unexpected <= calm.unexpected,
+    };
+  }
+  return figures;
+}
+
+/** The CLI's lines of a capacity run under its verdict. */
+export function capacityLines(c: CapacityFigures): string[] {
+  const s = c.settings;
+  const tenant = (t: TenantFigure) =>
+    `${t.account} p99 ${formatMs(t.p99Ms)} ms, ${t.admitted} admitted, ${t.refused} refused (${t.unexpected} unexpected)`;
+  const n = c.neighbours;
+  return [
+    `${s.tenants} tenants, ${s.keys} keys at ${s.share * 100}% of their buckets (${s.offeredPerSecond} req/s planned${s.shards ? ` over ${s.shards} shards` : ""}), ${s.durationSeconds} s with ${s.rampSeconds} s ramp-up (${s.profile})`,
+    `${c.counts.sent} sent: ${c.counts.admitted} admitted, ${c.counts.refused} refused (${c.counts.unexpected} unexpected), ${c.counts.errors} errors (${(c.errorRate * 100).toFixed(2)}%)`,
+    ...(c.worstTenants.length ? [`worst p99: ${c.worstTenants.slice(0, 3).map(tenant).join("; ")}`] : []),
+    ...(c.mostRefused.length ? [`most refused: ${c.mostRefused.slice(0, 3).map(tenant).join("; ")}`] : []),
+    ...(n
+      ? [
+          `noisy-neighbour (${n.flooder} floods): the others' p99 ${formatMs(n.calm.p99Ms)} ms calm → ${formatMs(n.flooded.p99Ms)} ms flooded (at most ${formatMs(n.allowedP99Ms)}), unexpected 429s ${n.calm.unexpected} → ${n.flooded.unexpected}`,
+        ]
+      : []),
+    `headroom: ${c.headroom.note}`,
+  ];
+}

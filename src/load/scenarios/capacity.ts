@@ -1,0 +1,48 @@
+import { CapacityDrive } from "../capacity/drive.js";
+import { capacityFigures, NEIGHBOUR_TOLERANCE } from "../capacity/tally.js";
+import type { ScenarioContext } from "../context.js";
+import { defineScenario } from "../define.js";
+import { formatMs } from "../recorder.js";
+
+/**
+ * Many tenants at their own rates: every key of `--keys-file` at a share of its buckets, an
+ * open-model mix of every endpoint (streams included) on agents of its own. PROFILE §7: no
+ * request under every bucket of its key, agent and account is refused, and no bucket admits
+ * more than its size in a window; every answer conforms (the response checks, sampled).
+ * noisy-neighbour: one tenant floods in the second half; the others' p99 and unexpected
+ * refusals stay within a tolerance of the calm first half.
+ */
+async function capacity(ctx: ScenarioContext): Promise<void> {
+  const options = ctx.options.capacity!;
+  const drive = new CapacityDrive(ctx, options);
+  await drive.setUp();
+  await drive.run();
+  drive.judge();
+  const figures = capacityFigures(drive.tally, drive.settings);
+  ctx.recorder.capacity = figures;
+  const n = figures.neighbours;
+  if (n)
+    ctx.recorder.expect(
+      n.passed,
+      "limits.tier",
+      "noisy-neighbour",
+      `while ${n.flooder} floods, the other tenants' admitted p99 stays within ×${NEIGHBOUR_TOLERANCE.factor} + ${NEIGHBOUR_TOLERANCE.plusMs} ms of the calm phase and no more of their requests are refused unexpectedly`,
+      () =>
+        `p99 ${formatMs(n.calm.p99Ms)} ms calm → ${formatMs(n.flooded.p99Ms)} ms flooded (at most ${formatMs(n.allowedP99Ms)}); unexpected 429s ${n.calm.unexpected} calm → ${n.flooded.unexpected} flooded`,
+    );
+}
+
+export const CAPACITY = defineScenario({
+  id: "capacity",
+  title: "many tenants at a share of their buckets (open model): none refused under its limits, none admitted past them",
+  clauses: ["limits.endpoint-bucket", "limits.agent-bucket", "limits.tier", "limits.concurrency", "message.stream"],
+  latency: {
+    note: "open-model arrivals: each answer's latency counts from when its request was due, not when it was sent (coordinated omission corrected); a stream's figure is its time to first byte",
+    judged: true,
+  },
+  tenants: true,
+  unavailable: (_target, options) =>
+    options?.capacity ? undefined : "needs --keys-file (the tenants: accounts with tiers, keys with permissions)",
+  estimateSeconds: (t, options) => (options?.capacity?.durationSeconds ?? 0) + t.windowSeconds + 2,
+  run: capacity,
+});
