@@ -21,6 +21,7 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
   return { baseUrl: `http://${hostInUrl}:${port}/v1`, keys, close: () => app.close() };
 }
 
+export { CAPACITY_FAULTS, MANY_TENANTS } from "../server/faults/capacity.js";
 /** The injected defects the reference server knows (for the meta suite and --fault help). */
 export { FAULTS } from "../server/faults/index.js";
 export { LOAD_FAULTS } from "../server/faults/load.js";

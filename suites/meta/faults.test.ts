@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { RESPONSE_CHECKS } from "../../src/checks/registry.js";
 import { CLAUSE_BY_ID, CLAUSES } from "../../src/contract/index.js";
-import { FAULTS, LOAD_FAULTS, PROPERTY_FAULTS, RARE_PATH_FAULTS } from "../../src/target/embedded.js";
+import { CAPACITY_FAULTS, FAULTS, LOAD_FAULTS, PROPERTY_FAULTS, RARE_PATH_FAULTS } from "../../src/target/embedded.js";
 import { failedIn, redItems, type VerifyRun, verify } from "./verify-run.js";
 
 /**
@@ -62,10 +62,11 @@ describe("meta: the clean reference server", { concurrent: true }, () => {
 });
 
 describe("meta: every injected fault is caught", { concurrent: true }, () => {
-  // the load, property and rare-path faults have their own meta tests: only their suites see them
+  // the load, many-tenant, property and rare-path faults have their own meta tests: only their suites see them
+  const own = [LOAD_FAULTS, CAPACITY_FAULTS, PROPERTY_FAULTS, RARE_PATH_FAULTS];
   test.for(
     Object.entries(FAULTS)
-      .filter(([name]) => !(name in LOAD_FAULTS) && !(name in PROPERTY_FAULTS) && !(name in RARE_PATH_FAULTS))
+      .filter(([name]) => !own.some((area) => name in area))
       .map(([name, f]) => [name, f.clause] as const),
   )("fault %s (breaks %s) is caught", { timeout: 600_000 }, async ([name, clauseId]) => {
     const section = CLAUSE_BY_ID.get(clauseId)?.section;

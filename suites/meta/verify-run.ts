@@ -14,11 +14,20 @@ export interface VerifyRun {
 }
 
 export function verify(args: string[], seed = 1): Promise<VerifyRun> {
+  return harnessRun("verify", args, seed);
+}
+
+/** One `agent-harness load` in a child process: the same, and its load.json beside results.json. */
+export function load(args: string[], seed = 1): Promise<VerifyRun> {
+  return harnessRun("load", args, seed);
+}
+
+function harnessRun(command: "verify" | "load", args: string[], seed: number): Promise<VerifyRun> {
   const reportDir = mkdtempSync(join(tmpdir(), "agent-harness-meta-"));
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      ["bin/agent-harness.js", "verify", "--report-dir", reportDir, "--seed", String(seed), ...args],
+      ["bin/agent-harness.js", command, "--report-dir", reportDir, "--seed", String(seed), ...args],
       { env: { ...process.env, NO_COLOR: "1" }, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 },
       (err, stdout, stderr) => {
         const runs = readdirSync(reportDir);

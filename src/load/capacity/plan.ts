@@ -1,4 +1,12 @@
-import { ENDPOINTS, type EndpointId, type KeysFile, type Permission, RATE_LIMITS } from "../../contract/index.js";
+import {
+  ENDPOINTS,
+  type EndpointId,
+  type KeysFile,
+  newApiKey,
+  PERMISSIONS,
+  type Permission,
+  RATE_LIMITS,
+} from "../../contract/index.js";
 
 /** What `load --scenario capacity` drives, and how. */
 export interface CapacityOptions {
@@ -145,4 +153,24 @@ export function arrivalAt(n: number, perSecond: number, rampMs: number, phase: n
   const inRamp = (perMs * rampMs) / 2;
   if (k <= inRamp && rampMs > 0) return Math.sqrt((2 * rampMs * k) / perMs);
   return rampMs + (k - inRamp) / perMs;
+}
+
+/**
+ * A tenants file for trying capacity out (tests, the benchmark, docs): `accounts` accounts of
+ * `tier`, each with `keysPerAccount` fresh keys — every one with all four permissions but the
+ * last of each account, read-only (a reader among the writers).
+ */
+export function exampleTenants(accounts: number, keysPerAccount: number, tier: number): KeysFile {
+  const file: KeysFile = { accounts: [], keys: [] };
+  for (let a = 0; a < accounts; a++) {
+    const account = `acct_tenant_${a}`;
+    file.accounts.push({ id: account, tierLimit: tier, messageQuota: null });
+    for (let k = 0; k < keysPerAccount; k++)
+      file.keys.push({
+        key: newApiKey(),
+        account,
+        permissions: k === keysPerAccount - 1 && k > 0 ? ["agents:read"] : [...PERMISSIONS],
+      });
+  }
+  return file;
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { ServerContext } from "../context.js";
 import { AGENTS_FAULTS } from "./agents.js";
 import { AUTH_FAULTS } from "./auth.js";
+import { CAPACITY_FAULTS } from "./capacity.js";
 import { LIMITS_FAULTS } from "./limits.js";
 import { LOAD_FAULTS } from "./load.js";
 import { MESSAGES_FAULTS } from "./messages.js";
@@ -27,6 +28,7 @@ const AREAS: readonly FaultRecord[] = [
   LIMITS_FAULTS,
   ROUTING_FAULTS,
   LOAD_FAULTS,
+  CAPACITY_FAULTS,
   PROPERTY_FAULTS,
   RARE_PATH_FAULTS,
 ];

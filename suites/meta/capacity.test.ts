@@ -1,0 +1,65 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, test } from "vitest";
+import { exampleTenants } from "../../src/load/capacity/plan.js";
+import type { LoadRun } from "../../src/load/load-run.js";
+import { CAPACITY_FAULTS, MANY_TENANTS } from "../../src/target/embedded.js";
+import { EMBEDDED_DEFAULTS, referenceKeys } from "../../src/target/harness-target.js";
+import { failedIn, load, type VerifyRun } from "./verify-run.js";
+
+/**
+ * Many tenants on the embedded reference (the container target runs the same server): 200 keys
+ * over 50 accounts, each at 80 % of its buckets for 20 s, one of them flooding in the second
+ * half (noisy-neighbour, which judges the steady verdicts too). A small tier keeps the planned
+ * rate near 240 requests a second, within what two shared cores carry with the target in-process.
+ */
+const TENANTS = { accounts: 50, keysPerAccount: 4, tier: 12 } as const;
+const DRIVE = ["--scenario", "capacity", "--duration", "20s", "--profile", "noisy-neighbour"];
+
+const keysFile = (() => {
+  const dir = mkdtempSync(join(tmpdir(), "agent-harness-tenants-"));
+  const file = join(dir, "tenants.json");
+  writeFileSync(file, JSON.stringify(exampleTenants(TENANTS.accounts, TENANTS.keysPerAccount, TENANTS.tier)));
+  return file;
+})();
+
+const capacityOf = (run: VerifyRun) => {
+  const loadRun = JSON.parse(readFileSync(join(run.runDir, "load.json"), "utf8")) as LoadRun;
+  return loadRun.scenarios.find((s) => s.id === "capacity");
+};
+
+describe("meta: capacity", () => {
+  test("the clean reference carries 200 keys over 50 accounts: none refused under its limits, neighbours unharmed", async () => {
+    const run = await load([...DRIVE, "--keys-file", keysFile]);
+    const report = capacityOf(run);
+    expect(
+      failedIn(run).map((c) => c.message),
+      run.output.slice(-3000),
+    ).toEqual([]);
+    expect(report?.status, run.output.slice(-3000)).toBe("passed");
+    expect(report?.capacity?.settings).toMatchObject({ tenants: TENANTS.accounts, keys: 200 });
+    expect(report?.capacity?.counts.unexpected).toBe(0);
+    expect(report?.capacity?.counts.admitted).toBeGreaterThan(1000);
+    expect(report?.capacity?.neighbours?.passed).toBe(true);
+    expect(report?.streams?.ttfb.count).toBeGreaterThan(0);
+    expect(run.code).toBe(0);
+  });
+
+  test("no verify run of the reference has as many accounts as wake the many-tenant faults", () => {
+    expect(referenceKeys(EMBEDDED_DEFAULTS).file.accounts.length).toBeLessThan(MANY_TENANTS);
+  });
+
+  test.for(
+    Object.entries(CAPACITY_FAULTS).map(([name, f]) => [name, f.clause] as const),
+  )("many-tenant fault %s (breaks %s) is caught by capacity", async ([name, clauseId]) => {
+    const run = await load([...DRIVE, "--keys-file", keysFile, "--fault", name]);
+    const report = capacityOf(run);
+    expect(
+      report?.failures.map((f) => f.clause),
+      `no capacity finding citing ${clauseId} with --fault ${name}\n${run.output.slice(-3000)}`,
+    ).toContain(clauseId);
+    expect(report?.capacity?.counts.unexpected).toBeGreaterThan(0);
+    expect(run.code).toBe(1);
+  });
+});
