@@ -1,8 +1,10 @@
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
 import { z } from "zod";
 import { capacityOptionsOf } from "../load/capacity/options.js";
 import { parseThreshold, SCENARIO_IDS, SCENARIOS, type Threshold } from "../load/index.js";
 import { commaList, VERIFY_OPTIONS } from "../run/config.js";
-import { runLoad } from "../run/load.js";
+import { runLoad, runMerge } from "../run/load.js";
 import { UsageError } from "../run/usage-error.js";
 import { optionsHelp, parseOrHelp, parseVerifyConfig, readOptions } from "./config.js";
 import { readKeysFile } from "./serve.js";
@@ -84,6 +86,7 @@ const loadSchema = z.object({
 });
 
 export const LOAD_USAGE = `usage: agent-harness load [options]
+       agent-harness load merge DIR... [--report-dir DIR]   (the shards of --shard i/n as one run)
 
 Drives the load scenarios against the embedded reference server (default), a
 container, or --base-url; writes reports/<run-id>/load.json and report.html with charts.
@@ -148,11 +151,41 @@ function parseLoadArgs(argv: string[]) {
     ? capacityOptionsOf(readKeysFile(keysFile, "--keys-file"), parsed.data.capacity, process.env)
     : undefined;
   if (typeof capacity === "string") throw new UsageError(capacity);
+  // a shard holds a share of the tenants; every other scenario would run whole in each shard
+  if (capacity?.shard && parsed.data.scenario?.join() !== "capacity")
+    throw new UsageError("--shard splits the tenants of the capacity scenario: give --scenario capacity alone");
   return { config, scenarios: parsed.data.scenario, thresholds, options: capacity ? { capacity } : {} };
 }
 
-/** `agent-harness load`: its options parsed and validated, then the run (src/run/load.ts). */
+export const MERGE_USAGE = `usage: agent-harness load merge DIR... [--report-dir DIR]
+
+Merges the reports of the shards of one capacity run (load --shard i/n, every shard 0..n-1 once)
+into one load.json, results.json, junit.xml and report.html, with the verdicts and exit code one
+process would give. Each DIR is a shard's run folder or a folder of them (downloaded artifacts).`;
+
+function parseMergeArgs(argv: string[]) {
+  const args = (() => {
+    try {
+      return parseArgs({
+        args: argv,
+        allowPositionals: true,
+        options: { "report-dir": { type: "string" }, help: { type: "boolean" } },
+      });
+    } catch (err) {
+      throw new UsageError(err instanceof Error ? err.message : String(err));
+    }
+  })();
+  if (args.values.help) throw new UsageError("");
+  if (!args.positionals.length) throw new UsageError("load merge needs the shards' report folders");
+  return { dirs: args.positionals, reportDir: resolve(args.values["report-dir"] ?? "reports") };
+}
+
+/** `agent-harness load`: its options parsed and validated, then the run (src/run/load.ts); `load merge`: the shards as one run. */
 export async function load(argv: string[]): Promise<number> {
+  if (argv[0] === "merge") {
+    const merge = parseOrHelp(() => parseMergeArgs(argv.slice(1)), MERGE_USAGE);
+    return merge ? runMerge(merge.dirs, merge.reportDir) : 0;
+  }
   const parsed = parseOrHelp(() => parseLoadArgs(argv), LOAD_USAGE);
   return parsed ? runLoad(parsed.config, parsed.scenarios, parsed.thresholds, parsed.options) : 0;
 }

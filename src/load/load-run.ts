@@ -60,6 +60,13 @@ function scenarioLines(report: ScenarioReport): string[] {
   ];
 }
 
+/** A scenario's verdict line and the lines under it, as the terminal shows them. */
+export function reportLines(report: ScenarioReport): string {
+  const mark = { passed: "✓", failed: "✗", error: "!", skipped: "-" }[report.status];
+  const head = `${mark} ${report.id} ${report.status} (${(report.durationMs / 1000).toFixed(1)} s)${report.message ? ` — ${report.message}` : ""}`;
+  return [head, ...scenarioLines(report).map((line) => `    ${line}`)].map((line) => `${line}\n`).join("");
+}
+
 /**
  * Run the chosen scenarios one after the other, each line as it ends; a scenario this target
  * cannot run is skipped with the reason. Stops between scenarios once `signal` aborts.
@@ -85,11 +92,7 @@ export async function runScenarios(
       const report = await runScenario(target, scenario, signal, options);
       reports.push(report);
       bar.stop();
-      const mark = { passed: "✓", failed: "✗", error: "!", skipped: "-" }[report.status];
-      out.write(
-        `${mark} ${scenario.id} ${report.status} (${(report.durationMs / 1000).toFixed(1)} s)${report.message ? ` — ${report.message}` : ""}\n`,
-      );
-      for (const line of scenarioLines(report)) out.write(`    ${line}\n`);
+      out.write(reportLines(report));
     }
   } finally {
     bar.stop();
@@ -135,7 +138,7 @@ export interface LoadRunInput {
   runId: string;
   seed: number;
   startedAt: Date;
-  target: HarnessTarget;
+  target: Pick<HarnessTarget, "kind" | "baseUrl" | "windowSeconds" | "messageTimeoutSeconds">;
   /** what verify's results.json records of the target and keys (targetOptions) */
   options: Omit<RunResult["options"], "suites" | "sections">;
   chosen: readonly Scenario[];

@@ -5,7 +5,7 @@ import type { Exchange, RateHeaders } from "../client/index.js";
 import type { ClauseId } from "../contract/index.js";
 import { evidenceOf, findingKey, type Observation, observationMessage } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
-import type { CapacityFigures } from "./capacity/tally.js";
+import type { CapacityFigures, CapacitySettings, CapacityTally } from "./capacity/tally.js";
 import { labelOfUrl } from "./requests.js";
 
 /** HDR histograms in microseconds, 1 µs to 10 min, 3 significant digits (autocannon's own settings). */
@@ -155,6 +155,8 @@ export class LoadRecorder {
   readonly transportErrors = new Map<string, number>();
   /** a capacity run's own figures (src/load/capacity), in load.json beside the others */
   capacity?: CapacityFigures;
+  /** a shard of a capacity run: its tally, encoded into load.json for `load merge` (src/load/shard.ts) */
+  capacityTally?: { tally: CapacityTally; settings: CapacitySettings };
   private readonly failed = new Map<string, ScenarioFailure>();
   /** the response-level findings as verify's reporter takes them (one per finding key, with evidence) */
   private readonly observed = new Map<string, Observation>();

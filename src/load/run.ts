@@ -16,6 +16,7 @@ import {
   type ScenarioFailure,
   summarizeHistogram,
 } from "./recorder.js";
+import { type MergeableFigures, mergeableOf } from "./shard/encode.js";
 
 /** One scenario's outcome and figures: what `load.json` holds per scenario. */
 export interface ScenarioReport {
@@ -57,6 +58,8 @@ export interface ScenarioReport {
   generator: GeneratorHealth;
   /** capacity: tenants, intervals, the worst tenants, the generator's headroom, noisy-neighbour's comparison */
   capacity?: CapacityFigures;
+  /** a shard's histograms and tally, encoded: what `load merge` adds up (src/load/shard) */
+  mergeable?: MergeableFigures;
 }
 
 /** Run one scenario against the target; never throws for the target's sake (a verdict is in the report). */
@@ -130,6 +133,7 @@ function emptyFigures(recorder: LoadRecorder) {
     errors: fiveXx + Object.values(transportErrors).reduce((n, c) => n + c, 0),
     generator: recorder.generatorHealth(),
     ...(recorder.capacity ? { capacity: recorder.capacity } : {}),
+    ...(recorder.capacityTally ? { mergeable: mergeableOf(recorder, recorder.capacityTally) } : {}),
   };
 }
 

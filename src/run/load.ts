@@ -1,10 +1,12 @@
 import { mkdirSync } from "node:fs";
 import { MESSAGE_TIMING } from "../contract/index.js";
 import { type LoadOptions, SCENARIOS, type ScenarioReport, type Threshold } from "../load/index.js";
-import { closingLines, loadRunResult, runScenarios, writeLoadReports } from "../load/load-run.js";
-import { exitCodeOf } from "../report/index.js";
+import { closingLines, loadRunResult, reportLines, runScenarios, writeLoadReports } from "../load/load-run.js";
+import { MergeError, mergeShardRuns, readShardRuns } from "../load/shard/merge.js";
+import { exitCodeOf, newRunId } from "../report/index.js";
 import type { VerifyConfig } from "./config.js";
 import { assertReachable, interruptible, newRun, startTarget, targetOptions } from "./lifecycle.js";
+import { UsageError } from "./usage-error.js";
 
 /**
  * A load run, once its options are valid: the target (a reference target streams at the real
@@ -51,5 +53,25 @@ export async function runLoad(
   const secrets = Object.values(target.keys).filter((k): k is string => !!k);
   const dir = await writeLoadReports(result, loadRun, reportDir, secrets);
   out.write(`${closingLines(result, loadRun).join("\n")}\nreports: ${dir} (load.json, report.html)\n`);
+  return exitCodeOf(result);
+}
+
+/**
+ * `load merge`: the shards' reports read and merged (src/load/shard/merge.ts), written as one
+ * run's, with each scenario's lines and the closing lines; returns the run's exit code. A
+ * missing shard or a folder holding none is a usage error (exit 2).
+ */
+export async function runMerge(dirs: readonly string[], reportDir: string): Promise<number> {
+  let merged: ReturnType<typeof mergeShardRuns>;
+  try {
+    merged = mergeShardRuns(readShardRuns(dirs), newRunId());
+  } catch (err) {
+    if (err instanceof MergeError || err instanceof SyntaxError) throw new UsageError(`load merge: ${err.message}`);
+    throw err;
+  }
+  const { result, loadRun } = merged;
+  for (const report of loadRun.scenarios) process.stdout.write(reportLines(report));
+  const dir = await writeLoadReports(result, loadRun, reportDir, []);
+  process.stdout.write(`${closingLines(result, loadRun).join("\n")}\nreports: ${dir} (load.json, report.html)\n`);
   return exitCodeOf(result);
 }

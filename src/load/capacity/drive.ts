@@ -82,6 +82,7 @@ export class CapacityDrive {
       keys: this.accounts.reduce((n, a) => n + a.keys.length, 0),
       offeredPerSecond: Math.round(offered * 10) / 10,
       ...(this.flooder ? { flooder: this.flooder } : {}),
+      ...(options.shard ? { shard: options.shard } : {}),
     };
     this.checks = ANSWER_CHECKS.map((c) => c.start(ctx));
     this.timeoutMs = (ctx.target.messageTimeoutSeconds + 30) * 1000;

@@ -1,5 +1,6 @@
 import * as hdr from "hdr-histogram-js";
 import { formatMs, newHistogram } from "../recorder.js";
+import type { Shard } from "./plan.js";
 
 /** A histogram in µs as a shard writes it: HDR's compressed encoding, merged exactly by adding. */
 export const encodeHistogram = (h: hdr.Histogram): string => hdr.encodeIntoCompressedBase64(h);
@@ -134,6 +135,9 @@ export interface CapacitySettings {
   offeredPerSecond: number;
   /** noisy-neighbour: the flooding account */
   flooder?: string;
+  /** the shard this process drove (`--shard i/n`) */
+  shard?: Shard;
+  /** a merge of this many shards */
   shards?: number;
 }
 
@@ -238,6 +242,20 @@ export function capacityFigures(tally: CapacityTally, settings: CapacitySettings
     };
   }
   return figures;
+}
+
+/**
+ * noisy-neighbour's verdict on the figures (one process's or a merge's): the other tenants'
+ * admitted p99 and unexpected 429s while one floods, against their calm phase.
+ */
+export function neighboursVerdict(n: NeighbourFigures) {
+  return {
+    ok: n.passed,
+    clause: "limits.tier",
+    check: "noisy-neighbour",
+    expected: `while ${n.flooder} floods, the other tenants' admitted p99 stays within ×${NEIGHBOUR_TOLERANCE.factor} + ${NEIGHBOUR_TOLERANCE.plusMs} ms of the calm phase and no more of their requests are refused unexpectedly`,
+    received: `p99 ${formatMs(n.calm.p99Ms)} ms calm → ${formatMs(n.flooded.p99Ms)} ms flooded (at most ${formatMs(n.allowedP99Ms)}); unexpected 429s ${n.calm.unexpected} calm → ${n.flooded.unexpected} flooded`,
+  } as const;
 }
 
 /** The CLI's lines of a capacity run under its verdict. */

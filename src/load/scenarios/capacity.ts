@@ -1,8 +1,7 @@
 import { CapacityDrive } from "../capacity/drive.js";
-import { capacityFigures, NEIGHBOUR_TOLERANCE } from "../capacity/tally.js";
+import { capacityFigures, neighboursVerdict } from "../capacity/tally.js";
 import type { ScenarioContext } from "../context.js";
 import { defineScenario } from "../define.js";
-import { formatMs } from "../recorder.js";
 
 /**
  * Many tenants at their own rates: every key of `--keys-file` at a share of its buckets, an
@@ -20,16 +19,10 @@ async function capacity(ctx: ScenarioContext): Promise<void> {
   drive.judge();
   const figures = capacityFigures(drive.tally, drive.settings);
   ctx.recorder.capacity = figures;
-  const n = figures.neighbours;
-  if (n)
-    ctx.recorder.expect(
-      n.passed,
-      "limits.tier",
-      "noisy-neighbour",
-      `while ${n.flooder} floods, the other tenants' admitted p99 stays within ×${NEIGHBOUR_TOLERANCE.factor} + ${NEIGHBOUR_TOLERANCE.plusMs} ms of the calm phase and no more of their requests are refused unexpectedly`,
-      () =>
-        `p99 ${formatMs(n.calm.p99Ms)} ms calm → ${formatMs(n.flooded.p99Ms)} ms flooded (at most ${formatMs(n.allowedP99Ms)}); unexpected 429s ${n.calm.unexpected} calm → ${n.flooded.unexpected} flooded`,
-    );
+  if (options.shard) ctx.recorder.capacityTally = { tally: drive.tally, settings: drive.settings };
+  if (!figures.neighbours) return;
+  const v = neighboursVerdict(figures.neighbours);
+  ctx.recorder.expect(v.ok, v.clause, v.check, v.expected, () => v.received);
 }
 
 export const CAPACITY = defineScenario({

@@ -1,0 +1,29 @@
+import { expect, test } from "vitest";
+import { capacityOptionsOf, parseDurationSeconds, parseShard } from "./options.js";
+import { exampleTenants } from "./plan.js";
+
+test("--shard i/n, or n with the index an engine gives (Kubernetes Indexed Job, AWS Batch array)", () => {
+  expect(parseShard("1/3", {})).toEqual({ index: 1, count: 3 });
+  expect(parseShard("3", { JOB_COMPLETION_INDEX: "2" })).toEqual({ index: 2, count: 3 });
+  expect(parseShard("4", { AWS_BATCH_JOB_ARRAY_INDEX: "0" })).toEqual({ index: 0, count: 4 });
+  expect(parseShard("3", {})).toMatch(/JOB_COMPLETION_INDEX/);
+  expect(parseShard("3/3", {})).toMatch(/0 ≤ index < count/);
+  expect(parseShard("a/b", {})).toMatch(/expected i\/n/);
+});
+
+test("durations, shares and profiles", () => {
+  expect([parseDurationSeconds("90", "--d"), parseDurationSeconds("10m", "--d"), parseDurationSeconds("1h", "--d")]).toEqual([
+    90, 600, 3600,
+  ]);
+  expect(parseDurationSeconds("0s", "--duration")).toMatch(/more than 0/);
+  const tenants = exampleTenants(2, 2, 60);
+  expect(capacityOptionsOf(tenants, { share: "80%", duration: "20s" }, {})).toMatchObject({
+    share: 0.8,
+    durationSeconds: 20,
+    rampSeconds: 2,
+    profile: "steady",
+  });
+  expect(capacityOptionsOf(tenants, { share: "1.5" }, {})).toMatch(/--share/);
+  expect(capacityOptionsOf(tenants, { profile: "loud" }, {})).toMatch(/noisy-neighbour/);
+  expect(capacityOptionsOf(tenants, { duration: "10s", ramp: "10s" }, {})).toMatch(/shorter/);
+});

@@ -1,0 +1,198 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { findingKey, type Observation, type ResultsJson } from "../../report/index.js";
+import { capacityFigures, neighboursVerdict } from "../capacity/tally.js";
+import { type LoadRun, loadRunResult } from "../load-run.js";
+import { OUTCOMES, type ScenarioFailure, summarizeHistogram } from "../recorder.js";
+import type { ScenarioReport } from "../run.js";
+import { SCENARIOS } from "../scenarios.js";
+import { parseThreshold, type Threshold } from "../thresholds.js";
+import { addHistograms, addTallies } from "./encode.js";
+
+/** One shard's run as its report folder holds it. */
+export interface ShardRun {
+  dir: string;
+  results: ResultsJson;
+  loadRun: LoadRun;
+}
+
+/** Why shards cannot be merged (a missing shard, a folder that holds none): exit 2. */
+export class MergeError extends Error {
+  override name = "MergeError";
+}
+
+/**
+ * The shard runs under `dirs`: a run folder (load.json and results.json), or a folder of them
+ * (a CI job's downloaded artifacts, one folder per shard), in any order.
+ */
+export function readShardRuns(dirs: readonly string[]): ShardRun[] {
+  const runs: ShardRun[] = [];
+  const read = (dir: string) => {
+    const results = JSON.parse(readFileSync(join(dir, "results.json"), "utf8")) as ResultsJson;
+    const loadRun = JSON.parse(readFileSync(join(dir, "load.json"), "utf8")) as LoadRun;
+    runs.push({ dir, results, loadRun });
+  };
+  for (const dir of dirs) {
+    if (!existsSync(dir)) throw new MergeError(`${dir}: no such folder`);
+    const found = runFolders(dir, SEARCH_DEPTH);
+    if (!found.length) throw new MergeError(`${dir}: no load.json in it or in the folders under it`);
+    found.forEach(read);
+  }
+  return runs;
+}
+
+/** How deep under a given folder runs are looked for: an artifact folder, a report folder, a run folder. */
+const SEARCH_DEPTH = 3;
+
+/** The folders holding a load.json, `dir` itself or under it (at most `depth` levels down). */
+function runFolders(dir: string, depth: number): string[] {
+  if (existsSync(join(dir, "load.json"))) return [dir];
+  if (depth === 0) return [];
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .flatMap((e) => runFolders(join(dir, e.name), depth - 1));
+}
+
+/**
+ * One run from its shards, as one process would have reported it: each scenario's histograms
+ * added (HDR adds exactly, so every percentile is that of all the samples), its counters summed,
+ * its findings deduplicated with their counts added, and the verdicts that compare tenants
+ * (noisy-neighbour) judged again on the merged figures. Every shard of 0..n-1 must be there once.
+ */
+export function mergeShardRuns(runs: readonly ShardRun[], runId: string) {
+  if (!runs.length) throw new MergeError("no shard to merge");
+  const shards = runs.map((r) => ({ r, shard: r.loadRun.scenarios.find((s) => s.mergeable)?.mergeable?.settings.shard }));
+  const unsharded = shards.filter((s) => !s.shard).map((s) => s.r.dir);
+  if (unsharded.length) throw new MergeError(`not a shard of a capacity run (load --shard i/n): ${unsharded.join(", ")}`);
+  const count = shards[0]!.shard!.count;
+  const indices = shards.map((s) => s.shard!.index).sort((a, b) => a - b);
+  const expected = Array.from({ length: count }, (_, i) => i);
+  if (shards.some((s) => s.shard!.count !== count) || indices.join() !== expected.join())
+    throw new MergeError(
+      `shards ${indices.map((i) => `${i}/${count}`).join(", ")} given: every shard 0…${count - 1} of ${count} exactly once`,
+    );
+  const first = runs[0]!;
+  const ids = [...new Set(runs.flatMap((r) => r.loadRun.scenarios.map((s) => s.id)))];
+  const reports = ids.map((id) => mergeReports(runs.flatMap((r) => r.loadRun.scenarios.filter((s) => s.id === id))));
+  const thresholds = (first.results.options.thresholds ?? [])
+    .map(parseThreshold)
+    .filter((t): t is Threshold => typeof t !== "string");
+  const { suites: _suites, sections: _sections, ...options } = first.results.options;
+  const interrupted = runs.some((r) => r.results.interrupted);
+  const startedAt = new Date(Math.min(...runs.map((r) => Date.parse(r.loadRun.startedAt))));
+  return loadRunResult({
+    runId,
+    seed: first.results.seed ?? 0,
+    startedAt,
+    target: { ...first.loadRun.target, kind: first.results.target.kind },
+    options,
+    chosen: SCENARIOS.filter((s) => ids.includes(s.id)),
+    reports,
+    thresholds,
+    interrupted,
+  });
+}
+
+const sum = (xs: readonly number[]) => xs.reduce((n, x) => n + x, 0);
+
+/** The same scenario's reports from every shard, as one report. */
+export function mergeReports(parts: readonly ScenarioReport[]): ScenarioReport {
+  const base = parts[0]!;
+  const mergeable = parts.flatMap((p) => (p.mergeable ? [p.mergeable] : []));
+  const latency: ScenarioReport["latency"] = {};
+  for (const endpoint of new Set(mergeable.flatMap((m) => Object.keys(m.latency)))) {
+    latency[endpoint] = {};
+    for (const o of OUTCOMES) {
+      const encoded = mergeable.map((m) => m.latency[endpoint]?.[o]);
+      if (encoded.some((e) => e !== undefined)) latency[endpoint][o] = summarizeHistogram(addHistograms(encoded));
+    }
+  }
+  const stream = (name: keyof (typeof mergeable)[number]["streams"]) =>
+    summarizeHistogram(addHistograms(mergeable.map((m) => m.streams[name])));
+  const withStreams = parts.filter((p) => p.streams);
+  const statuses = new Map<number, Record<string, number>>();
+  for (const p of parts)
+    for (const row of p.statusPerSecond) {
+      const merged = statuses.get(row.second) ?? {};
+      for (const [status, n] of Object.entries(row.statuses)) merged[status] = (merged[status] ?? 0) + n;
+      statuses.set(row.second, merged);
+    }
+  const transportErrors: Record<string, number> = {};
+  for (const p of parts)
+    for (const [m, n] of Object.entries(p.transportErrors)) transportErrors[m] = (transportErrors[m] ?? 0) + n;
+  const responses = sum(parts.map((p) => p.conformance.responses));
+  const checked = sum(parts.map((p) => p.conformance.checked));
+  // the tenant comparison is judged again on the merged figures
+  const failures = dedupe(parts.flatMap((p) => p.failures.filter((f) => f.check !== "noisy-neighbour")));
+  const observations = dedupe(parts.flatMap((p) => p.observations));
+  const merged: ScenarioReport = {
+    ...base,
+    durationMs: Math.max(...parts.map((p) => p.durationMs)),
+    failures,
+    observations,
+    latency,
+    statusPerSecond: [...statuses].sort(([a], [b]) => a - b).map(([second, s]) => ({ second, statuses: s })),
+    ...(withStreams.length
+      ? {
+          streams: {
+            ttfb: stream("ttfb"),
+            firstDelta: stream("firstDelta"),
+            gap: stream("gap"),
+            total: stream("total"),
+            ended: {
+              done: sum(withStreams.map((p) => p.streams!.ended.done)),
+              error: sum(withStreams.map((p) => p.streams!.ended.error)),
+              neither: sum(withStreams.map((p) => p.streams!.ended.neither)),
+            },
+          },
+        }
+      : {}),
+    conformance: { ...base.conformance, responses, checked, share: responses ? Math.min(1, checked / responses) : 1 },
+    transportErrors,
+    rps: Math.round(sum(parts.map((p) => p.rps)) * 10) / 10,
+    errors: sum(parts.map((p) => p.errors)),
+    // the busiest generator speaks for all: any one bounded by itself bounds the merged figures
+    generator: parts.map((p) => p.generator).reduce((a, b) => (b.eventLoopLagP99Ms > a.eventLoopLagP99Ms ? b : a)),
+  };
+  delete merged.mergeable;
+  if (mergeable.length) {
+    const settings = {
+      ...mergeable[0]!.settings,
+      tenants: sum(mergeable.map((m) => m.settings.tenants)),
+      keys: sum(mergeable.map((m) => m.settings.keys)),
+      offeredPerSecond: Math.round(sum(mergeable.map((m) => m.settings.offeredPerSecond)) * 10) / 10,
+      shards: mergeable.length,
+    };
+    delete settings.shard;
+    const figures = capacityFigures(addTallies(mergeable.map((m) => m.tally)), settings);
+    merged.capacity = figures;
+    if (figures.neighbours) {
+      const v = neighboursVerdict(figures.neighbours);
+      if (!v.ok) failures.push({ clause: v.clause, check: v.check, expected: v.expected, received: v.received, count: 1 });
+    }
+  }
+  const statuses_ = parts.map((p) => p.status);
+  merged.status = statuses_.includes("error")
+    ? "error"
+    : statuses_.every((s) => s === "skipped")
+      ? "skipped"
+      : failures.length || observations.length
+        ? "failed"
+        : "passed";
+  const message = parts.find((p) => p.message)?.message;
+  if (message) merged.message = message;
+  else delete merged.message;
+  return merged;
+}
+
+/** One entry per finding key (check, clause, expectation), its counts added; the first one's evidence kept. */
+function dedupe<T extends ScenarioFailure | Observation>(items: readonly T[]): T[] {
+  const byKey = new Map<string, T>();
+  for (const item of items) {
+    const key = findingKey(item);
+    const seen = byKey.get(key);
+    if (seen) byKey.set(key, { ...seen, count: seen.count + item.count });
+    else byKey.set(key, { ...item });
+  }
+  return [...byKey.values()];
+}
