@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { exampleTenants } from "../../src/load/capacity/plan.js";
 import type { LoadRun } from "../../src/load/load-run.js";
-import { CAPACITY_FAULTS, MANY_TENANTS } from "../../src/target/embedded.js";
+import { CAPACITY_FAULTS, MANY_TENANTS, startReferenceServer } from "../../src/target/embedded.js";
 import { EMBEDDED_DEFAULTS, referenceKeys } from "../../src/target/harness-target.js";
-import { failedIn, load, type VerifyRun } from "./verify-run.js";
+import { failedIn, load, loadMerge, type VerifyRun } from "./verify-run.js";
 
 /**
  * Many tenants on the embedded reference (the container target runs the same server): 200 keys
@@ -15,14 +15,35 @@ import { failedIn, load, type VerifyRun } from "./verify-run.js";
  * rate near 240 requests a second, within what two shared cores carry with the target in-process.
  */
 const TENANTS = { accounts: 50, keysPerAccount: 4, tier: 12 } as const;
-const DRIVE = ["--scenario", "capacity", "--duration", "20s", "--profile", "noisy-neighbour"];
+const DRIVE = ["--scenario", "capacity", "--duration", "20s", "--profile", "noisy-neighbour", "--threshold", "errors<1%"];
 
+const tenants = exampleTenants(TENANTS.accounts, TENANTS.keysPerAccount, TENANTS.tier);
 const keysFile = (() => {
   const dir = mkdtempSync(join(tmpdir(), "agent-harness-tenants-"));
   const file = join(dir, "tenants.json");
-  writeFileSync(file, JSON.stringify(exampleTenants(TENANTS.accounts, TENANTS.keysPerAccount, TENANTS.tier)));
+  writeFileSync(file, JSON.stringify(tenants));
   return file;
 })();
+
+/** The one-process run, shared by the tests that read it. */
+let cleanRun: Promise<VerifyRun> | undefined;
+const clean = () => {
+  cleanRun ??= load([...DRIVE, "--keys-file", keysFile]);
+  return cleanRun;
+};
+
+/** What a run decided: exit code, each scenario's status and the clauses it found broken, each threshold, the tenants. */
+const verdicts = (run: VerifyRun) => {
+  const report = capacityOf(run);
+  return {
+    code: run.code,
+    status: report?.status,
+    clauses: report?.failures.map((f) => f.clause).sort(),
+    unexpected: report?.capacity?.counts.unexpected,
+    thresholds: run.results.checks.filter((c) => c.suite === "load").map((c) => [c.id, c.status]),
+    tenants: [report?.capacity?.settings.tenants, report?.capacity?.settings.keys],
+  };
+};
 
 const capacityOf = (run: VerifyRun) => {
   const loadRun = JSON.parse(readFileSync(join(run.runDir, "load.json"), "utf8")) as LoadRun;
@@ -31,7 +52,7 @@ const capacityOf = (run: VerifyRun) => {
 
 describe("meta: capacity", () => {
   test("the clean reference carries 200 keys over 50 accounts: none refused under its limits, neighbours unharmed", async () => {
-    const run = await load([...DRIVE, "--keys-file", keysFile]);
+    const run = await clean();
     const report = capacityOf(run);
     expect(
       failedIn(run).map((c) => c.message),
@@ -44,6 +65,24 @@ describe("meta: capacity", () => {
     expect(report?.capacity?.neighbours?.passed).toBe(true);
     expect(report?.streams?.ttfb.count).toBeGreaterThan(0);
     expect(run.code).toBe(0);
+  });
+
+  test("three shards against one reference, merged, give the one-process run's verdicts", async () => {
+    const unsharded = await clean();
+    // one reference (the embedded server, in this process: no container engine here) that every shard drives
+    const server = await startReferenceServer({ keys: tenants, windowSeconds: EMBEDDED_DEFAULTS.windowSeconds });
+    try {
+      const target = ["--base-url", server.baseUrl, "--api-key", tenants.keys[0]!.key, "--rate-window", "2"];
+      const shards = await Promise.all(
+        [0, 1, 2].map((i) => load([...DRIVE, "--keys-file", keysFile, ...target, "--shard", `${i}/3`])),
+      );
+      for (const s of shards) expect(capacityOf(s)?.mergeable?.settings.shard?.count, s.output.slice(-2000)).toBe(3);
+      const merged = await loadMerge(shards.map((s) => s.runDir));
+      expect(capacityOf(merged)?.capacity?.settings.shards, merged.output.slice(-3000)).toBe(3);
+      expect(verdicts(merged)).toEqual(verdicts(unsharded));
+    } finally {
+      await server.close();
+    }
   });
 
   test("no verify run of the reference has as many accounts as wake the many-tenant faults", () => {

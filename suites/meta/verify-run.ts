@@ -14,20 +14,25 @@ export interface VerifyRun {
 }
 
 export function verify(args: string[], seed = 1): Promise<VerifyRun> {
-  return harnessRun("verify", args, seed);
+  return harnessRun(["verify", "--seed", String(seed), ...args]);
 }
 
 /** One `agent-harness load` in a child process: the same, and its load.json beside results.json. */
 export function load(args: string[], seed = 1): Promise<VerifyRun> {
-  return harnessRun("load", args, seed);
+  return harnessRun(["load", "--seed", String(seed), ...args]);
 }
 
-function harnessRun(command: "verify" | "load", args: string[], seed: number): Promise<VerifyRun> {
+/** `agent-harness load merge` of the shards' report folders, as a CI merge step runs it. */
+export function loadMerge(dirs: string[]): Promise<VerifyRun> {
+  return harnessRun(["load", "merge", ...dirs]);
+}
+
+function harnessRun(args: string[]): Promise<VerifyRun> {
   const reportDir = mkdtempSync(join(tmpdir(), "agent-harness-meta-"));
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      ["bin/agent-harness.js", command, "--report-dir", reportDir, "--seed", String(seed), ...args],
+      ["bin/agent-harness.js", ...args, "--report-dir", reportDir],
       { env: { ...process.env, NO_COLOR: "1" }, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 },
       (err, stdout, stderr) => {
         const runs = readdirSync(reportDir);
