@@ -9,9 +9,14 @@ import { UsageError } from "../run/usage-error.js";
 import { optionsHelp, parseOrHelp, parseVerifyConfig, readOptions } from "./config.js";
 import { readKeysFile } from "./serve.js";
 
-/** `load` takes verify's target options (minus suite selection) and its own. */
+/**
+ * `load` takes verify's target options (minus suite selection, and minus the request plan's
+ * --profile, which a load run has no use for: its --profile is capacity's) and its own.
+ */
 export const LOAD_OPTIONS = {
-  ...Object.fromEntries(Object.entries(VERIFY_OPTIONS).filter(([name]) => !["suites", "sections", "bail"].includes(name))),
+  ...Object.fromEntries(
+    Object.entries(VERIFY_OPTIONS).filter(([name]) => !["suites", "sections", "bail", "profile"].includes(name)),
+  ),
   scenario: {
     flag: "scenario",
     env: "AGENT_HARNESS_SCENARIO",
@@ -51,7 +56,7 @@ export const LOAD_OPTIONS = {
   },
   profile: {
     flag: "profile",
-    env: "AGENT_HARNESS_PROFILE",
+    env: "AGENT_HARNESS_LOAD_PROFILE",
     type: "string",
     help: "capacity: steady (default) or noisy-neighbour (the first account floods the second half)",
   },
