@@ -1,4 +1,5 @@
 import { escapeHtml, type ReportOptions, type RunResult, renderHtml } from "../report/index.js";
+import { capacityLines } from "./capacity/tally.js";
 import { FEW_ANSWERS, formatMs as fmt, type HistogramSummary, OUTCOME_LABEL, OUTCOMES, outcomeOf } from "./recorder.js";
 import { brokenClauses, type ScenarioReport } from "./run.js";
 
@@ -189,6 +190,42 @@ const CHART_STYLE = `
 const rank = (id: string, first: string[]) => (first.includes(id) ? first.indexOf(id) : first.length);
 
 /** The load section: per scenario its verdict, the generator's health, its charts and latency table. */
+/**
+ * capacity: the admitted p99 of each endpoint per interval (one HDR histogram per interval and
+ * endpoint), one line each on one chart; then the worst tenants, the headroom and, for
+ * noisy-neighbour, the calm and flooded phases.
+ */
+function capacityBlock(r: ScenarioReport): string {
+  const c = r.capacity;
+  if (!c) return "";
+  const endpoints = [...new Set(c.intervals.flatMap((i) => Object.keys(i.endpoints)))].sort();
+  const last = Math.max(1, ...c.intervals.map((i) => i.second + c.settings.intervalSeconds));
+  const yMax = niceMax(Math.max(0, ...c.intervals.flatMap((i) => Object.values(i.endpoints).map((e) => e.p99))));
+  const px = (s: number) => PAD.left + (s / last) * (W - PAD.left - PAD.right);
+  const py = (v: number) => H - PAD.bottom - (v / yMax) * (H - PAD.top - PAD.bottom);
+  const lines = endpoints
+    .map((ep, i) => {
+      const color = COLORS[i % COLORS.length];
+      const pts = c.intervals
+        .filter((row) => row.endpoints[ep])
+        .map((row) => `${px(row.second + c.settings.intervalSeconds / 2).toFixed(1)},${py(row.endpoints[ep]!.p99).toFixed(1)}`)
+        .join(" ");
+      return `<polyline class="mark" points="${pts}" fill="none" stroke="${color}" stroke-width="2"/><line x1="${W - PAD.right + 8}" x2="${W - PAD.right + 22}" y1="${PAD.top + i * 16 + 5}" y2="${PAD.top + i * 16 + 5}" stroke="${color}" stroke-width="3"/><text x="${W - PAD.right + 26}" y="${PAD.top + i * 16 + 9}">${escapeHtml(ep)}</text>`;
+    })
+    .join("");
+  const ticksY = [0, 0.5, 1]
+    .map(
+      (f) =>
+        `<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${py(f * yMax)}" y2="${py(f * yMax)}" class="grid"/><text x="${PAD.left - 6}" y="${py(f * yMax) + 4}" text-anchor="end">${fmt(f * yMax)}</text>`,
+    )
+    .join("");
+  const title = `${r.id}: admitted p99 per endpoint, every ${c.settings.intervalSeconds} s`;
+  const chart = `<figure><figcaption>${escapeHtml(title)}</figcaption><svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${escapeHtml(title)}">${ticksY}${lines}<text x="${(W - PAD.right + PAD.left) / 2}" y="${H - 6}" text-anchor="middle">seconds since the drive started</text><text x="12" y="${H / 2}" transform="rotate(-90 12 ${H / 2})" text-anchor="middle">p99 ms</text></svg></figure>`;
+  return `<div class="charts">${chart}</div><ul>${capacityLines(c)
+    .map((line) => `<li>${escapeHtml(line)}</li>`)
+    .join("")}</ul>`;
+}
+
 export function loadSection(run: LoadRunView): string {
   // the profile and the streams first: the charts a person looks at
   const first = ["throughput", "streams-at-budget"];
@@ -218,7 +255,7 @@ export function loadSection(run: LoadRunView): string {
 ${r.message ? `<p class="note">${escapeHtml(r.message)}</p>` : ""}
 ${Object.keys(r.latency).length ? `<p class="note">Latency, per endpoint and outcome: ${escapeHtml(r.latencyNote)}${r.latencyJudged ? "" : " (latency thresholds do not judge these figures)"}.</p>` : ""}
 ${broken.length ? `<ul>${broken.map((line) => `<li>${escapeHtml(line)}</li>`).join("")}</ul>` : ""}
-${streams}<div class="charts">${charts}</div>${Object.keys(r.latency).length ? latencyTable(r) : ""}</div>`;
+${streams}<div class="charts">${charts}</div>${capacityBlock(r)}${Object.keys(r.latency).length ? latencyTable(r) : ""}</div>`;
   });
   const thresholds = run.thresholds.length
     ? `<ul>${run.thresholds.map((t) => `<li>${t.passed ? "✓" : "✗"} ${escapeHtml(t.source)}: ${escapeHtml(t.observed)}</li>`).join("")}</ul>`

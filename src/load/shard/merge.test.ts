@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { mulberry32 } from "../../arbitraries/json-schema.js";
 import { type CapacitySettings, CapacityTally, encodeHistogram } from "../capacity/tally.js";
+import { loadSection } from "../charts.js";
 import { newHistogram, summarizeHistogram } from "../recorder.js";
 import type { ScenarioReport } from "../run.js";
 import { mergeReports } from "./merge.js";
@@ -86,5 +87,13 @@ describe("merging shards", () => {
     expect(merged.status).toBe("failed");
     expect(merged.generator.note).toBe("shard 2");
     expect(merged.mergeable).toBeUndefined();
+  });
+
+  test("the report page charts a capacity run's p99 per interval and lists its worst tenants", () => {
+    const merged = mergeReports([shard(0, [1000, 2000]), shard(1, [3000]), shard(2, [4000])]);
+    const html = loadSection({ target: { windowSeconds: 2, messageTimeoutSeconds: 30 }, scenarios: [merged], thresholds: [] });
+    expect(html).toContain("capacity: admitted p99 per endpoint, every 1 s");
+    expect(html).toMatch(/<polyline[^>]+points="[0-9., ]+"/);
+    expect(html).toContain("worst p99: acct_2 p99 4.00 ms");
   });
 });
