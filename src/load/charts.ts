@@ -77,6 +77,16 @@ export function hdrChart(title: string, series: HdrSeries[]): string {
 }
 
 /** Answers per second, stacked by status: a person sees the limit take hold and release. */
+/** Horizontal grid lines at 0, half and the top of the y axis, labelled. */
+function gridLines(py: (v: number) => number, yMax: number): string {
+  return [0, 0.5, 1]
+    .map(
+      (f) =>
+        `<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${py(f * yMax)}" y2="${py(f * yMax)}" class="grid"/><text x="${PAD.left - 6}" y="${py(f * yMax) + 4}" text-anchor="end">${fmt(f * yMax)}</text>`,
+    )
+    .join("");
+}
+
 export function timelineChart(title: string, rows: ScenarioReport["statusPerSecond"]): string {
   if (!rows.length) return "";
   const seconds = Math.max(...rows.map((r) => r.second)) + 1;
@@ -99,12 +109,7 @@ export function timelineChart(title: string, rows: ScenarioReport["statusPerSeco
         .join("");
     })
     .join("");
-  const ticksY = [0, 0.5, 1]
-    .map(
-      (f) =>
-        `<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${py(f * yMax)}" y2="${py(f * yMax)}" class="grid"/><text x="${PAD.left - 6}" y="${py(f * yMax) + 4}" text-anchor="end">${fmt(f * yMax)}</text>`,
-    )
-    .join("");
+  const ticksY = gridLines(py, yMax);
   const step = Math.max(1, Math.ceil(seconds / 10));
   const ticksX = Array.from({ length: Math.ceil(seconds / step) }, (_, i) => i * step)
     .map((s) => `<text x="${PAD.left + (s + 0.5) * bw}" y="${H - PAD.bottom + 14}" text-anchor="middle">${s}</text>`)
@@ -213,12 +218,7 @@ function capacityBlock(r: ScenarioReport): string {
       return `<polyline class="mark" points="${pts}" fill="none" stroke="${color}" stroke-width="2"/><line x1="${W - PAD.right + 8}" x2="${W - PAD.right + 22}" y1="${PAD.top + i * 16 + 5}" y2="${PAD.top + i * 16 + 5}" stroke="${color}" stroke-width="3"/><text x="${W - PAD.right + 26}" y="${PAD.top + i * 16 + 9}">${escapeHtml(ep)}</text>`;
     })
     .join("");
-  const ticksY = [0, 0.5, 1]
-    .map(
-      (f) =>
-        `<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${py(f * yMax)}" y2="${py(f * yMax)}" class="grid"/><text x="${PAD.left - 6}" y="${py(f * yMax) + 4}" text-anchor="end">${fmt(f * yMax)}</text>`,
-    )
-    .join("");
+  const ticksY = gridLines(py, yMax);
   const title = `${r.id}: admitted p99 per endpoint, every ${c.settings.intervalSeconds} s`;
   const chart = `<figure><figcaption>${escapeHtml(title)}</figcaption><svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${escapeHtml(title)}">${ticksY}${lines}<text x="${(W - PAD.right + PAD.left) / 2}" y="${H - 6}" text-anchor="middle">seconds since the drive started</text><text x="12" y="${H / 2}" transform="rotate(-90 12 ${H / 2})" text-anchor="middle">p99 ms</text></svg></figure>`;
   return `<div class="charts">${chart}</div><ul>${capacityLines(c)
