@@ -1,3 +1,4 @@
+export * from "./answer-checks.js";
 export * from "./burst.js";
 export * from "./context.js";
 export * from "./define.js";
