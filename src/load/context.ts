@@ -210,9 +210,14 @@ export class ScenarioContext {
 
   /** Sleep until the announced reset (Unix seconds) has passed on the target's clock. */
   async waitForReset(resetSeconds: number | undefined): Promise<void> {
+    await this.until(this.refillAt(resetSeconds));
+  }
+
+  /** When an announced reset (Unix seconds, the target's clock) has surely passed, in harness epoch ms. */
+  refillAt(resetSeconds: number | undefined): number {
     if (resetSeconds === undefined) throw new ScenarioSetupError("an answer announced no X-RateLimit-Reset to wait for");
     const clock = targetClock(this.target);
-    await this.until((resetSeconds - clock.offsetSeconds + clock.toleranceSeconds) * 1000);
+    return (resetSeconds - clock.offsetSeconds + clock.toleranceSeconds) * 1000;
   }
 
   /** Resolve at `epochMs` (harness clock); at once when it has passed. */
@@ -265,6 +270,28 @@ export class ScenarioContext {
     }
   }
 
+  /**
+   * PROFILE §7: a request counts in its endpoint's (or agent's) bucket and in the account's tier, and
+   * its headers describe whichever has the fewest left. Before a part of a scenario that must meet
+   * no empty bucket, `probe` — counted in the same buckets as that part's requests — reads that
+   * fewest: `needed` or more is room in every one of them; fewer, and the scenario waits for the
+   * refill the probe announced and reads again. The reading is returned: what the part's own
+   * readings are then judged against (a bucket loses only what is counted in it).
+   */
+  async withRoom(key: string, probe: LoadRequest, needed: number): Promise<LoadResponse & { rate: { remaining: number } }> {
+    for (let attempt = 1; attempt <= MAX_ROOM_WINDOWS; attempt++) {
+      const reading = await this.single(key, probe);
+      const remaining = reading.rate?.remaining;
+      if (remaining === undefined || reading.rate === undefined)
+        throw new ScenarioSetupError(`${probe.method} ${probe.path} announced no X-RateLimit-Remaining to plan on`);
+      if (remaining >= needed && reading.status !== 429) return { ...reading, rate: { ...reading.rate, remaining } };
+      await this.waitForReset(reading.rate.reset);
+    }
+    throw new ScenarioSetupError(
+      `the buckets of ${probe.method} ${probe.path} never had ${needed} requests left in ${MAX_ROOM_WINDOWS} windows (the account's tier too small?)`,
+    );
+  }
+
   /** Delete what the scenario made and close its clients. */
   async cleanup(): Promise<void> {
     for (const { key, id } of this.made.splice(0)) {
@@ -289,6 +316,9 @@ export class ScenarioContext {
     return this.recorder.expect(r.status === 200, clause, check, expected, received, r.requestId);
   }
 }
+
+/** How many windows a scenario waits for its buckets to have room (ScenarioContext.withRoom). */
+const MAX_ROOM_WINDOWS = 3;
 
 /** A scenario could not set itself up (the target refused a plain create, no refill announced): not a verdict. */
 export class ScenarioSetupError extends Error {

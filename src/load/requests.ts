@@ -47,3 +47,10 @@ export function labelOfUrl(baseUrl: string, method: string, url: string): string
   const spec = matchEndpoint(method, url, { baseUrl })?.spec;
   return spec ? labelOf({ endpoint: spec.id }) : endpointLabel(method, url);
 }
+
+/**
+ * A message the target refuses at once (400: blank text) to `agentId`: PROFILE §7 counts it in the
+ * agent's bucket and the account's tier whatever its outcome, so its headers read the buckets a
+ * message counts in; it reaches no model and holds no slot past its answer.
+ */
+export const refusedMessageTo = (agentId: string): LoadRequest => messageTo(agentId, { text: "" });

@@ -1,9 +1,9 @@
 import type { StreamResult } from "../../client/index.js";
-import { type ClauseId, ENDPOINTS, MESSAGE_TIMING, MOCK_MODELS, RATE_LIMITS } from "../../contract/index.js";
+import { type ClauseId, MESSAGE_TIMING, MOCK_MODELS, RATE_LIMITS } from "../../contract/index.js";
 import type { HarnessTarget } from "../../target/harness-target.js";
 import type { ScenarioContext } from "../context.js";
 import { defineScenario, needsReference } from "../define.js";
-import { messageTo } from "../requests.js";
+import { messageTo, refusedMessageTo } from "../requests.js";
 
 const CAP = RATE_LIMITS.messageConcurrency;
 /** A stream's deltas: PROFILE §10 spreads ≥ 20 over about 2 s; under load we allow twice that and 2 s more. */
@@ -26,7 +26,7 @@ async function streamsAtBudget(ctx: ScenarioContext): Promise<void> {
   const slowAgents = await Promise.all([0, 1, 2].map(() => ctx.createAgent(key, { modelSettings: { model: MOCK_MODELS.slow } })));
   const silent = await ctx.createAgent(key, { modelSettings: { model: MOCK_MODELS.timeout } });
   const client = ctx.client(key);
-  const startedAt = Date.now();
+  const waveSize = slowAgents.length * CAP;
   let waves = 0;
   const wave = () => {
     waves++;
@@ -38,20 +38,33 @@ async function streamsAtBudget(ctx: ScenarioContext): Promise<void> {
       for (const s of streams) judgeSlowStream(ctx, s);
     });
   };
+  // PROFILE §7: every stream counts in its agent's bucket and the account's tier. Room first for
+  // the first wave, the silent streams and the message after the budget
+  await ctx.withRoom(key, refusedMessageTo(silent.id), waveSize + CAP + 1);
+  const startedAt = Date.now();
   // the silent streams start while the first wave is in flight: their budgets run under load
   let running = wave();
   await ctx.until(Date.now() + 200);
+  const timeoutsSentAt = Date.now();
   const timeouts = Array.from({ length: CAP }, (_, i) => client.streamMessage(silent.id, { text: `wait ${i}` }));
-  // waves follow each other until the budget streams end
+  // waves follow each other until the budget streams end, each while the buckets have room for it
   let budgetOver = false;
   void Promise.allSettled(timeouts).then(() => {
     budgetOver = true;
   });
-  const perAgentWaves = ctx.target.windowSeconds <= 5 ? Number.POSITIVE_INFINITY : ENDPOINTS.sendMessage.bucket.size / CAP - 1;
   const deadline = startedAt + ctx.target.messageTimeoutSeconds * 1000 + budgetSlackMs(ctx.target) + 5000;
   for (;;) {
     await running;
-    if (budgetOver || waves >= perAgentWaves || Date.now() > deadline || ctx.signal.aborted) break;
+    if (budgetOver || Date.now() > deadline || ctx.signal.aborted) break;
+    // a wave's agents' buckets and the tier: a wave and the message after the budget must fit (a
+    // 429 here is counted nowhere); otherwise the next wave waits for the refill, or the budget ends first
+    const reading = await ctx.single(key, refusedMessageTo(slowAgents[0]!.id));
+    if ((reading.rate?.remaining ?? 0) < waveSize + 1) {
+      const refill = ctx.refillAt(reading.rate?.reset);
+      if (refill > timeoutsSentAt + budgetMs) break;
+      running = ctx.until(refill);
+      continue;
+    }
     running = wave();
   }
   const timedOut = await Promise.all(timeouts);
@@ -65,7 +78,8 @@ async function streamsAtBudget(ctx: ScenarioContext): Promise<void> {
     "after the budget ended ten silent exchanges, a message to the same agent is admitted",
     () => String(next),
   );
-  if (!Number.isFinite(perAgentWaves) && waves < 2)
+  // a short window refills every bucket while the first wave runs: the next ones run too
+  if (ctx.target.windowSeconds <= 5 && waves < 2)
     ctx.fail("message.stream", "streams-at-budget", "streams ran in waves while the budget ran", `${waves} wave(s)`);
 }
 
