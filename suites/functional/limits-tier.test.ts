@@ -1,6 +1,16 @@
 import type { StreamResult } from "../../src/client/index.js";
 import { RATE_LIMITS } from "../../src/contract/index.js";
-import { check, clientFor, expect, expectError, expectOk, HarnessError, target, waitForRefill } from "../support/harness.js";
+import {
+  Blocked,
+  check,
+  clientFor,
+  expect,
+  expectError,
+  expectOk,
+  HarnessError,
+  target,
+  waitForRefill,
+} from "../support/harness.js";
 import { inBatches, label, MAX_DRAIN_ATTEMPTS, MISSING_ID, type Result, SIZES } from "../support/limits.js";
 
 /**
@@ -163,6 +173,77 @@ check(
     expectError(refused, "RATE_LIMIT_EXCEEDED");
     expect(refused.exchange.retryAfterSeconds, `${label(refused)}: Retry-After`).toBe(RATE_LIMITS.concurrencyRetryAfterSeconds);
     await Promise.all([...held.map((h) => h.stream), refill.stream]);
+  },
+);
+
+// PROFILE §7: the cap's 429 is, "like every RATE_LIMIT_EXCEEDED answer", counted in no bucket, "and
+// its X-RateLimit-* describe the buckets as on any response". Every message counts in its agent's
+// bucket and the account's tier; a reading of both just before bounds every later one: a bucket
+// loses only what is counted in it and a refill only gives back, so no later reading is below it
+// less the requests counted meanwhile — whichever bucket the headers describe, a window turning or not.
+check(
+  ["limits.429-not-counted", "limits.headers", "limits.concurrency"],
+  "a 429 from the cap of 10 in flight is counted in no bucket, and its X-RateLimit-Remaining is what the buckets have left",
+  async ({ api, agents, skip }) => {
+    const agent = await agents.withMockModel("mock-slow", skip);
+    const cap = RATE_LIMITS.messageConcurrency;
+    // blank text: answered 400 at once, and counted whatever its outcome — it reads the buckets a message counts in
+    const read = (pace: boolean) => api.call("sendMessage", { agentId: agent.id, body: { text: "" }, pace });
+    const left = (res: Result) => res.exchange.rate?.remaining;
+    // room for what this check counts: the ten held and the reading after them
+    let before = await read(true);
+    for (let attempt = 1; (left(before) ?? 0) <= cap && attempt < MAX_DRAIN_ATTEMPTS; attempt++) {
+      await waitForRefill(before.exchange);
+      before = await read(true);
+    }
+    expectError(before, "INVALID_REQUEST");
+    const start = left(before);
+    if (start === undefined) throw new Blocked(`${label(before)} carried no X-RateLimit-Remaining to count from`);
+    if (start <= cap)
+      throw new HarnessError(`the buckets never had ${cap + 1} left in ${MAX_DRAIN_ATTEMPTS} windows: inconclusive`);
+
+    const leave = new AbortController();
+    let ended = 0;
+    const held = Array.from({ length: cap }, (_, i) => {
+      let flowing!: () => void;
+      const inFlight = new Promise<void>((resolve) => (flowing = resolve));
+      const end = () => {
+        ended++;
+        flowing();
+      };
+      const stream = api.streamMessage(
+        agent.id,
+        { text: `slot ${i}` },
+        { pace: false, signal: leave.signal, onEvent: () => flowing() },
+      );
+      void stream.then(end, end);
+      return { inFlight, stream };
+    });
+    await Promise.all(held.map((h) => h.inFlight));
+    // all at once: the later ones would see the earlier ones, were those counted
+    const refused = await Promise.all(
+      Array.from({ length: 5 }, () => api.sendMessage(agent.id, { text: "one too many" }, { pace: false })),
+    );
+    if (ended > 0) throw new HarnessError(`${ended} of the ${cap} streams had ended before the refusals: inconclusive`);
+    const floor = start - cap;
+    for (const res of refused) {
+      expectError(res, "RATE_LIMIT_EXCEEDED");
+      expect(res.exchange.retryAfterSeconds, `${label(res)}: Retry-After`).toBe(RATE_LIMITS.concurrencyRetryAfterSeconds);
+      expect(
+        left(res),
+        `${label(res)}: X-RateLimit-Remaining at least ${start} before less the ${cap} held (the refusals counted in no bucket, no bucket empty)`,
+      ).toBeGreaterThanOrEqual(floor);
+    }
+    // the clients go away; the reading once the service has seen a slot free (until then the cap refuses it, counted nowhere)
+    leave.abort();
+    let after = await read(false);
+    for (let attempt = 1; after.status === 429 && attempt < 50; attempt++) after = await read(false);
+    expectError(after, "INVALID_REQUEST");
+    expect(
+      left(after),
+      `${label(after)}: X-RateLimit-Remaining at least ${start} before less the ${cap} held and this one`,
+    ).toBeGreaterThanOrEqual(floor - 1);
+    await Promise.allSettled(held.map((h) => h.stream));
   },
 );
 

@@ -1,5 +1,6 @@
-import { HEADERS } from "../../contract/index.js";
+import { HEADERS, RATE_LIMITS } from "../../contract/index.js";
 import { agentIdParam } from "../http.js";
+import { agentSlotKey } from "../ratelimit.js";
 import { accountOf, endpointOf, type FaultRecord, fault, replaceError, rewriteBuckets, rewriteJson, wrap } from "./tools.js";
 
 /** Injected faults of PROFILE §7 limits. */
@@ -75,6 +76,34 @@ export const LIMITS_FAULTS: FaultRecord = {
       return result;
     });
   }),
+  // PROFILE §7: a 429 from the cap of messages in flight is, like every RATE_LIMIT_EXCEEDED, counted nowhere
+  "concurrency-refusal-counted": fault(
+    "limits.429-not-counted",
+    "a 429 from the message concurrency cap is counted in the message's buckets",
+    (_app, ctx) => {
+      rewriteBuckets(ctx, (buckets, principal, req) => {
+        if (endpointOf(req) === "sendMessage" && !ctx.gate.available(agentSlotKey(principal, agentIdParam(req))))
+          ctx.limiter.admit(buckets);
+        return buckets;
+      });
+    },
+  ),
+  // PROFILE §7: a concurrency 429's X-RateLimit-* describe the buckets as on any response; no bucket is empty
+  "concurrency-refusal-reads-empty": fault(
+    "limits.headers",
+    "a 429 from the message concurrency cap says X-RateLimit-Remaining 0",
+    (app) => {
+      app.addHook("onSend", async (req, reply, payload) => {
+        if (
+          endpointOf(req) === "sendMessage" &&
+          reply.statusCode === 429 &&
+          reply.getHeader(HEADERS.retryAfter) === String(RATE_LIMITS.concurrencyRetryAfterSeconds)
+        )
+          reply.header(HEADERS.remaining, "0");
+        return payload;
+      });
+    },
+  ),
   "bucket-stays-locked": fault("limits.recovery", "an emptied bucket keeps refusing after its reset", (_app, ctx) => {
     const locked = new Set<string>();
     wrap(ctx.limiter, "admit", (orig) => (buckets) => {
