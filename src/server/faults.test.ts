@@ -22,7 +22,7 @@ import {
   track,
   WINDOW_SECONDS,
 } from "./test-support.js";
-import { listOf, type Res } from "./test-support-answers.js";
+import { listOf, num, type Res } from "./test-support-answers.js";
 import { commentsOf, eventsOf, parseSse } from "./test-support-http.js";
 
 type Obj = Record<string, unknown>;
@@ -61,6 +61,17 @@ const repeat = async (n: number, request: () => Promise<Res>) => {
   return last!;
 };
 const sseEvents = (res: Res) => eventsOf(parseSse(res.body));
+
+/** X-RateLimit-Remaining of the last of five messages refused by the cap of 10 in flight to a fresh agent. */
+async function refusalRemaining(s: TestServer): Promise<number> {
+  const id = seedOne(s, { name: "T", modelSettings: { model: "mock-timeout" } }).id;
+  const inFlight = Array.from({ length: 10 }, () => s.send(id, { text: "hi" }));
+  await s.clock.untilTimers(10);
+  const refused = await repeat(5, () => s.send(id, { text: "hi" }));
+  await s.clock.advance(BUDGET_MS);
+  await Promise.all(inFlight);
+  return num(refused, "x-ratelimit-remaining");
+}
 
 interface Probe {
   /** what PROFILE asks of the probe's answer */
@@ -457,6 +468,23 @@ const PROBES: Record<string, Probe> = {
       return (await s.call("GET", "/v1/agents/agt_missing", { key: KEYS.small })).status;
     },
   },
+  "tier-shared-by-accounts": {
+    expected: 200,
+    probe: async (s) => {
+      await repeat(SMALL_TIER, () => s.call("GET", "/v1/agents"));
+      return (await s.call("GET", "/v1/agents", { key: KEYS.small })).status;
+    },
+  },
+  "forbidden-not-counted": {
+    expected: 1,
+    probe: async (s) => {
+      const forbidden = () => s.call("POST", "/v1/agents", { key: KEYS.readOnly, body: { name: "A" } });
+      const first = await forbidden();
+      return num(first, "x-ratelimit-remaining") - num(await forbidden(), "x-ratelimit-remaining");
+    },
+  },
+  "concurrency-refusal-counted": { expected: 50, probe: (s) => refusalRemaining(s) },
+  "concurrency-refusal-reads-empty": { expected: 50, probe: (s) => refusalRemaining(s) },
   "rate-limited-counted": {
     expected: 200,
     probe: async (s) => {

@@ -1,11 +1,39 @@
-import { check, expect, expectError, expectOk, target } from "../support/harness.js";
-import { MISSING_ID, type Result } from "../support/limits.js";
+import type { Agent } from "../../src/contract/index.js";
+import { Blocked, check, expect, expectError, expectOk, HarnessError, target } from "../support/harness.js";
+import { label, MAX_DRAIN_ATTEMPTS, MISSING_ID, type Result } from "../support/limits.js";
 
 /**
- * PROFILE §7 message quota. The per-key, shared-message-bucket and 429-not-counted checks need a
- * bucket emptied that a row of suites/support/limit-buckets.ts empties anyway: they run inside that
- * row's check while its bucket is empty: one window of a deployment run, not two.
+ * PROFILE §7: a refusal for a missing permission is counted, and the message quota. The per-key,
+ * shared-message-bucket and 429-not-counted checks need a bucket emptied that a row of
+ * suites/support/limit-buckets.ts empties anyway: they run inside that row's check while its bucket
+ * is empty: one window of a deployment run, not two.
  */
+
+/* ---------------------------------------------------------------- counted whatever the outcome */
+
+// PROFILE §7: "Every authenticated request is counted in each bucket it belongs to, whatever its
+// outcome" — a refusal for a missing permission too, or a key without it could knock for free.
+check(
+  "limits.endpoint-bucket",
+  "a 403 is counted: a second create with the read-only key finds one fewer left",
+  async ({ readOnlyApi, agents }) => {
+    for (let attempt = 1; attempt <= MAX_DRAIN_ATTEMPTS; attempt++) {
+      const first = await readOnlyApi.createAgent({ name: agents.name("-ro") });
+      const second = await readOnlyApi.createAgent({ name: agents.name("-ro") }, { pace: false });
+      for (const res of [first, second]) if (res.status === 201) agents.track((res.data as Agent).id);
+      expectError(first, "FORBIDDEN");
+      expectError(second, "FORBIDDEN");
+      const [a, b] = [first.exchange.rate, second.exchange.rate];
+      if (a?.remaining === undefined || b?.remaining === undefined)
+        throw new Blocked(`${label(first)} carried no X-RateLimit-Remaining to count with`);
+      // the same bucket in the same window, or a window turned between the two: read again
+      if (a.reset !== b.reset || a.limit !== b.limit) continue;
+      expect(b.remaining, `${label(second)}: X-RateLimit-Remaining after ${a.remaining} and one more 403`).toBe(a.remaining - 1);
+      return;
+    }
+    throw new HarnessError(`a window turned between two requests in each of ${MAX_DRAIN_ATTEMPTS} attempts: inconclusive`);
+  },
+);
 
 /* ---------------------------------------------------------------- quota */
 

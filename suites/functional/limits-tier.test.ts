@@ -21,50 +21,71 @@ import { inBatches, label, MAX_DRAIN_ATTEMPTS, MISSING_ID, type Result, SIZES } 
 
 /* ---------------------------------------------------------------- tier */
 
-check("limits.tier", "the account's requests together stop at the tier limit", async ({ api, skip }) => {
-  // On a reference target the harness made a small-tier account of its own: 100 requests empty it
-  // inside one short window even on a busy machine, where the main account's 300 may straddle
-  // windows and never run out. On a deployment: the main account and the --tier it was given.
-  const small = target.keys.tierBurst !== undefined ? target.loadTiers?.tierBurst : undefined;
-  const tier = small ?? target.tierLimit;
-  if (tier === undefined) return skip("needs --tier");
-  const client = small !== undefined && target.keys.tierBurst ? clientFor(target.keys.tierBurst, "tierBurst") : api;
-  const bound = 3 * tier + 20;
-  // distinct agents, each its own message bucket (a 404 counts too): only the tier can run out
-  const agentsNeeded = Math.ceil(bound / (RATE_LIMITS.perAgentMessages / 2));
-  // a tier's worth at a time: in a few round trips, so it empties the tier inside one window far
-  // from the service too (STYLE §12; twenty at a time took W at 80 ms a round trip)
-  const results = await inBatches(
-    bound,
-    tier,
-    (i) => client.sendMessage(`agt_nx${i % agentsNeeded}`, { text: "hello" }, { pace: false }),
-    (r) => r.status === 429,
-  );
-  const limited = results.filter((r) => r.status === 429);
-  if (!limited.length) {
-    // a window W that turned before a tier's worth had arrived (a starved runner, a far service)
-    // empties no tier: then no span of W held more requests than the tier
-    const sent = results.map((r) => r.exchange.sentAt).sort((a, b) => a - b);
-    let most = 0;
-    for (let first = 0, last = 0; last < sent.length; last++) {
-      while (sent[last]! - sent[first]! > target.windowSeconds * 1000) first++;
-      most = Math.max(most, last - first + 1);
+check(
+  "limits.tier",
+  "the account's requests together stop at the tier limit: on every endpoint, and on no other account",
+  async ({ api, skip }) => {
+    // On a reference target the harness made a small-tier account of its own: 100 requests empty it
+    // inside one short window even on a busy machine, where the main account's 300 may straddle
+    // windows and never run out. On a deployment: the main account and the --tier it was given.
+    const small = target.keys.tierBurst !== undefined ? target.loadTiers?.tierBurst : undefined;
+    const tier = small ?? target.tierLimit;
+    if (tier === undefined) return skip("needs --tier");
+    const client = small !== undefined && target.keys.tierBurst ? clientFor(target.keys.tierBurst, "tierBurst") : api;
+    // another account, with room for one more request before the flood: only a tier it shared could refuse it then
+    const elsewhere = client !== api ? api : target.keys.otherAccount ? clientFor(target.keys.otherAccount, "other") : undefined;
+    const roomElsewhere = elsewhere && (await elsewhere.listAgents({ limit: 1 })).exchange.rate?.remaining;
+    const bound = 3 * tier + 20;
+    // distinct agents, each its own message bucket (a 404 counts too): only the tier can run out
+    const agentsNeeded = Math.ceil(bound / (RATE_LIMITS.perAgentMessages / 2));
+    // a tier's worth at a time: in a few round trips, so it empties the tier inside one window far
+    // from the service too (STYLE §12; twenty at a time took W at 80 ms a round trip)
+    const results = await inBatches(
+      bound,
+      tier,
+      (i) => client.sendMessage(`agt_nx${i % agentsNeeded}`, { text: "hello" }, { pace: false }),
+      (r) => r.status === 429,
+    );
+    const limited = results.filter((r) => r.status === 429);
+    if (!limited.length) {
+      // a window W that turned before a tier's worth had arrived (a starved runner, a far service)
+      // empties no tier: then no span of W held more requests than the tier
+      const sent = results.map((r) => r.exchange.sentAt).sort((a, b) => a - b);
+      let most = 0;
+      for (let first = 0, last = 0; last < sent.length; last++) {
+        while (sent[last]! - sent[first]! > target.windowSeconds * 1000) first++;
+        most = Math.max(most, last - first + 1);
+      }
+      if (most <= tier)
+        throw new HarnessError(
+          `no ${target.windowSeconds} s span held more than ${most} of the ${bound} requests (the tier is ${tier}): the window turned before the tier could run out (a starved runner or a far service); inconclusive`,
+        );
     }
-    if (most <= tier)
-      throw new HarnessError(
-        `no ${target.windowSeconds} s span held more than ${most} of the ${bound} requests (the tier is ${tier}): the window turned before the tier could run out (a starved runner or a far service); inconclusive`,
+    expect(limited.length, `a 429 within ${bound} requests`).toBeGreaterThan(0);
+    for (const res of limited) {
+      expectError(res, "RATE_LIMIT_EXCEEDED");
+      expect({ limit: res.exchange.rate?.limit, remaining: res.exchange.rate?.remaining }, label(res)).toEqual({
+        limit: tier,
+        remaining: 0,
+      });
+    }
+    // PROFILE §7 "per account, all endpoints together": at once, another endpoint of the account and
+    // another account; a message beside them shows the tier is still empty (its window has not turned)
+    const [stillEmpty, otherEndpoint, otherAccount] = await Promise.all([
+      client.sendMessage("agt_nx0", { text: "hello" }, { pace: false }),
+      client.listAgents({ limit: 1 }, { pace: false }),
+      roomElsewhere ? elsewhere?.listAgents({ limit: 1 }, { pace: false }) : undefined,
+    ]);
+    if (stillEmpty.status === 429) {
+      expectError(otherEndpoint, "RATE_LIMIT_EXCEEDED");
+      expect(otherEndpoint.exchange.rate?.limit, `${label(otherEndpoint)}: the tier, emptied by messages, refuses a list`).toBe(
+        tier,
       );
-  }
-  expect(limited.length, `a 429 within ${bound} requests`).toBeGreaterThan(0);
-  for (const res of limited) {
-    expectError(res, "RATE_LIMIT_EXCEEDED");
-    expect({ limit: res.exchange.rate?.limit, remaining: res.exchange.rate?.remaining }, label(res)).toEqual({
-      limit: tier,
-      remaining: 0,
-    });
-  }
-  await waitForRefill(limited.at(-1)!.exchange);
-});
+      if (otherAccount) expectOk(otherAccount);
+    }
+    await waitForRefill(limited.at(-1)!.exchange);
+  },
+);
 
 /* ---------------------------------------------------------------- concurrency */
 

@@ -1,4 +1,4 @@
-import { HEADERS, RATE_LIMITS } from "../../contract/index.js";
+import { ENDPOINTS, HEADERS, RATE_LIMITS } from "../../contract/index.js";
 import { agentIdParam } from "../http.js";
 import { agentSlotKey } from "../ratelimit.js";
 import { accountOf, endpointOf, type FaultRecord, fault, replaceError, rewriteBuckets, rewriteJson, wrap } from "./tools.js";
@@ -65,6 +65,22 @@ export const LIMITS_FAULTS: FaultRecord = {
     rewriteBuckets(ctx, (buckets) =>
       buckets.map((b) => (b.scope === "tier" && buckets[0] ? { ...b, key: `${b.key}:${buckets[0].key}` } : b)),
     );
+  }),
+  "tier-shared-by-accounts": fault("limits.tier", "one tier bucket is counted for every account together", (_app, ctx) => {
+    rewriteBuckets(ctx, (buckets) => buckets.map((b) => (b.scope === "tier" ? { ...b, key: "t:every-account" } : b)));
+  }),
+  // PROFILE §7: every authenticated request is counted "whatever its outcome"; this one lets a key
+  // without the permission knock for free (each refusal counted in buckets of its own, never seen again)
+  "forbidden-not-counted": fault("limits.endpoint-bucket", "a request refused 403 is counted in no bucket", (_app, ctx) => {
+    let refusals = 0;
+    rewriteBuckets(ctx, (buckets, principal, req) => {
+      const endpoint = endpointOf(req);
+      if (!endpoint || principal.permissions.has(ENDPOINTS[endpoint].permission)) return buckets;
+      // an empty bucket still refuses it first (429 beats 403): only the counting is missing
+      if (buckets.some((b) => ctx.limiter.tightest([b]).remaining === 0)) return buckets;
+      refusals++;
+      return buckets.map((b) => ({ ...b, key: `${b.key}:forbidden-${refusals}` }));
+    });
   }),
   "rate-limited-counted": fault("limits.429-not-counted", "a 429 is counted in the buckets that were not empty", (_app, ctx) => {
     wrap(ctx.limiter, "admit", (orig) => (buckets) => {
