@@ -468,6 +468,13 @@ const PROBES: Record<string, Probe> = {
       return (await s.call("GET", "/v1/agents/agt_missing", { key: KEYS.small })).status;
     },
   },
+  "tier-split-messages-apart": {
+    expected: 429,
+    probe: async (s) => {
+      await repeat(SMALL_TIER, () => s.send("agt_missing", { text: "hi" }, KEYS.small));
+      return (await s.call("GET", "/v1/agents", { key: KEYS.small })).status;
+    },
+  },
   "tier-shared-by-accounts": {
     expected: 200,
     probe: async (s) => {
@@ -481,6 +488,17 @@ const PROBES: Record<string, Probe> = {
       const forbidden = () => s.call("POST", "/v1/agents", { key: KEYS.readOnly, body: { name: "A" } });
       const first = await forbidden();
       return num(first, "x-ratelimit-remaining") - num(await forbidden(), "x-ratelimit-remaining");
+    },
+  },
+  "budget-keeps-slot": {
+    expected: 400,
+    probe: async (s) => {
+      const id = seedOne(s, { name: "T", modelSettings: { model: "mock-timeout" } }).id;
+      const inFlight = Array.from({ length: 10 }, () => s.send(id, { text: "hi" }));
+      await s.clock.untilTimers(10);
+      await s.clock.advance(BUDGET_MS);
+      await Promise.all(inFlight);
+      return (await s.send(id, { text: "" })).status;
     },
   },
   "concurrency-refusal-counted": { expected: 50, probe: (s) => refusalRemaining(s) },

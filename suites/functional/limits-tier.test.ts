@@ -19,6 +19,9 @@ import { inBatches, label, MAX_DRAIN_ATTEMPTS, MISSING_ID, type Result, SIZES } 
  * limits-account.test.ts so the two run in parallel workers, each with its own accounts.
  */
 
+/** A silent stream that never closes would hang a check: give up well past the budget. */
+const BUDGET_GUARD_MS = target.messageTimeoutSeconds * 2000 + 15_000;
+
 /* ---------------------------------------------------------------- tier */
 
 check(
@@ -265,6 +268,31 @@ check(
       `${label(after)}: X-RateLimit-Remaining at least ${start} before less the ${cap} held and this one`,
     ).toBeGreaterThanOrEqual(floor - 1);
     await Promise.allSettled(held.map((h) => h.stream));
+  },
+);
+
+// PROFILE §7: "A slot frees when its exchange ends: reply sent, stream closed, client gone, budget
+// spent." Ten silent exchanges fill the cap; each stream's error event, the service closing it, is
+// the evidence that the budget ended it: by then its slot is free.
+check(
+  "limits.concurrency",
+  "ten messages the budget ended free their ten slots: a message right after is not refused by the cap",
+  async ({ api, agents, skip }) => {
+    const agent = await agents.withMockModel("mock-timeout", skip);
+    const streams = await Promise.all(
+      Array.from({ length: RATE_LIMITS.messageConcurrency }, (_, i) =>
+        api.streamMessage(agent.id, { text: `wait ${i}` }, { pace: false, signal: AbortSignal.timeout(BUDGET_GUARD_MS) }),
+      ),
+    );
+    const unended = streams.filter((s) => s.status !== 200 || s.error?.code !== "AGENT_UNAVAILABLE");
+    if (unended.length)
+      throw new Blocked(
+        `setup: ${unended.length} of the ${streams.length} silent streams did not end with AGENT_UNAVAILABLE at the budget (${unended.map((s) => `${s.status} ${s.error?.code ?? ""}`).join(", ")})`,
+        "message.budget",
+      );
+    // blank text: answered 400 at once when a slot is free; 429 RATE_LIMIT_EXCEEDED if the slots outlived the budget
+    const next = await api.call("sendMessage", { agentId: agent.id, body: { text: "" }, pace: false });
+    expectError(next, "INVALID_REQUEST");
   },
 );
 

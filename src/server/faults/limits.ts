@@ -66,6 +66,17 @@ export const LIMITS_FAULTS: FaultRecord = {
       buckets.map((b) => (b.scope === "tier" && buckets[0] ? { ...b, key: `${b.key}:${buckets[0].key}` } : b)),
     );
   }),
+  "tier-split-messages-apart": fault(
+    "limits.tier",
+    "messages count in a tier of their own, apart from the account's other requests",
+    (_app, ctx) => {
+      rewriteBuckets(ctx, (buckets, _principal, req) =>
+        endpointOf(req) === "sendMessage"
+          ? buckets.map((b) => (b.scope === "tier" ? { ...b, key: `${b.key}:messages` } : b))
+          : buckets,
+      );
+    },
+  ),
   "tier-shared-by-accounts": fault("limits.tier", "one tier bucket is counted for every account together", (_app, ctx) => {
     rewriteBuckets(ctx, (buckets) => buckets.map((b) => (b.scope === "tier" ? { ...b, key: "t:every-account" } : b)));
   }),
@@ -137,6 +148,23 @@ export const LIMITS_FAULTS: FaultRecord = {
     ctx.gate.available = () => true;
     ctx.gate.tryAcquire = () => () => {};
   }),
+  // PROFILE §7: a slot frees when its exchange ends, a spent budget included
+  "budget-keeps-slot": fault(
+    "limits.concurrency",
+    "the slot of a message whose budget ran out stays taken for another budget",
+    (_app, ctx) => {
+      const budgetMs = ctx.options.messageTimeoutSeconds * 1000;
+      wrap(ctx.gate, "tryAcquire", (tryAcquire) => (key) => {
+        const release = tryAcquire(key);
+        if (!release) return release;
+        const acquiredAt = ctx.clock.now();
+        return () => {
+          if (ctx.clock.now() - acquiredAt >= budgetMs) ctx.clock.setTimer(budgetMs, release);
+          else release();
+        };
+      });
+    },
+  ),
   "quota-not-enforced": fault("limits.quota", "the message quota is never spent", (_app, ctx) => {
     ctx.spendQuota = () => true;
   }),
