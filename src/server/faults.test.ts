@@ -62,16 +62,20 @@ const repeat = async (n: number, request: () => Promise<Res>) => {
 };
 const sseEvents = (res: Res) => eventsOf(parseSse(res.body));
 
-/** X-RateLimit-Remaining of the last of five messages refused by the cap of 10 in flight to a fresh agent. */
-async function refusalRemaining(s: TestServer): Promise<number> {
+/** A fresh mock-timeout agent with ten messages in flight: `run` sees it while they fill the cap, then the budget ends them. */
+async function whileCapFull<T>(s: TestServer, run: (id: string) => Promise<T>): Promise<{ id: string; result: T }> {
   const id = seedOne(s, { name: "T", modelSettings: { model: "mock-timeout" } }).id;
   const inFlight = Array.from({ length: 10 }, () => s.send(id, { text: "hi" }));
   await s.clock.untilTimers(10);
-  const refused = await repeat(5, () => s.send(id, { text: "hi" }));
+  const result = await run(id);
   await s.clock.advance(BUDGET_MS);
   await Promise.all(inFlight);
-  return num(refused, "x-ratelimit-remaining");
+  return { id, result };
 }
+
+/** X-RateLimit-Remaining of the last of five messages refused by the cap of 10 in flight to a fresh agent. */
+const refusalRemaining = async (s: TestServer) =>
+  num((await whileCapFull(s, (id) => repeat(5, () => s.send(id, { text: "hi" })))).result, "x-ratelimit-remaining");
 
 interface Probe {
   /** what PROFILE asks of the probe's answer */
@@ -493,11 +497,7 @@ const PROBES: Record<string, Probe> = {
   "budget-keeps-slot": {
     expected: 400,
     probe: async (s) => {
-      const id = seedOne(s, { name: "T", modelSettings: { model: "mock-timeout" } }).id;
-      const inFlight = Array.from({ length: 10 }, () => s.send(id, { text: "hi" }));
-      await s.clock.untilTimers(10);
-      await s.clock.advance(BUDGET_MS);
-      await Promise.all(inFlight);
+      const { id } = await whileCapFull(s, async () => undefined);
       return (await s.send(id, { text: "" })).status;
     },
   },
