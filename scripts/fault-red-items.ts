@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { CLAUSE_BY_ID } from "../src/contract/index.js";
 import { isUnderFinding, type ResultsJson } from "../src/report/index.js";
-import { FAULTS, LOAD_FAULTS, PROPERTY_FAULTS, RARE_PATH_FAULTS } from "../src/target/embedded.js";
+import { CONCURRENCY_FAULTS, FAULTS, LOAD_FAULTS, PROPERTY_FAULTS, RARE_PATH_FAULTS } from "../src/target/embedded.js";
 
 const { values, positionals } = parseArgs({
   options: { concurrency: { type: "string", default: "3" } },
@@ -23,7 +23,10 @@ const { values, positionals } = parseArgs({
 });
 const names = positionals.length
   ? positionals
-  : Object.keys(FAULTS).filter((name) => !(name in LOAD_FAULTS) && !(name in PROPERTY_FAULTS) && !(name in RARE_PATH_FAULTS));
+  : Object.keys(FAULTS).filter(
+      (name) =>
+        !(name in LOAD_FAULTS) && !(name in CONCURRENCY_FAULTS) && !(name in PROPERTY_FAULTS) && !(name in RARE_PATH_FAULTS),
+    );
 
 interface Row {
   fault: string;

@@ -113,6 +113,11 @@ describe("response-level checks", () => {
     expect(runChecks(ex, ctx(over)).map((v) => v.check)).toContain(id);
   });
 
+  test("an answer without X-Request-Id to a request that sent one is one finding: the request-id check's", () => {
+    const ex = answer({ request: { "x-request-id": "mine-1" }, headers: { "x-request-id": undefined } });
+    expect(runChecks(ex, ctx()).map((v) => v.check)).toEqual(["request-id"]);
+  });
+
   test("every registered check has a row above that makes it fail", () => {
     const covered = new Set([
       "json-content-type",

@@ -1,6 +1,7 @@
 import autocannon from "autocannon";
 import { errorCodeOf, parseJson, parseRateHeaders } from "../client/index.js";
 import { HEADERS, JSON_CONTENT_TYPE } from "../contract/index.js";
+import { nextRequestId } from "./concurrency-checks.js";
 import type { LoadRecorder, LoadResponse } from "./recorder.js";
 import { type LoadRequest, labelOf } from "./requests.js";
 
@@ -14,6 +15,15 @@ let idSeq = 0;
 const ID_PREFIX = Date.now().toString(36);
 const uniqueId = () => `${ID_PREFIX}${(++idSeq).toString(36)}`;
 
+const REQUEST_ID_LINE = Buffer.from(`\r\n${HEADERS.requestId}: `);
+/** The X-Request-Id written in a request autocannon built (src/load/concurrency-checks.ts gave each its own). */
+function requestIdIn(request: Buffer): string | undefined {
+  const at = request.indexOf(REQUEST_ID_LINE);
+  if (at < 0) return undefined;
+  const from = at + REQUEST_ID_LINE.length;
+  return request.toString("latin1", from, request.indexOf("\r\n", from));
+}
+
 /** The parts of autocannon's (untyped) client that a bounded pipelined burst needs. */
 interface PipelinedClient {
   responseMax: number;
@@ -21,12 +31,16 @@ interface PipelinedClient {
   pipelinedRequests: { size(): number };
   destroy(): void;
   _doRequest(): void;
+  /** the bytes of the request about to be written (called once per request, as it is queued for its answer) */
+  getRequestBuffer(): Buffer;
   /** emitted as each request is written (autocannon's typings leave it out) */
   on(event: "request", listener: () => void): unknown;
 }
 
 function isPipelinedClient(client: autocannon.Client): client is autocannon.Client & PipelinedClient {
-  return ["responseMax", "reqsMade", "pipelinedRequests", "destroy", "_doRequest"].every((field) => field in client);
+  return ["responseMax", "reqsMade", "pipelinedRequests", "destroy", "_doRequest", "getRequestBuffer"].every(
+    (field) => field in client,
+  );
 }
 
 /**
@@ -77,6 +91,11 @@ interface Shot {
   baseUrl: string;
   key: string;
   request: LoadRequest;
+  /**
+   * Several shapes of `request`'s endpoint (`request` among them), each connection sending them
+   * in turn, so they reach the server interleaved (concurrent PATCHes of different fields)
+   */
+  mix?: readonly LoadRequest[];
   /** simultaneous connections; each sends `amount / connections` requests in turn */
   connections: number;
   /** requests written at once per connection (HTTP/1.1 pipelining; default 1) */
@@ -127,7 +146,9 @@ export async function shoot(shot: Shot): Promise<ShotResult> {
   const url = new URL(shot.baseUrl.replace(/\/+$/, "") + shot.request.path);
   const label = labelOf(shot.request);
   let pending: LoadResponse | undefined;
-  const body = shot.request.body === undefined ? undefined : JSON.stringify(shot.request.body);
+  // several shapes: each connection sends them in turn; an answer finds its shape by the id it was sent with
+  const shapes = shot.mix ?? [shot.request];
+  const shapeOfId = new Map<string, LoadRequest>();
   let finished!: (result: autocannon.Result) => void;
   let failed!: (err: unknown) => void;
   const done = new Promise<autocannon.Result>((resolve, reject) => {
@@ -135,6 +156,33 @@ export async function shoot(shot: Shot): Promise<ShotResult> {
     failed = reject;
   });
   const measureFrom = Date.now() + (shot.warmUpSeconds ?? 0) * 1000;
+  const autocannonRequest = (shape: LoadRequest) => {
+    const body = shape.body === undefined ? undefined : JSON.stringify(shape.body);
+    const shapeUrl = new URL(shot.baseUrl.replace(/\/+$/, "") + shape.path);
+    return {
+      method: shape.method,
+      ...(shot.mix ? { path: shapeUrl.pathname + shapeUrl.search } : {}),
+      headers: {
+        authorization: `Bearer ${shot.key}`,
+        ...(body !== undefined ? { "content-type": JSON_CONTENT_TYPE } : {}),
+      },
+      ...(body !== undefined ? { body } : {}),
+      // PROFILE §1: an X-Request-Id of its own per request, so each answer can be told to be its own;
+      // a unique value per request where the body says `[<id>]` (content-length follows the body)
+      setupRequest: (req: autocannon.Request) => {
+        const requestId = nextRequestId();
+        if (shot.mix) shapeOfId.set(requestId, shape);
+        return {
+          ...req,
+          headers: { ...req.headers, [HEADERS.requestId]: requestId },
+          ...(shot.uniqueIds && body !== undefined ? { body: body.replaceAll("[<id>]", uniqueId()) } : {}),
+        };
+      },
+      onResponse: (status: number, text: string, _context: unknown, headers: autocannon.Request["headers"]) => {
+        pending = answerOf(shape, shapeUrl.toString(), { status, headers: headers ?? {}, text, latencyMs: 0 });
+      },
+    };
+  };
   const instance = autocannon(
     {
       url: url.toString(),
@@ -143,37 +191,34 @@ export async function shoot(shot: Shot): Promise<ShotResult> {
       ...(shot.amount !== undefined ? { amount: shot.amount } : { duration: shot.durationSeconds ?? 1 }),
       timeout: shot.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
       excludeErrorStats: false,
-      requests: [
-        {
-          method: shot.request.method,
-          headers: {
-            authorization: `Bearer ${shot.key}`,
-            ...(body !== undefined ? { "content-type": JSON_CONTENT_TYPE } : {}),
-          },
-          ...(body !== undefined ? { body } : {}),
-          // a unique value per request where the body says `[<id>]` (content-length follows the body)
-          ...(shot.uniqueIds && body !== undefined
-            ? { setupRequest: (req: autocannon.Request) => ({ ...req, body: body.replaceAll("[<id>]", uniqueId()) }) }
-            : {}),
-          onResponse: (status: number, text: string, _context: unknown, headers: autocannon.Request["headers"]) => {
-            pending = answerOf(shot.request, url.toString(), { status, headers: headers ?? {}, text, latencyMs: 0 });
-          },
-        },
-      ],
+      requests: shapes.map(autocannonRequest),
       setupClient: (client) => {
         if (!isPipelinedClient(client))
           throw new Error("autocannon's client no longer has the internals a pipelined burst relies on");
         keepPipelineUntilAnswered(client);
         client.on("request", () => sent++);
+        // HTTP/1.1 answers come in the order of their requests on a connection: the ids sent, in that order
+        const sentIds: Array<string | undefined> = [];
+        const requestBuffer = client.getRequestBuffer;
+        client.getRequestBuffer = function (this: PipelinedClient) {
+          const bytes = requestBuffer.call(this);
+          sentIds.push(requestIdIn(bytes));
+          return bytes;
+        };
         // autocannon reports the answer's timing right after its body: pair the two
         client.on("response", (_status: number, _bytes: number, durationMs: number) => {
           answered++;
           const res = pending;
           pending = undefined;
+          const sentRequestId = sentIds.shift();
+          const shape = (sentRequestId !== undefined && shapeOfId.get(sentRequestId)) || shot.request;
+          if (sentRequestId !== undefined) shapeOfId.delete(sentRequestId);
           if (!res) return;
           res.latencyMs = durationMs;
+          res.request = shape;
+          if (sentRequestId !== undefined) res.sentRequestId = sentRequestId;
           shot.recorder.observe(res, res.receivedAt - res.latencyMs >= measureFrom);
-          shot.judge(shot.request, res);
+          shot.judge(shape, res);
           shot.onResponse?.(res);
           if (shot.keep) kept.push(res);
         });
@@ -200,13 +245,14 @@ export async function shoot(shot: Shot): Promise<ShotResult> {
  */
 export async function burst(
   base: Omit<Shot, "request" | "connections" | "amount" | "durationSeconds" | "keep" | "pipelining">,
-  groups: Array<{ request: LoadRequest; count: number }>,
+  groups: Array<{ request: LoadRequest; count: number; mix?: readonly LoadRequest[] }>,
 ): Promise<LoadResponse[]> {
   const answers = await Promise.all(
     groups.map((g) =>
       shoot({
         ...base,
         request: g.request,
+        ...(g.mix ? { mix: g.mix } : {}),
         connections: Math.ceil(g.count / BURST_PIPELINING),
         pipelining: Math.min(g.count, BURST_PIPELINING),
         amount: g.count,

@@ -15,9 +15,10 @@ import {
   TransportError,
   undiciTransport,
 } from "../client/index.js";
-import { type Agent, type ClauseId, type CreateAgentBody, JSON_CONTENT_TYPE } from "../contract/index.js";
+import { type Agent, type ClauseId, type CreateAgentBody, HEADERS, JSON_CONTENT_TYPE, matchEndpoint } from "../contract/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { keyVariable, roleOfKey } from "../target/key-roles.js";
+import { ConcurrencyChecks, echoes, nextRequestId } from "./concurrency-checks.js";
 import type { LoadOptions } from "./define.js";
 import type { LoadRecorder, LoadResponse } from "./recorder.js";
 import { type LoadRequest, labelOf, labelOfUrl } from "./requests.js";
@@ -40,6 +41,20 @@ export const targetClock = (target: HarnessTarget) => clockReading(target.servic
 export const loadTierOf = (target: HarnessTarget): number | undefined =>
   target.keys.load ? target.loadTiers?.load : target.tierLimit;
 
+/** The tier of the account behind `key`, when the target says it. */
+function tierOfKey(target: HarnessTarget, key: string): number | undefined {
+  switch (roleOfKey(target.keys, key)) {
+    case "main":
+      return target.tierLimit;
+    case "load":
+      return target.loadTiers?.load;
+    case "tierBurst":
+      return target.loadTiers?.tierBurst;
+    default:
+      return undefined;
+  }
+}
+
 /** What a scenario works with: the target, its recorder, clients for its keys, agents it cleans up. */
 export class ScenarioContext {
   private readonly clients = new Map<string, ServiceClient>();
@@ -50,6 +65,8 @@ export class ScenarioContext {
   /** the answers autocannon handed to the response checks, still in the layers */
   private readonly judging = new Set<Promise<unknown>>();
   private seq = 0;
+  /** what only concurrency shows (src/load/concurrency-checks.ts), judged on every answer */
+  readonly concurrency: ConcurrencyChecks;
 
   constructor(
     readonly target: HarnessTarget,
@@ -58,6 +75,12 @@ export class ScenarioContext {
     readonly options: LoadOptions = {},
   ) {
     this.secrets = Object.values(target.keys).filter((k): k is string => typeof k === "string");
+    this.concurrency = new ConcurrencyChecks({
+      windowSeconds: target.windowSeconds,
+      clock: targetClock(target),
+      tierOf: (key) => tierOfKey(target, key),
+      fail: (...failure) => recorder.fail(...failure),
+    });
   }
 
   /** The key of the load scenarios' own account, or the main key when the target gave none. */
@@ -102,7 +125,7 @@ export class ScenarioContext {
         keyVariable: this.keyVariable(key),
         timeoutMs: (this.target.messageTimeoutSeconds + 30) * 1000,
         connections: 256,
-        onExchange: (ex) => this.observeExchange(ex),
+        onExchange: (ex) => this.observeExchange(key, ex),
         layers: [this.checks()],
       });
       this.clients.set(key, client);
@@ -120,7 +143,7 @@ export class ScenarioContext {
     if (!layers) {
       const redactor = new Redactor(key, this.secrets, this.keyVariable(key));
       const checked = compose(
-        recording((ex) => this.observeExchange(ex)),
+        recording((ex) => this.observeExchange(key, ex)),
         this.checks(),
         redaction(redactor),
       );
@@ -133,19 +156,26 @@ export class ScenarioContext {
     return layers;
   }
 
-  /** A client's exchange, into the timeline and the latency histograms. */
-  observeExchange(ex: Exchange): void {
-    this.recorder.observe(loadResponseOf(ex, labelOfUrl(this.target.baseUrl, ex.request.method, ex.request.url)));
+  /** A client's exchange sent with `key`, into the timeline, the latency histograms and the concurrency checks. */
+  observeExchange(key: string, ex: Exchange): void {
+    const res = loadResponseOf(ex, labelOfUrl(this.target.baseUrl, ex.request.method, ex.request.url));
+    this.recorder.observe(res);
+    const match = matchEndpoint(ex.request.method, ex.request.url, { baseUrl: this.target.baseUrl });
+    this.concurrency.answer({ key, endpoint: match?.spec.id, ...(match?.agentId ? { agentId: match.agentId } : {}) }, res);
   }
 
   /**
-   * An answer autocannon received for `req` sent with `key`: through the response checks (all of
-   * the first answers, then a sample: LoadRecorder.sampled). The recorder has its figures already.
+   * An answer autocannon received for `req` sent with `key`: into the concurrency checks, then
+   * through the response checks (all of the first answers, then a sample: LoadRecorder.sampled;
+   * always one that does not echo its request's X-Request-Id). The recorder has its figures already.
    */
   judge(key: string, req: LoadRequest, res: LoadResponse): void {
-    if (!this.recorder.sampled(res)) return;
+    const agentId = matchEndpoint(req.method, req.path)?.agentId;
+    this.concurrency.answer({ key, endpoint: req.endpoint, ...(agentId ? { agentId } : {}) }, res);
+    // PROFILE §1 on every answer: one carrying another request's id goes to the request-id-echo check
+    if (!this.recorder.sampled(res) && echoes(res.sentRequestId, res)) return;
     const replay: Dispatch = async (request) => ({ exchange: received(request, res), aborted: false });
-    const judged = this.layersFor(key).judging(replay)(this.outgoing(key, req));
+    const judged = this.layersFor(key).judging(replay)(this.outgoing(key, req, res.sentRequestId));
     this.judging.add(judged);
     void judged.finally(() => this.judging.delete(judged));
   }
@@ -166,7 +196,8 @@ export class ScenarioContext {
     await Promise.allSettled([...this.judging]);
   }
 
-  private outgoing(key: string, req: LoadRequest): OutgoingRequest {
+  /** `req` as the layers send it, with an X-Request-Id of its own (PROFILE §1: echoed, checked on its answer). */
+  private outgoing(key: string, req: LoadRequest, requestId = nextRequestId()): OutgoingRequest {
     const base = new URL(this.target.baseUrl);
     const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
     return {
@@ -174,7 +205,11 @@ export class ScenarioContext {
       origin: base.origin,
       path: base.pathname.replace(/\/+$/, "") + req.path,
       relativePath: req.path,
-      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { "content-type": JSON_CONTENT_TYPE } : {}) },
+      headers: {
+        authorization: `Bearer ${key}`,
+        [HEADERS.requestId]: requestId,
+        ...(body !== undefined ? { "content-type": JSON_CONTENT_TYPE } : {}),
+      },
       body,
       timeoutMs: (this.target.messageTimeoutSeconds + 30) * 1000,
       attempt: 1,
@@ -302,6 +337,7 @@ export class ScenarioContext {
       }
     }
     await this.judged();
+    this.concurrency.judgeRemaining();
     await Promise.all([...this.clients.values()].map((c) => c.close()));
     await this.dispatcher.close();
   }

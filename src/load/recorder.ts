@@ -6,7 +6,7 @@ import type { ClauseId } from "../contract/index.js";
 import { evidenceOf, findingKey, type Observation, observationMessage } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import type { CapacityFigures, CapacitySettings, CapacityTally } from "./capacity/tally.js";
-import { labelOfUrl } from "./requests.js";
+import { type LoadRequest, labelOfUrl } from "./requests.js";
 
 /** HDR histograms in microseconds, 1 µs to 10 min, 3 significant digits (autocannon's own settings). */
 export function newHistogram(): hdr.Histogram {
@@ -95,8 +95,13 @@ export interface LoadResponse {
   /** the rate headers as the client parses them (parseRateHeaders) */
   rate: RateHeaders | undefined;
   requestId: string | undefined;
+  /** the X-Request-Id the request was sent with, when the harness gave it one (PROFILE §1: echoed) */
+  sentRequestId?: string;
+  /** the request shape autocannon sent (a burst mixes several) */
+  request?: LoadRequest;
   /** harness clock, ms */
   receivedAt: number;
+  /** from the request's write to the answer's last byte */
   latencyMs: number;
 }
 

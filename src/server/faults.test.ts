@@ -6,6 +6,7 @@ import { describe, expect, test } from "vitest";
 import { CLAUSE_BY_ID } from "../contract/index.js";
 import { buildServer } from "./app.js";
 import { CAPACITY_FAULTS } from "./faults/capacity.js";
+import { CONCURRENCY_FAULTS } from "./faults/concurrency.js";
 import { FAULT_NAMES as ALL_FAULT_NAMES, FAULTS } from "./faults/index.js";
 import { LOAD_FAULTS } from "./faults/load.js";
 import {
@@ -83,8 +84,10 @@ interface Probe {
   probe(s: TestServer): Promise<unknown>;
 }
 
-/** the load-only and many-tenant faults have their probes in faults/load.test.ts and faults/capacity.test.ts */
-const FAULT_NAMES = ALL_FAULT_NAMES.filter((name) => !(name in LOAD_FAULTS) && !(name in CAPACITY_FAULTS));
+/** the load-only, many-tenant and concurrency faults have their probes beside them (faults/load.test.ts, faults/capacity.test.ts, faults/concurrency.test.ts) */
+const FAULT_NAMES = ALL_FAULT_NAMES.filter(
+  (name) => !(name in LOAD_FAULTS) && !(name in CAPACITY_FAULTS) && !(name in CONCURRENCY_FAULTS),
+);
 
 const PROBES: Record<string, Probe> = {
   /* §1 */

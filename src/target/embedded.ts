@@ -22,6 +22,8 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
 }
 
 export { CAPACITY_FAULTS, MANY_TENANTS } from "../server/faults/capacity.js";
+/** The faults only concurrency shows: the load scenarios' concurrency checks catch them. */
+export { CONCURRENCY_FAULTS } from "../server/faults/concurrency.js";
 /** The injected defects the reference server knows (for the meta suite and --fault help). */
 export { FAULTS } from "../server/faults/index.js";
 export { LOAD_FAULTS } from "../server/faults/load.js";

@@ -1,7 +1,14 @@
 import { describe, expect, test } from "vitest";
 import { RESPONSE_CHECKS } from "../../src/checks/registry.js";
 import { CLAUSE_BY_ID, CLAUSES } from "../../src/contract/index.js";
-import { CAPACITY_FAULTS, FAULTS, LOAD_FAULTS, PROPERTY_FAULTS, RARE_PATH_FAULTS } from "../../src/target/embedded.js";
+import {
+  CAPACITY_FAULTS,
+  CONCURRENCY_FAULTS,
+  FAULTS,
+  LOAD_FAULTS,
+  PROPERTY_FAULTS,
+  RARE_PATH_FAULTS,
+} from "../../src/target/embedded.js";
 import { failedIn, redItems, type VerifyRun, verify } from "./verify-run.js";
 
 /**
@@ -62,8 +69,8 @@ describe("meta: the clean reference server", { concurrent: true }, () => {
 });
 
 describe("meta: every injected fault is caught", { concurrent: true }, () => {
-  // the load, many-tenant, property and rare-path faults have their own meta tests: only their suites see them
-  const own = [LOAD_FAULTS, CAPACITY_FAULTS, PROPERTY_FAULTS, RARE_PATH_FAULTS];
+  // the load, many-tenant, concurrency, property and rare-path faults have their own meta tests: only their suites see them
+  const own = [LOAD_FAULTS, CAPACITY_FAULTS, CONCURRENCY_FAULTS, PROPERTY_FAULTS, RARE_PATH_FAULTS];
   test.for(
     Object.entries(FAULTS)
       .filter(([name]) => !own.some((area) => name in area))
@@ -111,6 +118,26 @@ describe("meta: every load-only fault is caught by the load suite", { concurrent
         caught.map((c) => c.id),
         `no load check citing ${clauseId} failed with --fault ${name}\n${run.output.slice(-3000)}`,
       ).not.toEqual([]);
+      expect(run.code).toBe(1);
+    },
+  );
+});
+
+/**
+ * Defects only concurrency shows, each caught by its own concurrency check of the quick load
+ * scenarios (src/load/concurrency-checks.ts) in verify's default run, and by no other check: every
+ * finding names the fault's clause. One request at a time the faulty server answers like the clean
+ * one (src/server/faults/concurrency.test.ts), so the functional and property suites pass.
+ */
+describe("meta: every concurrency fault is caught by its concurrency check under load", { concurrent: true }, () => {
+  test.for(Object.entries(CONCURRENCY_FAULTS).map(([name, f]) => [name, f.clause] as const))(
+    "concurrency fault %s (breaks %s) is caught by --suites quick-load, and nothing else is",
+    { timeout: 600_000 },
+    async ([name, clauseId]) => {
+      const run = await verify(["--suites", "quick-load", "--fault", name]);
+      const findings = (run.results.findings ?? []).map((f) => f.message);
+      expect(findings, `--fault ${name}\n${run.output.slice(-3000)}`).not.toEqual([]);
+      for (const message of findings) expect(message, `--fault ${name}`).toContain(` ${clauseId}: `);
       expect(run.code).toBe(1);
     },
   );

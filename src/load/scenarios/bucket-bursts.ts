@@ -1,5 +1,6 @@
-import { RATE_LIMITS, type RateLimitedEndpoint } from "../../contract/index.js";
+import { matchEndpoint, RATE_LIMITS, type RateLimitedEndpoint } from "../../contract/index.js";
 import { burst } from "../burst.js";
+import { expectPatchesTookEffect, patchBurst } from "../concurrency-checks.js";
 import { InconclusiveError, type ScenarioContext, ScenarioSetupError } from "../context.js";
 import { BURST_LATENCY, countEach, defineScenario, distinct, MAX_ATTEMPTS, needsRoomFor } from "../define.js";
 import { burstCreateBody, expectCreatedExactly, keepCreated } from "../read-back.js";
@@ -44,7 +45,11 @@ async function bucketBurst(ctx: ScenarioContext, endpoint: RateLimitedEndpoint):
     const probe = await ctx.single(key, request);
     keep(probe);
     await ctx.waitForReset(probe.rate?.reset);
-    const first = await burst({ ...ctx.generator(key), uniqueIds }, [{ request, count: Math.ceil(size * 2.5) }]);
+    // Update's burst: PATCHes of different fields of one agent, all read back below (PROFILE §5)
+    const patches = endpoint === "updateAgent" ? patchBurst(agentOf(request), Math.ceil(size * 2.5)) : undefined;
+    const first = await burst({ ...ctx.generator(key), uniqueIds }, [
+      patches?.group ?? { request, count: Math.ceil(size * 2.5) },
+    ]);
     first.forEach(keep);
     const admitted = first.filter((r) => r.status !== 429);
     if (distinct(admitted.map((r) => r.rate?.reset)).length > 1) {
@@ -67,6 +72,10 @@ async function bucketBurst(ctx: ScenarioContext, endpoint: RateLimitedEndpoint):
         () => String(r.rate?.remaining),
         r.requestId,
       );
+    if (patches) {
+      const read = await ctx.client(key).getAgent(agentOf(request));
+      if (read.data) expectPatchesTookEffect(patches.fields, first, read.data, (...failure) => ctx.fail(...failure));
+    }
     const reset = (first.find((r) => r.status === 429) ?? first[0])?.rate?.reset;
     if (reset === undefined) throw new ScenarioSetupError(`the ${endpoint} burst carried no X-RateLimit-Reset`);
 
@@ -102,6 +111,13 @@ async function bucketBurst(ctx: ScenarioContext, endpoint: RateLimitedEndpoint):
   if (endpoint === "createAgent") await expectCreatedExactly(ctx, key, created, "limits.429");
 }
 
+/** The agent a request addresses. */
+function agentOf(request: LoadRequest): string {
+  const agentId = matchEndpoint(request.method, request.path)?.agentId;
+  if (agentId === undefined) throw new ScenarioSetupError(`${request.method} ${request.path} addresses no agent`);
+  return agentId;
+}
+
 /** Quick groups of the bucket bursts (about 3 W each): two to a file, Create (the longest) with the quota burst. */
 const QUICK_GROUP = { createAgent: 1, getAgent: 2, listAgents: 2, updateAgent: 3, deleteAgent: 3 } as const;
 
@@ -114,6 +130,7 @@ const bucketScenario = (endpoint: RateLimitedEndpoint) =>
       "limits.429",
       "limits.recovery",
       ...(endpoint === "createAgent" ? (["create.rejected-no-effect"] as const) : []),
+      ...(endpoint === "updateAgent" ? (["update.merge-patch"] as const) : []),
     ],
     latency: { note: BURST_LATENCY, judged: true },
     unavailable: needsRoomFor(SIZES[endpoint]),

@@ -3,6 +3,7 @@ import type { ServerContext } from "../context.js";
 import { AGENTS_FAULTS } from "./agents.js";
 import { AUTH_FAULTS } from "./auth.js";
 import { CAPACITY_FAULTS } from "./capacity.js";
+import { CONCURRENCY_FAULTS } from "./concurrency.js";
 import { LIMITS_FAULTS } from "./limits.js";
 import { LOAD_FAULTS } from "./load.js";
 import { MESSAGES_FAULTS } from "./messages.js";
@@ -29,6 +30,7 @@ const AREAS: readonly FaultRecord[] = [
   ROUTING_FAULTS,
   LOAD_FAULTS,
   CAPACITY_FAULTS,
+  CONCURRENCY_FAULTS,
   PROPERTY_FAULTS,
   RARE_PATH_FAULTS,
 ];

@@ -1,0 +1,89 @@
+import type { FastifyRequest } from "fastify";
+import { HEADERS } from "../../contract/index.js";
+import { agentIdParam } from "../http.js";
+import type { BucketState } from "../ratelimit.js";
+import { accountOf, endpointOf, type FaultRecord, fault, jsonBody } from "./tools.js";
+
+/**
+ * Defects only concurrency shows: one request at a time, each answers like the clean server, so
+ * the functional and property suites pass; under load the concurrency checks of the load
+ * scenarios (src/load/concurrency-checks.ts) catch each, and only its own check does.
+ */
+
+/** How long the read-modify-write's store round trip takes. */
+const STORE_ROUND_TRIP_MS = 20;
+
+/** The top-level fields a stale read writes back over a concurrent update (none a PATCH may not send). */
+const RESTORED_FIELDS = ["name", "bio", "personality", "knowledge", "goals", "plugins", "modelSettings"] as const;
+
+export const CONCURRENCY_FAULTS: FaultRecord = {
+  "request-id-of-pipelined-neighbour": fault(
+    "transport.request-id-echo",
+    "an answer carries the X-Request-Id of the request read last on its connection: under HTTP/1.1 pipelining, another request's",
+    (app) => {
+      // the id kept per connection, not per request
+      const lastRead = new WeakMap<object, string>();
+      app.addHook("onRequest", async (req) => {
+        lastRead.set(req.raw.socket, req.id);
+      });
+      app.addHook("onSend", async (req, reply, payload) => {
+        const id = lastRead.get(req.raw.socket);
+        if (id !== undefined && req.headers[HEADERS.requestId] !== undefined) reply.header(HEADERS.requestId, id);
+        return payload;
+      });
+    },
+  ),
+  "update-read-modify-write": fault(
+    "update.merge-patch",
+    "a PATCH reads the agent, then writes it back after an await: a concurrent PATCH of another field is lost",
+    (app, ctx) => {
+      app.addHook("preHandler", async (req: FastifyRequest) => {
+        const body = endpointOf(req) === "updateAgent" ? jsonBody(req) : undefined;
+        const account = accountOf(req);
+        if (!body || !account) return;
+        const read = ctx.store.get(account, agentIdParam(req));
+        // a store round trip between the read and the write (a database's, say)
+        await new Promise((resolve) => setTimeout(resolve, STORE_ROUND_TRIP_MS));
+        if (!read) return;
+        // the write: every field as read, the patch's own on top (the same record when nothing ran in between)
+        for (const field of RESTORED_FIELDS) if (!(field in body)) body[field] = read[field];
+        req.body = Buffer.from(JSON.stringify(body));
+      });
+    },
+  ),
+  "remaining-ignores-in-flight": fault(
+    "limits.headers",
+    "X-RateLimit-Remaining leaves out the requests still in flight: only the answered ones are subtracted",
+    (app, ctx) => {
+      const inFlight = new Map<string, number>();
+      const counted = new WeakSet<FastifyRequest>();
+      // runs after the guard's: only requests it admitted and let through reach it
+      app.addHook("onRequest", async (req, reply) => {
+        const buckets = req.rateBuckets;
+        if (!buckets) return;
+        counted.add(req);
+        for (const b of buckets) inFlight.set(b.key, (inFlight.get(b.key) ?? 0) + 1);
+        reply.raw.once("close", () => {
+          for (const b of buckets) inFlight.set(b.key, (inFlight.get(b.key) ?? 1) - 1);
+        });
+      });
+      app.addHook("onSend", async (req, reply, payload) => {
+        const buckets = req.rateBuckets;
+        if (!buckets || !counted.has(req)) return payload;
+        // the others in flight given back: the bucket as if only the answered requests had been counted
+        let best: BucketState | undefined;
+        for (const b of buckets) {
+          const s = ctx.limiter.tightest([b]);
+          const seen = { ...s, remaining: Math.min(s.size, s.remaining + (inFlight.get(b.key) ?? 1) - 1) };
+          if (!best || seen.remaining < best.remaining) best = seen;
+        }
+        if (best) {
+          reply.header(HEADERS.limit, String(best.size));
+          reply.header(HEADERS.remaining, String(best.remaining));
+          reply.header(HEADERS.reset, String(Math.ceil(best.resetAt / 1000)));
+        }
+        return payload;
+      });
+    },
+  ),
+};
