@@ -64,6 +64,11 @@ interface BucketAnswers {
 }
 
 const REMAINING_CHECK = "remaining-under-concurrency";
+/**
+ * Date.now() counts whole milliseconds: a receipt read as t happened in [t, t + 1). A send time
+ * (receipt − latency) is never later than the real one; a receipt is compared a grain later.
+ */
+const GRAIN_MS = 1;
 
 export class ConcurrencyChecks {
   private readonly buckets = new Map<string, BucketAnswers>();
@@ -134,11 +139,12 @@ export class ConcurrencyChecks {
       const windows = [...b.firstSeen].sort(([r1], [r2]) => r1 - r2);
       const counted = (c: Counted): boolean => {
         const seen = b.firstSeen.get(c.reset);
-        if (seen !== undefined && seen < c.sentAt) return true;
+        if (seen !== undefined && seen + GRAIN_MS < c.sentAt) return true;
         // the latest window seen before it was sent that had ended by then (its Reset rounds its end up)
         let ended: number | undefined;
-        for (const [reset, at] of windows) if (at < c.sentAt && reset <= early(c.sentAt) && reset < c.reset) ended = reset;
-        return ended !== undefined && late(c.receivedAt) < ended - 1 + W;
+        for (const [reset, at] of windows)
+          if (at + GRAIN_MS < c.sentAt && reset <= early(c.sentAt) && reset < c.reset) ended = reset;
+        return ended !== undefined && late(c.receivedAt + GRAIN_MS) < ended - 1 + W;
       };
       const byWindow = new Map<number, Counted[]>();
       for (const c of b.counted) {
@@ -154,7 +160,7 @@ export class ConcurrencyChecks {
   private judgeWindow(b: BucketAnswers, reset: number, answers: Counted[]): void {
     const byReceipt = answers.map((a) => a.receivedAt).sort((x, y) => x - y);
     // earliest place: one after every answer received before it was sent
-    const places = answers.map((a) => ({ a, lo: 1 + countBelow(byReceipt, a.sentAt), hi: b.size - a.remaining }));
+    const places = answers.map((a) => ({ a, lo: 1 + countBelow(byReceipt, a.sentAt - GRAIN_MS), hi: b.size - a.remaining }));
     places.sort((x, y) => x.hi - y.hi || x.lo - y.lo);
     // the latest place each may take is size − Remaining: earliest-deadline-first finds an order when one exists
     const taken = new Set<number>();

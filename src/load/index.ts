@@ -1,5 +1,6 @@
 export * from "./answer-checks.js";
 export * from "./burst.js";
+export * from "./concurrency-checks.js";
 export * from "./context.js";
 export * from "./define.js";
 export * from "./recorder.js";
