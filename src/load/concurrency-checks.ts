@@ -11,14 +11,14 @@ import { type LoadRequest, requestTo } from "./requests.js";
  *   must echo it (`echoes`): an answer that carries another request's id was mixed up with it.
  * - PROFILE §7: each admitted answer's X-RateLimit-Remaining must be one the requests counted
  *   before it allow (`judgeRemaining`).
- * - PROFILE §5 Update: a burst of PATCHes of different fields all take effect (`patchGroups`,
- *   `patchesMissing`).
+ * - PROFILE §5 Update: a burst of PATCHes of different fields all take effect (`patchBurst`,
+ *   `expectPatchesTookEffect`).
  */
 
 const ID_PREFIX = `lc${Date.now().toString(36)}`;
 let idSeq = 0;
 
-/** A fresh X-Request-Id, unique in this process (PROFILE §1: `^[A-Za-z0-9._-]{1,128}$`, so it must be echoed). */
+/** A fresh X-Request-Id, unique in this process, of the form PROFILE §1 says is echoed (REQUEST_ID_PATTERN). */
 export const nextRequestId = (): string => `${ID_PREFIX}-${(++idSeq).toString(36)}`;
 
 /** Does the answer carry the X-Request-Id its request was sent with? (PROFILE §1) */

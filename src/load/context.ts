@@ -196,8 +196,8 @@ export class ScenarioContext {
     await Promise.allSettled([...this.judging]);
   }
 
-  /** `req` as the layers send it, with an X-Request-Id of its own (PROFILE §1: echoed, checked on its answer). */
-  private outgoing(key: string, req: LoadRequest, requestId = nextRequestId()): OutgoingRequest {
+  /** `req` as the layers send it, with the X-Request-Id it carries, if any (PROFILE §1: echoed, checked on its answer). */
+  private outgoing(key: string, req: LoadRequest, requestId: string | undefined): OutgoingRequest {
     const base = new URL(this.target.baseUrl);
     const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
     return {
@@ -207,7 +207,7 @@ export class ScenarioContext {
       relativePath: req.path,
       headers: {
         authorization: `Bearer ${key}`,
-        [HEADERS.requestId]: requestId,
+        ...(requestId !== undefined ? { [HEADERS.requestId]: requestId } : {}),
         ...(body !== undefined ? { "content-type": JSON_CONTENT_TYPE } : {}),
       },
       body,
@@ -276,7 +276,7 @@ export class ScenarioContext {
 
   /** One request, sent at once (never paced, never retried) through the layers: recorded and checked. */
   async single(key: string, req: LoadRequest): Promise<LoadResponse> {
-    const { exchange } = await this.layersFor(key).send({ ...this.outgoing(key, req), signal: this.signal });
+    const { exchange } = await this.layersFor(key).send({ ...this.outgoing(key, req, nextRequestId()), signal: this.signal });
     return loadResponseOf(exchange, labelOf(req));
   }
 
@@ -289,7 +289,7 @@ export class ScenarioContext {
     const abort = new AbortController();
     try {
       const { exchange } = await this.layersFor(key).send({
-        ...this.outgoing(key, req),
+        ...this.outgoing(key, req, nextRequestId()),
         signal: abort.signal,
         stream: {},
         onHead: ({ status }) => {
