@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import type { FastifyRequest } from "fastify";
 import { HEADERS } from "../../contract/index.js";
 import { agentIdParam } from "../http.js";
@@ -21,14 +22,17 @@ export const CONCURRENCY_FAULTS: FaultRecord = {
     "transport.request-id-echo",
     "an answer carries the X-Request-Id of the request read last on its connection: under HTTP/1.1 pipelining, another request's",
     (app) => {
-      // the id kept per connection, not per request
+      // the client's id kept per connection, not per request: set as each request is read, before
+      // any hook (a refused request included), read when an answer leaves
       const lastRead = new WeakMap<object, string>();
-      app.addHook("onRequest", async (req) => {
-        lastRead.set(req.raw.socket, req.id);
+      app.server.on("request", (raw: IncomingMessage) => {
+        const sent = raw.headers[HEADERS.requestId];
+        if (typeof sent === "string") lastRead.set(raw.socket, sent);
       });
       app.addHook("onSend", async (req, reply, payload) => {
         const id = lastRead.get(req.raw.socket);
-        if (id !== undefined && req.headers[HEADERS.requestId] !== undefined) reply.header(HEADERS.requestId, id);
+        // only where the client's own id was to be echoed (not a key, not malformed: PROFILE §1, §6)
+        if (id !== undefined && req.headers[HEADERS.requestId] === req.id) reply.header(HEADERS.requestId, id);
         return payload;
       });
     },
