@@ -23,13 +23,15 @@ export const CONCURRENCY_FAULTS: FaultRecord = {
     "an answer carries the X-Request-Id of the request read last on its connection: under HTTP/1.1 pipelining, another request's",
     (app) => {
       // the client's id kept per connection, not per request: set as each request is read, before
-      // any hook (a refused request included), read when an answer leaves
+      // fastify sees it (a refusal may be answered within fastify's own listener), read when an answer leaves
       const lastRead = new WeakMap<object, string>();
-      app.server.on("request", (raw: IncomingMessage) => {
+      app.server.prependListener("request", (raw: IncomingMessage) => {
         const sent = raw.headers[HEADERS.requestId];
         if (typeof sent === "string") lastRead.set(raw.socket, sent);
       });
       app.addHook("onSend", async (req, reply, payload) => {
+        // looked up after an await: by then the requests written behind it on the connection are read too
+        await null;
         const id = lastRead.get(req.raw.socket);
         // only where the client's own id was to be echoed (not a key, not malformed: PROFILE §1, §6)
         if (id !== undefined && req.headers[HEADERS.requestId] === req.id) reply.header(HEADERS.requestId, id);
