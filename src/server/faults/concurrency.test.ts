@@ -6,7 +6,9 @@
 import { connect } from "node:net";
 import { describe, expect, test } from "vitest";
 import { HEADERS } from "../../contract/index.js";
-import { agentOf, KEYS, listen, makeServer, num, type TestServer } from "../test-support.js";
+import { KEYS, makeServer, type TestServer } from "../test-support.js";
+import { agentOf, num } from "../test-support-answers.js";
+import { listen } from "../test-support-http.js";
 import { CONCURRENCY_FAULTS } from "./concurrency.js";
 import { FAULT_NAMES } from "./index.js";
 

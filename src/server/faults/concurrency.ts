@@ -20,7 +20,7 @@ const RESTORED_FIELDS = ["name", "bio", "personality", "knowledge", "goals", "pl
 export const CONCURRENCY_FAULTS: FaultRecord = {
   "request-id-of-pipelined-neighbour": fault(
     "transport.request-id-echo",
-    "an answer carries the X-Request-Id of the request read last on its connection: under HTTP/1.1 pipelining, another request's",
+    "an answer carries the X-Request-Id of the last request read on its connection (pipelining)",
     (app) => {
       // the client's id kept per connection, not per request: set as each request is read, before
       // fastify sees it (a refusal may be answered within fastify's own listener), read when an answer leaves
@@ -41,7 +41,7 @@ export const CONCURRENCY_FAULTS: FaultRecord = {
   ),
   "update-read-modify-write": fault(
     "update.merge-patch",
-    "a PATCH reads the agent, then writes it back after an await: a concurrent PATCH of another field is lost",
+    "a PATCH writes back what it read 20 ms earlier: a concurrent PATCH of another field is lost",
     (app, ctx) => {
       app.addHook("preHandler", async (req: FastifyRequest) => {
         const body = endpointOf(req) === "updateAgent" ? jsonBody(req) : undefined;
@@ -59,7 +59,7 @@ export const CONCURRENCY_FAULTS: FaultRecord = {
   ),
   "remaining-ignores-in-flight": fault(
     "limits.headers",
-    "X-RateLimit-Remaining leaves out the requests still in flight: only the answered ones are subtracted",
+    "X-RateLimit-Remaining leaves out the requests in flight: only those answered are subtracted",
     (app, ctx) => {
       const inFlight = new Map<string, number>();
       const counted = new WeakSet<FastifyRequest>();
