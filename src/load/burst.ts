@@ -33,12 +33,14 @@ interface PipelinedClient {
   _doRequest(): void;
   /** the bytes of the request about to be written (called once per request, as it is queued for its answer) */
   getRequestBuffer(): Buffer;
+  /** opens the connection: again after the target closed it, with the requests still owed on the old one lost */
+  _connect(): void;
   /** emitted as each request is written (autocannon's typings leave it out) */
   on(event: "request", listener: () => void): unknown;
 }
 
 function isPipelinedClient(client: autocannon.Client): client is autocannon.Client & PipelinedClient {
-  return ["responseMax", "reqsMade", "pipelinedRequests", "destroy", "_doRequest", "getRequestBuffer"].every(
+  return ["responseMax", "reqsMade", "pipelinedRequests", "destroy", "_doRequest", "getRequestBuffer", "_connect"].every(
     (field) => field in client,
   );
 }
@@ -204,6 +206,13 @@ export async function shoot(shot: Shot): Promise<ShotResult> {
           const bytes = requestBuffer.call(this);
           sentIds.push(requestIdIn(bytes));
           return bytes;
+        };
+        // a connection the target closed (a proxy's request cap, say) never answers what was still
+        // owed on it: the answers on the new one are to the requests written on it
+        const connect = client._connect;
+        client._connect = function (this: PipelinedClient) {
+          sentIds.length = 0;
+          connect.call(this);
         };
         // autocannon reports the answer's timing right after its body: pair the two
         client.on("response", (_status: number, _bytes: number, durationMs: number) => {
