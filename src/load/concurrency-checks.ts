@@ -73,7 +73,15 @@ const GRAIN_MS = 1;
 export class ConcurrencyChecks {
   private readonly buckets = new Map<string, BucketAnswers>();
 
+  /** tiers a scenario knows beyond the target's key roles (a keys file of tenants) */
+  private readonly tiers = new Map<string, number>();
+
   constructor(private readonly options: ConcurrencyOptions) {}
+
+  /** The tier of the account behind `key` (the capacity scenario's tenants): its answers can then be judged. */
+  knowTier(key: string, tier: number): void {
+    this.tiers.set(key, tier);
+  }
 
   /**
    * Every answer of the scenario, to a request sent with `key` to `endpoint` (of `agentId`), or
@@ -86,7 +94,7 @@ export class ConcurrencyChecks {
     const rate = res.rate;
     if (!endpoint || rate?.limit === undefined || rate.remaining === undefined || rate.reset === undefined) return;
     const { bucket } = ENDPOINTS[endpoint];
-    const tier = this.options.tierOf(key);
+    const tier = this.tiers.get(key) ?? this.options.tierOf(key);
     if (rate.limit !== bucket.size || tier === undefined || tier === bucket.size) return;
     // PROFILE §7: the message bucket is the agent's; the others are the key's own per endpoint
     const where = bucket.kind === "agentMessages" ? (sent.agentId ?? res.url) : "";

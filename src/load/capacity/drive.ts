@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { request, Agent as UndiciAgent } from "undici";
 import { mulberry32 } from "../../arbitraries/json-schema.js";
-import { JSON_CONTENT_TYPE } from "../../contract/index.js";
+import { HEADERS, JSON_CONTENT_TYPE } from "../../contract/index.js";
 import { ANSWER_CHECKS } from "../answer-checks.js";
 import { answerOf } from "../burst.js";
+import { nextRequestId } from "../concurrency-checks.js";
 import { type ScenarioContext, ScenarioSetupError } from "../context.js";
 import { type LoadResponse, recordMs } from "../recorder.js";
 import { type LoadRequest, labelOf, messageTo, requestTo } from "../requests.js";
@@ -85,6 +86,8 @@ export class CapacityDrive {
       ...(options.shard ? { shard: options.shard } : {}),
     };
     this.checks = ANSWER_CHECKS.map((c) => c.start(ctx));
+    // the Remaining judgement needs each tenant's tier (src/load/concurrency-checks.ts)
+    for (const a of this.accounts) for (const k of a.keys) ctx.concurrency.knowTier(k.key, a.tierLimit);
     this.timeoutMs = (ctx.target.messageTimeoutSeconds + 30) * 1000;
   }
 
@@ -303,16 +306,25 @@ export class CapacityDrive {
   private async plain(key: TenantKey, req: LoadRequest, dueAt: number): Promise<LoadResponse> {
     const url = this.ctx.target.baseUrl.replace(/\/+$/, "") + req.path;
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    // PROFILE §1: an id of its own, its echo checked on the answer (ScenarioContext.judge, src/load/concurrency-checks.ts)
+    const requestId = nextRequestId();
     const answer = await request(url, {
       method: req.method,
-      headers: { authorization: `Bearer ${key.key}`, ...(body !== undefined ? { "content-type": JSON_CONTENT_TYPE } : {}) },
+      headers: {
+        authorization: `Bearer ${key.key}`,
+        [HEADERS.requestId]: requestId,
+        ...(body !== undefined ? { "content-type": JSON_CONTENT_TYPE } : {}),
+      },
       ...(body !== undefined ? { body } : {}),
       dispatcher: this.dispatcher,
       headersTimeout: this.timeoutMs,
       bodyTimeout: this.timeoutMs,
     });
     const text = await answer.body.text();
-    const res = answerOf(req, url, { status: answer.statusCode, headers: answer.headers, text, latencyMs: Date.now() - dueAt });
+    const res: LoadResponse = {
+      ...answerOf(req, url, { status: answer.statusCode, headers: answer.headers, text, latencyMs: Date.now() - dueAt }),
+      sentRequestId: requestId,
+    };
     this.ctx.recorder.observe(res);
     this.ctx.judge(key.key, req, res);
     return res;
