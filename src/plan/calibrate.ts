@@ -10,6 +10,7 @@ import {
   startReferenceTarget,
 } from "../target/harness-target.js";
 import { type FootprintEntry, readFootprint } from "./footprint.js";
+import { usesAccountLanes } from "./lanes.js";
 
 /**
  * The request footprint of a run, found by running the same suites against an embedded
@@ -59,6 +60,8 @@ export async function calibrate({ target, runSuites }: CalibrationShape): Promis
       ...(target.tierLimit !== undefined ? { tierLimit: target.tierLimit } : {}),
       ...(target.referenceFaults ? { messageQuota: reference.target.messageQuota } : {}),
       referenceFaults: target.referenceFaults,
+      // the run's account lanes, if it has them: the calibration spends the same accounts' tiers
+      accountLanes: usesAccountLanes(target),
       // the property suites size themselves by the target's budget, not the reference's (no cap)
       property: { ...target.property, maxRequests: target.property?.maxRequests ?? deploymentPropertyRequests(target) },
       footprintFile,

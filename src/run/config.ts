@@ -127,7 +127,7 @@ export const VERIFY_OPTIONS = {
     flag: "max-requests",
     env: "AGENT_HARNESS_MAX_REQUESTS",
     type: "string",
-    help: "request budget of the property suite (default: 5 minutes of the tier; none on embedded)",
+    help: "request budget of the property suite (default: 3 minutes of the tier; none on embedded)",
   },
   networkDelay: {
     flag: "network-delay",

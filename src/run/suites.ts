@@ -1,8 +1,9 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { TestCase, TestModule } from "vitest/node";
+import type { Reporter, TestCase, TestModule } from "vitest/node";
 import { CLAUSE_BY_ID } from "../contract/index.js";
+import { type Lane, laneTarget, OTHER_LANE_FILES, usesAccountLanes } from "../plan/lanes.js";
 import { CHECK_TAGS, type Profile } from "../plan/profiles.js";
 import {
   type CheckResult,
@@ -98,7 +99,6 @@ export interface SuitesRun {
 
 /** Run the suites in vitest against the target: one CheckResult per test, and the findings. */
 export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
-  const { createVitest } = await import("vitest/node");
   const checks: CheckResult[] = [];
   const collected: CollectedCheck[] = [];
   let total = 0;
@@ -123,9 +123,51 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
       }
     },
   };
+  const include = [...new Set(options.suites.flatMap((s) => SUITE_GLOBS[s]))];
+  // a deployment's run spends two accounts' tiers side by side: one vitest per lane (src/plan/lanes.ts)
+  const lanes: { target: HarnessTarget; lane?: Lane }[] = usesAccountLanes(options.target)
+    ? (["main", "other"] as const).map((lane) => ({ target: laneTarget(options.target, lane), lane }))
+    : [{ target: options.target }];
+  const collectedChecks = (n: number) => {
+    total += n;
+  };
   // vitest exits the process on SIGINT/SIGTERM; this run must outlive the signal to delete
   // what it created, so it takes the signals back from vitest and cancels the run itself
   const held = { SIGINT: new Set(process.listeners("SIGINT")), SIGTERM: new Set(process.listeners("SIGTERM")) };
+  await Promise.all(
+    lanes.map(({ target, lane }) =>
+      runVitest({ ...options, target }, laneFiles(include, lane), reporter, { pattern, inRun, collectedChecks, held }),
+    ),
+  );
+  return { checks, findings: collectFindings(collected), total };
+}
+
+/** The files of a lane among those `include` names: the other lane's own, or all but those. */
+function laneFiles(include: string[], lane: Lane | undefined): { include: string[]; exclude?: string[] } {
+  if (lane === undefined) return { include };
+  // a lane with none of the run's files runs nothing
+  const own = OTHER_LANE_FILES.filter((f) => include.some((glob) => glob.startsWith(`suites/${f.split("/")[0]}/`)));
+  const globs = (files: readonly string[]) => files.map((f) => `suites/${f}.{ts,js}`);
+  return lane === "other"
+    ? { include: globs(own) }
+    : { include, exclude: ["**/node_modules/**", "**/.git/**", ...globs(OTHER_LANE_FILES)] };
+}
+
+/** One vitest run of some of the suites' files; says how many checks it means to run once it has collected them. */
+async function runVitest(
+  options: SuiteRunOptions,
+  files: { include: string[]; exclude?: string[] },
+  reporter: Reporter,
+  run: {
+    pattern: RegExp | undefined;
+    inRun: (test: TestCase) => boolean;
+    collectedChecks: (n: number) => void;
+    /** the signal listeners before any vitest: the run takes the signals back from each (see runSuites) */
+    held: Record<"SIGINT" | "SIGTERM", Set<NodeJS.SignalsListener>>;
+  },
+): Promise<void> {
+  if (!files.include.length) return;
+  const { createVitest } = await import("vitest/node");
   const vitest = await createVitest(
     "test",
     {
@@ -133,8 +175,8 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
       root: ROOT,
       watch: false,
       reporters: [reporter],
-      include: [...new Set(options.suites.flatMap((s) => SUITE_GLOBS[s]))],
-      ...(pattern ? { testNamePattern: pattern } : {}),
+      ...files,
+      ...(run.pattern ? { testNamePattern: run.pattern } : {}),
       ...(options.bail ? { bail: 1 } : {}),
       tags: CHECK_TAGS,
       ...(options.profile === "smoke" ? { tagsFilter: ["smoke"] } : {}),
@@ -159,21 +201,22 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
     { logLevel: "silent", cacheDir: join(tmpdir(), `agent-harness-vite-${process.getuid?.() ?? "user"}`) },
   );
   for (const signal of ["SIGINT", "SIGTERM"] as const)
-    for (const listener of process.listeners(signal)) if (!held[signal].has(listener)) process.off(signal, listener);
+    for (const listener of process.listeners(signal)) if (!run.held[signal].has(listener)) process.off(signal, listener);
   const cancel = () => void vitest.cancelCurrentRun("keyboard-input");
   options.signal?.addEventListener("abort", cancel, { once: true });
   try {
     if (!options.signal?.aborted) {
       // the N of "N/M": collecting imports the files without running a check
       const { testModules } = await vitest.collect();
-      for (const module of testModules) for (const test of module.children.allTests()) if (inRun(test)) total += 1;
+      let total = 0;
+      for (const module of testModules) for (const test of module.children.allTests()) if (run.inRun(test)) total += 1;
+      run.collectedChecks(total);
     }
     if (!options.signal?.aborted) await vitest.start();
   } finally {
     options.signal?.removeEventListener("abort", cancel);
     await vitest.close();
   }
-  return { checks, findings: collectFindings(collected), total };
 }
 
 /** Check titles start with the sections they cite (`§5 §7 …`): match any of `sections` there. */

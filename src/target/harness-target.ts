@@ -73,11 +73,31 @@ export interface HarnessTarget {
   runPrefix: string;
   /** JSON-lines file where every created agent is recorded for cleanup */
   ledgerFile: string;
+  /**
+   * the run spends two accounts' tiers side by side (src/plan/lanes.ts); set for a plan's
+   * calibration run, whose embedded reference stands in for a deployment that does
+   */
+  accountLanes?: boolean;
+  /** the lane this target is (src/plan/lanes.ts): each lane's workers claim their key sets apart */
+  lane?: "main" | "other";
+  /**
+   * inside a lane: every key of the run with its role and account, as given (a lane's `keys` swap
+   * accounts): what a footprint, a curl line and the leak check name it by
+   */
+  keyLabels?: Record<string, KeyLabel>;
   /** a calibration run: JSON-lines file where every request is recorded with its buckets (src/plan) */
   footprintFile?: string;
   seed: number;
   /** the property suites' request budget (`--max-requests`) and the case to replay (`--replay`) */
   property?: { maxRequests?: number; replay?: PropertyReplay };
+}
+
+/** How a run names a key: its role, its account, and its label in a plan's footprint. */
+export interface KeyLabel {
+  role: KeyRoleName;
+  account: string;
+  /** `main#0` …, or the role */
+  footprint: string;
 }
 
 /** A shrunk failure of a property suite, as written to the report folder and read by `--replay`. */
@@ -93,11 +113,15 @@ export interface PropertyReplay {
 
 /**
  * The property suites' request budget on a deployment unless `--max-requests` says otherwise:
- * 5 minutes of the main account's tier (PROFILE §7: tier requests per window W). A calibration
- * run (src/plan) gives its embedded reference the same budget, so the plan counts what the run sends.
+ * 3 minutes of the tier (PROFILE §7: tier requests per window W) — in a run with account lanes
+ * (src/plan/lanes.ts), the room the other lane has beside its functional files while the main
+ * lane's take their windows, so the suites add cases, not minutes. A calibration run (src/plan)
+ * gives its embedded reference the same budget, so the plan counts what the run sends.
  */
+export const PROPERTY_BUDGET_SECONDS = 180;
+
 export function deploymentPropertyRequests(target: Pick<HarnessTarget, "windowSeconds" | "tierLimit">): number {
-  return Math.floor((300 / target.windowSeconds) * (target.tierLimit ?? RATE_LIMITS.tiers.standard));
+  return Math.floor((PROPERTY_BUDGET_SECONDS / target.windowSeconds) * (target.tierLimit ?? RATE_LIMITS.tiers.standard));
 }
 
 /** Start options for reference targets the harness starts itself. */

@@ -196,6 +196,8 @@ const unansweredMessage: Layer = (next) => async (request) => {
 
 /** A client for one of the run's keys; every response it sees goes through every check. */
 export function clientFor(key: string, account: string, options: Partial<ServiceClientOptions> = {}): ServiceClient {
+  // inside an account lane a check's "main" key may be another account's: pacing and footprint name the real one
+  const label = target.keyLabels?.[key];
   const id = `${key}|${account}|${JSON.stringify(options)}`;
   let client = clients.get(id);
   if (!client) {
@@ -204,11 +206,12 @@ export function clientFor(key: string, account: string, options: Partial<Service
       apiKey: key,
       idField: target.idField,
       pacing: budget,
-      account,
+      account: label?.account ?? account,
+      // a lane's main account is paced at the tier --tier gives (the plan assumes it of every account)
       ...(account === "main" && target.tierLimit ? { tierLimit: target.tierLimit } : {}),
       secrets: ALL_KEYS,
       // a replay reads each key from its role's variable, so it sends the key the check sent
-      keyVariable: keyVariable(roleOfKey(target.keys, key) ?? "main"),
+      keyVariable: keyVariable(label?.role ?? roleOfKey(target.keys, key) ?? "main"),
       timeoutMs: (target.messageTimeoutSeconds + ANSWER_SLACK_SECONDS) * 1000,
       layers: [unansweredMessage],
       // STYLE §12: a burst sent at once (a bucket emptied, a tier's worth of 429s) leaves in a few
@@ -218,7 +221,7 @@ export function clientFor(key: string, account: string, options: Partial<Service
         const auth = ex.request.headers.authorization ?? "";
         recordInLedger(ex);
         currentLog?.record(ex, /^bearer \*\*\*$/i.test(auth));
-        if (target.footprintFile) recordFootprint(ex, key, account);
+        if (target.footprintFile) recordFootprint(ex, key, label?.account ?? account);
         for (const observe of observers) observe(ex, key);
       },
       ...options,
@@ -235,6 +238,8 @@ export function rememberToken(token: string): string {
 }
 
 function keyRole(key: string): string {
+  const label = target.keyLabels?.[key];
+  if (label) return label.footprint;
   const main = target.keys.mainKeys ?? [target.keys.main];
   if (main.includes(key)) return `main#${main.indexOf(key)}`;
   return roleOfKey(target.keys, key) ?? "other";

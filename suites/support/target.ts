@@ -20,7 +20,9 @@ declare module "vitest" {
 const provided = globalThis.agentHarnessWorkerTarget ?? inject("target");
 export const target: HarnessTarget = workerTarget(
   provided,
-  (provided.keyPool?.length ?? 0) > 1 ? claimKeySet(claimDirFor(provided.ledgerFile), provided.keyPool!.length) : 1,
+  (provided.keyPool?.length ?? 0) > 1
+    ? claimKeySet(claimDirFor(provided.ledgerFile + (provided.lane ?? "")), provided.keyPool!.length)
+    : 1,
 );
 export const FINDINGS_COLLECTED = inject("findingsCollected") === true;
 
@@ -31,7 +33,9 @@ export const FINDINGS_COLLECTED = inject("findingsCollected") === true;
  */
 export const SERVICE_CLOCK = clockReading(target.serviceClock, target.kind === "external" ? 2 : 0);
 /** Every key of the run: none may appear in any response (PROFILE §6). */
-export const ALL_KEYS = [...new Set((target.keyPool ?? [target.keys]).flatMap(keysOf))];
+export const ALL_KEYS = [
+  ...new Set([...(target.keyPool ?? [target.keys]).flatMap(keysOf), ...Object.keys(target.keyLabels ?? {})]),
+];
 
 /** Each check takes one key of the main account, by its name: per-key buckets are spread over the keys. */
 export function mainKeyFor(checkName: string): string {
