@@ -24,7 +24,7 @@ import {
   WINDOW_SECONDS,
 } from "./test-support.js";
 import { listOf, num, type Res } from "./test-support-answers.js";
-import { commentsOf, eventsOf, parseSse } from "./test-support-http.js";
+import { collect, commentsOf, eventsOf, listen, parseSse } from "./test-support-http.js";
 
 type Obj = Record<string, unknown>;
 const BUDGET_MS = BUDGET_SECONDS * 1000;
@@ -346,6 +346,30 @@ const PROBES: Record<string, Probe> = {
       await s.send(id, { text: "hi", userId: "u1" });
       await s.call("PATCH", `/v1/agents/${id}`, { body: { status: "active", modelSettings: { model: "mock-1" } } });
       return dataOf(await s.send(id, { text: "hi", userId: "u1" })).turn;
+    },
+  },
+  "abandoned-stream-runs-on": {
+    expected: 1,
+    probe: async (s) => {
+      const net = await listen(s);
+      try {
+        const id = seedOne(s, { name: "G", modelSettings: { model: "mock-timeout" } }).id;
+        const leave = new AbortController();
+        const res = await net.http("POST", `/v1/agents/${id}/messages`, {
+          body: { text: "hi", userId: "u1", stream: true },
+          signal: leave.signal,
+        });
+        const body = collect(res.body);
+        await s.clock.untilTimers(2); // the exchange's budget and heartbeat
+        leave.abort();
+        await body.done;
+        await eventually(() => s.clock.pendingTimers < 2, "the server to see the client go");
+        await s.clock.advance(10_000);
+        await s.call("PATCH", `/v1/agents/${id}`, { body: { modelSettings: { model: "mock-1" } } });
+        return dataOf(await s.send(id, { text: "hi", userId: "u1" })).turn;
+      } finally {
+        await net.close();
+      }
     },
   },
   "done-text-mismatch": {

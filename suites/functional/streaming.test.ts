@@ -1,13 +1,24 @@
 import { describe } from "vitest";
-import type { StreamResult } from "../../src/client/index.js";
+import type { ApiResult, ServiceClient, StreamResult } from "../../src/client/index.js";
 import {
   JSON_CONTENT_TYPE,
   MESSAGE_TIMING,
   type MessageBody,
   type MessageReply,
+  RATE_LIMITS,
   SSE_CONTENT_TYPE,
 } from "../../src/contract/index.js";
-import { type AgentFactory, check, expect, expectError, expectOk, sharedAgent, smoke, target } from "../support/harness.js";
+import {
+  type AgentFactory,
+  check,
+  expect,
+  expectError,
+  expectOk,
+  HarnessError,
+  sharedAgent,
+  smoke,
+  target,
+} from "../support/harness.js";
 
 /** PROFILE §5 Send Message with `"stream": true`; §10 `mock-slow`. */
 
@@ -143,6 +154,66 @@ describe("stream: the mock-slow model", () => {
     },
   );
 
+  /**
+   * The service learns of a leave one network delay later, and a message sent at once could
+   * overtake it (STYLE §12): `send` is sent once there is evidence that the service saw the client
+   * leave. Nine mock-slow streams opened after the abandoned one fill the agent's other slots
+   * (PROFILE §7: 10 in flight), so `send` is admitted only once the abandoned exchange's slot is
+   * free ("a slot frees when … client gone"); until then it is refused 429 with Retry-After: 1,
+   * counted in no bucket and with no effect, and sent again. A filler that has ended is evidence
+   * too: it started after the abandoned exchange and runs as long (PROFILE §10), so a service that
+   * let that one run on has finished it by then. Returns the answer to `send` and the wait for
+   * every filler to end: after that, any exchange the service let run on has ended as well.
+   */
+  async function onceSlotOfAbandonedFreed(
+    api: ServiceClient,
+    agentId: string,
+    abandonedAt: number,
+    send: () => Promise<ApiResult<MessageReply>>,
+  ): Promise<{ answer: ApiResult<MessageReply>; allEnded: () => Promise<unknown> }> {
+    const held: Promise<unknown>[] = [];
+    const allEnded = () => Promise.allSettled(held);
+    let fillersEnded = 0;
+    try {
+      const admitted = await Promise.all(
+        Array.from(
+          { length: RATE_LIMITS.messageConcurrency - 1 },
+          (_, i) =>
+            new Promise<boolean>((resolve) => {
+              const stream = api.streamMessage(
+                agentId,
+                { text: `filler ${i}` },
+                { signal: closeGuard(), onEvent: () => resolve(true) },
+              );
+              held.push(stream);
+              void stream.then(
+                (res) => resolve(res.status === 200),
+                () => resolve(false),
+              );
+            }),
+        ),
+      );
+      for (const stream of held) void stream.finally(() => fillersEnded++);
+      const refused = admitted.filter((a) => !a).length;
+      if (refused)
+        throw new HarnessError(`${refused} of the 9 streams that fill the agent's other slots were refused: inconclusive`);
+      // bounded in count and in time: the abandoned exchange ends within the budget in any case (PROFILE §5)
+      const until = abandonedAt + BUDGET_MS + 1000;
+      for (let attempt = 0; attempt < 50 && Date.now() < until; attempt++) {
+        const answer = await send();
+        const slotsFull =
+          answer.status === 429 &&
+          answer.error?.code === "RATE_LIMIT_EXCEEDED" &&
+          answer.exchange.retryAfterSeconds === RATE_LIMITS.concurrencyRetryAfterSeconds;
+        if (!slotsFull || fillersEnded > 0) return { answer, allEnded };
+      }
+      throw new HarnessError("no slot of the agent was freed within the time budget after the client left: inconclusive");
+    } catch (err) {
+      await allEnded();
+      throw err;
+    }
+  }
+
   // PROFILE §5: a failed exchange takes no turn, and one whose client went away before done never
   // replied. Mutation testing: a server that let it run on, handing it the turn, survived.
   check(
@@ -160,14 +231,15 @@ describe("stream: the mock-slow model", () => {
         aborted: true,
         done: undefined,
       });
-      // The service learns of the leave one network delay later, and a message sent now could
-      // overtake it (STYLE §12). Its evidence: by then the abandoned exchange has ended one way
-      // or the other — mock-slow answers in about 2 s (PROFILE §10), and no exchange outlives the
-      // budget (§5); a service that let it run on has handed it turn 1 by the time this one arrives.
-      const endedBy = gone.exchange.sentAt + Math.min(BUDGET_MS, 2 * MESSAGE_TIMING.slowModelSeconds * 1000);
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, endedBy - Date.now())));
-      const next = expectOk(await api.sendMessage(agent.id, { text: "still here", userId: "u-gone" }));
-      expect(next.turn, "the turn of the conversation's next exchange").toBe(1);
+      const { answer, allEnded } = await onceSlotOfAbandonedFreed(api, agent.id, gone.exchange.sentAt, () =>
+        api.sendMessage(agent.id, { text: "still here", userId: "u-gone" }),
+      );
+      const next = expectOk(answer);
+      expect(next.turn, "the turn of the conversation's next exchange, once the service freed the leaver's slot").toBe(1);
+      // a service that freed the slot yet let the exchange run on hands it a turn when it ends
+      await allEnded();
+      const after = expectOk(await api.sendMessage(agent.id, { text: "and still", userId: "u-gone" }));
+      expect(after.turn, "the turn after, once any exchange let run on would have ended").toBe(2);
     },
   );
 });

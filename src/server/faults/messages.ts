@@ -1,3 +1,4 @@
+import { MESSAGE_TIMING } from "../../contract/index.js";
 import { agentIdParam } from "../http.js";
 import {
   accountOf,
@@ -53,6 +54,28 @@ export const MESSAGES_FAULTS: FaultRecord = {
       return payload;
     });
   }),
+  "abandoned-stream-runs-on": fault(
+    "message.turn",
+    "an abandoned stream runs on and takes its turn when its reply is done",
+    (app, ctx) => {
+      app.addHook("preHandler", async (req, reply) => {
+        const body = jsonBody(req);
+        const account = accountOf(req);
+        if (endpointOf(req) !== "sendMessage" || body?.stream !== true || !account) return;
+        const userId = typeof body.userId === "string" ? body.userId : undefined;
+        const roomId = typeof body.roomId === "string" ? body.roomId : undefined;
+        if (userId === undefined && roomId === undefined) return;
+        reply.raw.once("close", () => {
+          if (reply.raw.writableFinished) return;
+          const conversation = ctx.store.conversation(account, agentIdParam(req), userId, roomId);
+          // the reply mock-slow would have finished (PROFILE §10: about 2 s) takes the turn
+          ctx.clock.setTimer(MESSAGE_TIMING.slowModelSeconds * 1000, () => {
+            if (conversation) conversation.turns++;
+          });
+        });
+      });
+    },
+  ),
   "done-text-mismatch": fault("message.stream", "the done event's text drops the last character of the deltas", (_app, ctx) => {
     rewriteStream(ctx, () => (frame) => {
       const prefix = "event: done\ndata: ";
