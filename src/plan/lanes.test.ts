@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import type { HarnessTarget } from "../target/harness-target.js";
-import { laneOfFile, laneTarget, OTHER_LANE_FILES, usesAccountLanes } from "./lanes.js";
+import { laneFileOrder, laneOfFile, laneTarget, OTHER_LANE_FILES, usesAccountLanes } from "./lanes.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -61,4 +61,17 @@ describe("account lanes", () => {
       source.match(/readOnlyApi|otherApi|quotaApi|agentlessApi|keys\.(readOnly|otherAccount|quota|agentless)\b/g) ?? [],
     ).toEqual([]);
   });
+});
+
+test("a lane's files run by name, the quota spender last (the quota account stands in as another account before)", () => {
+  const files = [
+    "/r/suites/functional/limits-account.test.ts",
+    "/r/suites/functional/list.test.ts",
+    "/r/suites/functional/auth.test.ts",
+  ];
+  expect([...files].sort(laneFileOrder).map((f) => f.split("/").at(-1))).toEqual([
+    "auth.test.ts",
+    "list.test.ts",
+    "limits-account.test.ts",
+  ]);
 });

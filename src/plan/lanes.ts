@@ -26,9 +26,23 @@ export const OTHER_LANE_FILES: readonly string[] = [
   "property/stateful.test",
 ];
 
+const nameOf = (file: string) => file.replace(/\\/g, "/").replace(/\.(ts|js)$/, "");
+
 export function laneOfFile(file: string): Lane {
-  const name = file.replace(/\\/g, "/").replace(/\.(ts|js)$/, "");
-  return OTHER_LANE_FILES.some((f) => name.endsWith(`suites/${f}`)) ? "other" : "main";
+  return OTHER_LANE_FILES.some((f) => nameOf(file).endsWith(`suites/${f}`)) ? "other" : "main";
+}
+
+/**
+ * The files that spend the quota account's message quota run last in their lane: before that, the
+ * quota account stands in as another account, and PROFILE §3 lets a spent quota's 429
+ * INSUFFICIENT_QUOTA answer a message to another account's agent as well as its 404.
+ */
+const QUOTA_SPENDING_FILES: readonly string[] = ["functional/limits-account.test"];
+
+/** A lane's files in a fixed order (the calibration counts them in the order the run sends them): by name, quota spenders last. */
+export function laneFileOrder(a: string, b: string): number {
+  const last = (file: string) => (QUOTA_SPENDING_FILES.some((f) => nameOf(file).endsWith(`suites/${f}`)) ? 1 : 0);
+  return last(a) - last(b) || nameOf(a).localeCompare(nameOf(b));
 }
 
 /**

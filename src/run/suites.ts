@@ -1,9 +1,9 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Reporter, TestCase, TestModule } from "vitest/node";
+import type { Reporter, TestCase, TestModule, TestSequencer, TestSpecification } from "vitest/node";
 import { CLAUSE_BY_ID } from "../contract/index.js";
-import { type Lane, laneTarget, OTHER_LANE_FILES, usesAccountLanes } from "../plan/lanes.js";
+import { type Lane, laneFileOrder, laneTarget, OTHER_LANE_FILES, usesAccountLanes } from "../plan/lanes.js";
 import { CHECK_TAGS, type Profile } from "../plan/profiles.js";
 import {
   type CheckResult,
@@ -136,7 +136,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   const held = { SIGINT: new Set(process.listeners("SIGINT")), SIGTERM: new Set(process.listeners("SIGTERM")) };
   await Promise.all(
     lanes.map(({ target, lane }) =>
-      runVitest({ ...options, target }, laneFiles(include, lane), reporter, { pattern, inRun, collectedChecks, held }),
+      runVitest({ ...options, target }, laneFiles(include, lane), reporter, { pattern, inRun, collectedChecks, held, lane }),
     ),
   );
   return { checks, findings: collectFindings(collected), total };
@@ -153,6 +153,16 @@ function laneFiles(include: string[], lane: Lane | undefined): { include: string
     : { include, exclude: ["**/node_modules/**", "**/.git/**", ...globs(OTHER_LANE_FILES)] };
 }
 
+/** The order of a lane's files: vitest's sequencer interface. */
+class LaneOrder implements TestSequencer {
+  shard(files: TestSpecification[]): TestSpecification[] {
+    return files;
+  }
+  sort(files: TestSpecification[]): TestSpecification[] {
+    return [...files].sort((a, b) => laneFileOrder(a.moduleId, b.moduleId));
+  }
+}
+
 /** One vitest run of some of the suites' files; says how many checks it means to run once it has collected them. */
 async function runVitest(
   options: SuiteRunOptions,
@@ -162,6 +172,8 @@ async function runVitest(
     pattern: RegExp | undefined;
     inRun: (test: TestCase) => boolean;
     collectedChecks: (n: number) => void;
+    /** the account lane these files are (src/plan/lanes.ts), if the run has lanes */
+    lane: Lane | undefined;
     /** the signal listeners before any vitest: the run takes the signals back from each (see runSuites) */
     held: Record<"SIGINT" | "SIGTERM", Set<NodeJS.SignalsListener>>;
   },
@@ -176,6 +188,8 @@ async function runVitest(
       watch: false,
       reporters: [reporter],
       ...files,
+      // a lane runs its files one after another in a fixed order (src/plan/lanes.ts)
+      ...(run.lane ? { sequence: { sequencer: LaneOrder } } : {}),
       ...(run.pattern ? { testNamePattern: run.pattern } : {}),
       ...(options.bail ? { bail: 1 } : {}),
       tags: CHECK_TAGS,
