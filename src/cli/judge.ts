@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { z } from "zod";
 import { RESPONSE_CHECKS } from "../checks/registry.js";
 import { createdId, judgeAnswer, parseCurlOutput } from "../run/judge.js";
 import { UsageError } from "../run/usage-error.js";
@@ -6,7 +7,9 @@ import { UsageError } from "../run/usage-error.js";
 /**
  * `agent-harness judge`: the verdict of one response-level check on a `curl -i` output (stdin).
  * Exit 1 when the check finds the same defect again, 0 when it does not, 2 when stdin holds no answer.
- * With `--print-id FIELD` it prints the created agent's id instead.
+ * With `--print-id FIELD` it prints the created agent's id instead. With `--retry-after` it prints the
+ * seconds to wait and exits 0 when the answer is a rate-limit refusal (429 RATE_LIMIT_EXCEEDED: the
+ * call did nothing, so it shows nothing — PROFILE §7), 1 otherwise: a replay sends such a call again.
  */
 const JUDGE_OPTIONS = {
   check: { type: "string" },
@@ -19,7 +22,11 @@ const JUDGE_OPTIONS = {
   "sent-at": { type: "string" },
   header: { type: "string", multiple: true },
   "print-id": { type: "string" },
+  "retry-after": { type: "boolean" },
 } as const;
+
+/** An error body read leniently, for its code. */
+const errorCode = z.object({ error: z.object({ code: z.string() }) });
 
 export async function judge(argv: string[]): Promise<number> {
   let values: ReturnType<typeof parseArgs<{ args: string[]; strict: true; options: typeof JUDGE_OPTIONS }>>["values"];
@@ -34,6 +41,14 @@ export async function judge(argv: string[]): Promise<number> {
   if (!response) {
     process.stderr.write("judge: no HTTP answer on stdin\n");
     return 2;
+  }
+  if (values["retry-after"]) {
+    if (response.status !== 429 || errorCode.safeParse(response.json).data?.error.code !== "RATE_LIMIT_EXCEEDED") return 1;
+    // the announced wait, never longer than one window (PROFILE §7: the bucket refills within it)
+    const window = Number(values.window);
+    const announced = Number(response.headers["retry-after"]);
+    process.stdout.write(String(Number.isFinite(announced) && announced >= 0 ? Math.min(announced, window) : window));
+    return 0;
   }
   if (values["print-id"]) {
     const id = createdId(response, values["print-id"]);

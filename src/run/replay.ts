@@ -72,17 +72,31 @@ function findingReplayScript(finding: Finding, target: HarnessTarget): string | 
     `HARNESS="\${AGENT_HARNESS_BIN:-${BIN_PATH}}"`,
     "out=$(mktemp) && trap 'rm -f \"$out\"' EXIT",
   ];
+  // a call the rate limit refused did nothing (PROFILE §7): wait its Retry-After and send it again,
+  // three times at most — a replay run right after the run that found the defect meets its spent buckets.
+  // A finding whose evidence is itself a 429 is replayed as it was: its 429 is what it judges.
+  lines.push(
+    "paced() {",
+    "  for try in 1 2 3 4; do",
+    '    "$1" > "$out" || return 2',
+    `    wait=$(node "$HARNESS" judge --retry-after --window ${target.windowSeconds} < "$out") || return 0`,
+    '    [ "$try" -lt 4 ] && sleep "$wait"',
+    "  done",
+    "}",
+  );
   if (finding.setup && agentId) {
     lines.push(
       "# 1. create the agent the failing call addresses",
-      `${retarget(finding.setup.evidence.curl, target.baseUrl)} > "$out" || exit 2`,
+      `create() { ${retarget(finding.setup.evidence.curl, target.baseUrl)}; }`,
+      "paced create || exit 2",
       `id=$(node "$HARNESS" judge --print-id ${target.idField} < "$out") || exit 2`,
       "# 2. the call that showed the defect",
     );
   }
+  const refused = evidence.response?.status === 429;
   lines.push(
-    "sent=$(node -e 'process.stdout.write(String(Date.now()))')",
-    `${retarget(evidence.curl, target.baseUrl, agentId)} > "$out" || exit 2`,
+    `call() { sent=$(node -e 'process.stdout.write(String(Date.now()))'); ${retarget(evidence.curl, target.baseUrl, agentId)}; }`,
+    refused ? 'call > "$out" || exit 2' : "paced call || exit 2",
     `${judgeLine(finding, evidence, target, agentId)}`,
     "verdict=$?",
   );
