@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { type Agent, HEADERS } from "../contract/index.js";
+import { AGENT_DEFAULTS, type Agent, agentSchema, HEADERS } from "../contract/index.js";
 import { ConcurrencyChecks, echoes, expectPatchesTookEffect, nextRequestId, patchBurst } from "./concurrency-checks.js";
 import type { LoadResponse } from "./recorder.js";
 
@@ -135,21 +135,16 @@ describe("X-Request-Id under concurrency (PROFILE §1)", () => {
 });
 
 describe("concurrent PATCHes of different fields (PROFILE §5 Update)", () => {
-  const agentWith = (over: Partial<Agent>): Agent => ({
-    id: "agt_1",
-    name: "a",
-    bio: "",
-    personality: { traits: [] },
-    knowledge: { expertise: [], knowledgeBases: [] },
-    goals: { objectives: [], motivations: [] },
-    platforms: {},
-    plugins: [],
-    modelSettings: { provider: "mock", model: "mock-1" },
-    status: "active",
-    createdAt: "2026-11-21T00:00:00.000Z",
-    updatedAt: "2026-11-21T00:00:00.000Z",
-    ...over,
-  });
+  // an agent of the contract's defaults (PROFILE §4), with the fields a test sets
+  const agentWith = (over: Partial<Agent>): Agent =>
+    agentSchema.parse({
+      ...AGENT_DEFAULTS,
+      id: "agt_1",
+      name: "a",
+      createdAt: "2026-11-21T00:00:00.000Z",
+      updatedAt: "2026-11-21T00:00:00.000Z",
+      ...over,
+    });
 
   test("every field a 200 set reads back set; a lost one, or one set by refused PATCHes only, is a finding", () => {
     const { group, fields } = patchBurst("agt_1", 25);
