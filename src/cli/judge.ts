@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { RESPONSE_CHECKS } from "../checks/registry.js";
+import { errorCodeSchema } from "../contract/index.js";
 import { createdId, judgeAnswer, parseCurlOutput } from "../run/judge.js";
 import { UsageError } from "../run/usage-error.js";
 
@@ -25,8 +26,8 @@ const JUDGE_OPTIONS = {
   "retry-after": { type: "boolean" },
 } as const;
 
-/** An error body read leniently, for its code. */
-const errorCode = z.object({ error: z.object({ code: z.string() }) });
+/** An error body read leniently, for its code: one the contract knows (PROFILE §3), so the code compared is typed. */
+const errorCode = z.object({ error: z.object({ code: errorCodeSchema }) });
 
 export async function judge(argv: string[]): Promise<number> {
   let values: ReturnType<typeof parseArgs<{ args: string[]; strict: true; options: typeof JUDGE_OPTIONS }>>["values"];
