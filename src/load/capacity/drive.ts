@@ -9,6 +9,7 @@ import { type ScenarioContext, ScenarioSetupError } from "../context.js";
 import { type LoadResponse, recordMs } from "../recorder.js";
 import { type LoadRequest, labelOf, messageTo, requestTo } from "../requests.js";
 import { BucketLedger, bucketsOf } from "./ledger.js";
+import { MinHeap } from "./min-heap.js";
 import {
   type ArrivalStream,
   accountsOfShard,
@@ -372,42 +373,3 @@ const createdId = (res: LoadResponse): string | undefined => {
   const data = json.data;
   return typeof data === "object" && data !== null && "id" in data && typeof data.id === "string" ? data.id : undefined;
 };
-
-/** A binary min-heap on `score`. */
-class MinHeap<T> {
-  private readonly items: T[] = [];
-  constructor(private readonly score: (item: T) => number) {}
-  peek(): T | undefined {
-    return this.items[0];
-  }
-  push(item: T): void {
-    const xs = this.items;
-    xs.push(item);
-    let i = xs.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (this.score(xs[parent]!) <= this.score(xs[i]!)) break;
-      [xs[parent], xs[i]] = [xs[i]!, xs[parent]!];
-      i = parent;
-    }
-  }
-  pop(): T | undefined {
-    const xs = this.items;
-    const top = xs[0];
-    const last = xs.pop();
-    if (xs.length && last !== undefined) {
-      xs[0] = last;
-      let i = 0;
-      for (;;) {
-        const [l, r] = [2 * i + 1, 2 * i + 2];
-        let m = i;
-        if (l < xs.length && this.score(xs[l]!) < this.score(xs[m]!)) m = l;
-        if (r < xs.length && this.score(xs[r]!) < this.score(xs[m]!)) m = r;
-        if (m === i) break;
-        [xs[m], xs[i]] = [xs[i]!, xs[m]!];
-        i = m;
-      }
-    }
-    return top;
-  }
-}
