@@ -5,7 +5,6 @@ import {
   compose,
   type Dispatch,
   type Exchange,
-  errorCodeOf,
   type OutgoingRequest,
   Redactor,
   recording,
@@ -20,6 +19,7 @@ import type { HarnessTarget } from "../target/harness-target.js";
 import { keyVariable, roleOfKey } from "../target/key-roles.js";
 import { ConcurrencyChecks, echoes, nextRequestId } from "./concurrency-checks.js";
 import type { LoadOptions } from "./define.js";
+import { loadResponseOf, receivedExchange } from "./exchanges.js";
 import type { LoadRecorder, LoadResponse } from "./recorder.js";
 import { type LoadRequest, labelOf, labelOfUrl } from "./requests.js";
 
@@ -174,7 +174,7 @@ export class ScenarioContext {
     this.concurrency.answer({ key, endpoint: req.endpoint, ...(agentId ? { agentId } : {}) }, res);
     // PROFILE §1 on every answer: one carrying another request's id goes to the request-id-echo check
     if (!this.recorder.sampled(res) && echoes(res.sentRequestId, res)) return;
-    const replay: Dispatch = async (request) => ({ exchange: received(request, res), aborted: false });
+    const replay: Dispatch = async (request) => ({ exchange: receivedExchange(request, res), aborted: false });
     const judged = this.layersFor(key).judging(replay)(this.outgoing(key, req, res.sentRequestId));
     this.judging.add(judged);
     void judged.finally(() => this.judging.delete(judged));
@@ -364,43 +364,4 @@ export class ScenarioSetupError extends Error {
 /** Too much changed during a measurement (a window turned mid-burst) three times: no verdict. */
 export class InconclusiveError extends Error {
   override name = "InconclusiveError";
-}
-
-/** The transport's record of an answer autocannon received (unredacted: the redaction layer follows). */
-function received(request: OutgoingRequest, answer: LoadResponse): Exchange {
-  return {
-    request: {
-      method: request.method,
-      url: request.origin + request.path,
-      headers: { ...request.headers },
-      bodyBytes: request.body?.byteLength ?? 0,
-    },
-    response: { status: answer.status, headers: answer.headers, bodyText: answer.bodyText, json: answer.json },
-    durationMs: Math.round(answer.latencyMs),
-    sentAt: answer.receivedAt - answer.latencyMs,
-    receivedAt: answer.receivedAt,
-    requestId: answer.requestId,
-    rate: answer.rate,
-    curl: "",
-    attempt: 1,
-    leaks: [],
-  };
-}
-
-/** An exchange as the scenarios read answers, under its endpoint's label. */
-function loadResponseOf(ex: Exchange, endpoint: string): LoadResponse {
-  return {
-    method: ex.request.method,
-    url: ex.request.url,
-    endpoint,
-    status: ex.response.status,
-    headers: ex.response.headers,
-    bodyText: ex.response.bodyText,
-    json: ex.response.json,
-    code: errorCodeOf(ex.response.json),
-    rate: ex.rate,
-    requestId: ex.requestId,
-    receivedAt: ex.receivedAt,
-    latencyMs: ex.durationMs,
-  };
 }
