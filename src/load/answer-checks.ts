@@ -3,7 +3,7 @@ import type { LoadResponse } from "./recorder.js";
 import type { LoadRequest } from "./requests.js";
 
 /** One request a scenario's generator sent and the answer it got, with the harness's times. */
-export interface SentAnswer {
+interface SentAnswer {
   /** the key it was sent with */
   key: string;
   request: LoadRequest;

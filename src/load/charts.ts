@@ -34,7 +34,7 @@ function niceMax(v: number): number {
 }
 
 /** One line of an HDR chart: its colour (the endpoint's, the same in every panel), dashed for refusals. */
-export interface HdrSeries {
+interface HdrSeries {
   name: string;
   h: HistogramSummary;
   color?: string;
@@ -45,7 +45,7 @@ export interface HdrSeries {
  * The HDR percentile plot: x is the percentile on the usual log scale (1 / (1 − p): 90%, 99%,
  * 99.9% …), y the latency in ms; one line per series, its legend with the answers it rests on.
  */
-export function hdrChart(title: string, series: HdrSeries[]): string {
+function hdrChart(title: string, series: HdrSeries[]): string {
   const usable = series.filter((s) => s.h.count > 0 && s.h.distribution.length > 1);
   if (!usable.length) return "";
   const xOf = (p: number) => Math.log10(1 / (1 - Math.min(p, 99.999) / 100));
@@ -87,7 +87,7 @@ function gridLines(py: (v: number) => number, yMax: number): string {
     .join("");
 }
 
-export function timelineChart(title: string, rows: ScenarioReport["statusPerSecond"]): string {
+function timelineChart(title: string, rows: ScenarioReport["statusPerSecond"]): string {
   if (!rows.length) return "";
   const seconds = Math.max(...rows.map((r) => r.second)) + 1;
   const statuses = [...new Set(rows.flatMap((r) => Object.keys(r.statuses)))].sort();

@@ -35,7 +35,7 @@ export const dataFieldOf = (res: { json: unknown }, field: string): unknown => {
  * The target's clock as `verify` estimated it from its Date header (offset, tolerated difference);
  * without an estimate none is tolerated for a server on this very machine, 2 s for a deployment.
  */
-export const targetClock = (target: HarnessTarget) => clockReading(target.serviceClock, target.kind === "external" ? 2 : 0);
+const targetClock = (target: HarnessTarget) => clockReading(target.serviceClock, target.kind === "external" ? 2 : 0);
 
 /** The tier of the account behind the load scenarios' key (ScenarioContext.loadKey), when known. */
 export const loadTierOf = (target: HarnessTarget): number | undefined =>

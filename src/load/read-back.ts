@@ -2,7 +2,7 @@ import type { ClauseId } from "../contract/index.js";
 import { dataFieldOf, type ScenarioContext, ScenarioSetupError } from "./context.js";
 
 /** The name label of the agents a burst creates (`ScenarioContext.name`): read back by it. */
-export const BURST_LABEL = "burst";
+const BURST_LABEL = "burst";
 
 /**
  * Read back: the account's agents a scenario's bursts created are exactly those answered 201,

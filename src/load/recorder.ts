@@ -18,7 +18,7 @@ export function recordMs(h: hdr.Histogram, ms: number): void {
   h.recordValue(Math.max(1, Math.round(ms * 1000)));
 }
 
-export const PERCENTILES = [50, 90, 95, 99, 99.9] as const;
+const PERCENTILES = [50, 90, 95, 99, 99.9] as const;
 
 /** Milliseconds with three significant digits or so, as every load report prints them. */
 export const formatMs = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));

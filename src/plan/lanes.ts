@@ -56,7 +56,7 @@ export function usesAccountLanes(target: HarnessTarget): boolean {
 }
 
 /** Every key of a key set with its role and account: what a lane's swapped key set must not lose. */
-export function keyLabelsOf(keys: HarnessTarget["keys"]): Record<string, KeyLabel> {
+function keyLabelsOf(keys: HarnessTarget["keys"]): Record<string, KeyLabel> {
   const labels: Record<string, KeyLabel> = {};
   const mainKeys = keys.mainKeys ?? [keys.main];
   mainKeys.forEach((key, i) => {

@@ -2,7 +2,7 @@ import { ENDPOINTS } from "../contract/index.js";
 import type { PlannedBucket, RunPlan } from "../report/plan-types.js";
 import type { FootprintEntry } from "./footprint.js";
 
-export type { PlannedBucket, RunPlan };
+export type { RunPlan };
 
 export interface PlanLimits {
   windowSeconds: number;
@@ -35,7 +35,7 @@ const isSetup = (e: FootprintEntry) => e.check.endsWith("(setup)");
 const windowsFor = (requests: number, size: number | null) => (size === null ? null : Math.ceil(requests / size));
 
 /** The per-bucket counts and the bound they imply, from a footprint (all of it, or what is left). */
-export function boundOf(entries: readonly FootprintEntry[], limits: PlanLimits) {
+function boundOf(entries: readonly FootprintEntry[], limits: PlanLimits) {
   const byBucket = new Map<string, PlannedBucket>();
   for (const entry of entries) {
     if (!entry.counted) continue;

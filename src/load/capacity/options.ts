@@ -14,7 +14,7 @@ export function parseDurationSeconds(raw: string, flag: string): number | string
  * (JOB_COMPLETION_INDEX), an AWS Batch array job (AWS_BATCH_JOB_ARRAY_INDEX). A GitHub Actions
  * matrix passes its own index in `--shard ${{ matrix.shard }}/N`.
  */
-export const SHARD_INDEX_VARIABLES = ["JOB_COMPLETION_INDEX", "AWS_BATCH_JOB_ARRAY_INDEX"] as const;
+const SHARD_INDEX_VARIABLES = ["JOB_COMPLETION_INDEX", "AWS_BATCH_JOB_ARRAY_INDEX"] as const;
 
 /**
  * `--shard i/n` (0 ≤ i < n), or `--shard n` with the index from one of SHARD_INDEX_VARIABLES;

@@ -41,15 +41,7 @@ export const CAPACITY_DEFAULTS = { share: 0.8, durationSeconds: 60, rampShare: 0
 export const FLOOD_FACTOR = 10;
 
 /** The request shapes of the mix; a stream is a Send Message read as server-sent events. */
-export const SHAPES = [
-  "createAgent",
-  "listAgents",
-  "getAgent",
-  "updateAgent",
-  "deleteAgent",
-  "sendMessage",
-  "streamMessage",
-] as const;
+const SHAPES = ["createAgent", "listAgents", "getAgent", "updateAgent", "deleteAgent", "sendMessage", "streamMessage"] as const;
 export type Shape = (typeof SHAPES)[number];
 
 export const endpointOfShape = (shape: Shape): EndpointId => (shape === "streamMessage" ? "sendMessage" : shape);

@@ -13,7 +13,7 @@ export function decodeHistogram(encoded: string): hdr.Histogram {
 
 const ms = (us: number) => Math.round(us) / 1000;
 /** a percentile in ms, within what was recorded (HDR answers a bucket's highest equivalent value) */
-export const percentileMs = (h: hdr.Histogram, p: number) =>
+const percentileMs = (h: hdr.Histogram, p: number) =>
   h.totalCount ? ms(Math.min(h.maxValue, Math.max(h.minNonZeroValue, h.getValueAtPercentile(p)))) : 0;
 
 /** One tenant's (account's) admitted latency and its outcomes. */
@@ -26,7 +26,7 @@ export interface TenantTally {
 }
 
 /** The phases noisy-neighbour compares, for every tenant but the flooding one. */
-export const PHASES = ["calm", "flooded"] as const;
+const PHASES = ["calm", "flooded"] as const;
 export type Phase = (typeof PHASES)[number];
 
 /**
@@ -142,7 +142,7 @@ export interface CapacitySettings {
 }
 
 /** A tenant's row in the report. */
-export interface TenantFigure {
+interface TenantFigure {
   account: string;
   p99Ms: number;
   admitted: number;
@@ -181,7 +181,7 @@ const WORST = 5;
 /** Past this lateness (p99) of the generator's sends, the figures are bounded by the generator. */
 export const HEADROOM_LAG_MS = 50;
 /** noisy-neighbour: the others' flooded p99 may be at most ×2 their calm p99, plus 20 ms (a loaded machine's jitter). */
-export const NEIGHBOUR_TOLERANCE = { factor: 2, plusMs: 20 } as const;
+const NEIGHBOUR_TOLERANCE = { factor: 2, plusMs: 20 } as const;
 
 /** The figures of a tally (one process's or a merge of shards'). */
 export function capacityFigures(tally: CapacityTally, settings: CapacitySettings): CapacityFigures {
