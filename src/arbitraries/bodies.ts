@@ -4,6 +4,7 @@ import {
   type CreateAgentBody,
   createAgentBodySchema,
   FIELD_LIMITS as F,
+  isRecord,
   MOCK_MODELS,
   PLATFORMS,
   perPlatform,
@@ -135,13 +136,13 @@ function handMadeCreate(opts: BodyOptions): fc.Arbitrary<CreateAgentBody> {
 /** A valid create body: json-schema-faker on the contract's JSON Schema, or the edge-seeking arbitrary. */
 export function validCreateBody(opts: BodyOptions): fc.Arbitrary<Generated<CreateAgentBody>> {
   const faked = fromJsonSchema(createAgentBodySchema, (raw, seed) => {
-    if (!isObj(raw)) return undefined;
+    if (!isRecord(raw)) return undefined;
     const body = { ...raw };
     // faked tokens are words that show up in any text: make each one unmistakable for the leak check
-    for (const [name, platform] of Object.entries(isObj(body.platforms) ? body.platforms : {}))
-      if (isObj(platform) && platform.token !== undefined) platform.token = `tok-${seed.toString(16)}-${name}`;
+    for (const [name, platform] of Object.entries(isRecord(body.platforms) ? body.platforms : {}))
+      if (isRecord(platform) && platform.token !== undefined) platform.token = `tok-${seed.toString(16)}-${name}`;
     body.name = opts.namePrefix + [...String(body.name ?? "")].slice(0, F.name.max - cp(opts.namePrefix)).join("");
-    const model = isObj(body.modelSettings) ? body.modelSettings.model : undefined;
+    const model = isRecord(body.modelSettings) ? body.modelSettings.model : undefined;
     if (typeof model === "string" && (SLOW_MODELS.has(model) || model === FAILING_MODEL)) return undefined;
     // the body as rewritten, not parsed.data, which would send its keys in schema order
     const rewritten: unknown = body;
@@ -206,7 +207,6 @@ export function validPatch(opts: BodyOptions): fc.Arbitrary<Generated<UpdateAgen
 type Obj = Record<string, unknown>;
 /** A body the Create schema admits as it is (it has no transform, so what it admits is what it reads). */
 const admitsAsCreateBody = (v: unknown): v is z.input<typeof createAgentBodySchema> => createAgentBodySchema.safeParse(v).success;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 /** Where a fault may be put: the top of the body, or inside one of its objects. */
 const NESTED = ["personality", "knowledge", "goals", "modelSettings"] as const;
 
@@ -301,7 +301,7 @@ function setAt(body: Obj, path: readonly string[], value: unknown): Obj {
   let at: Obj = out;
   for (const key of path.slice(0, -1)) {
     const next = at[key];
-    at = at[key] = typeof next === "object" && next !== null && !Array.isArray(next) ? { ...next } : {};
+    at = at[key] = isRecord(next) ? { ...next } : {};
   }
   at[path.at(-1)!] = value;
   return out;

@@ -1,4 +1,4 @@
-import type { ClauseId, EndpointSpec } from "../contract/index.js";
+import { type ClauseId, type EndpointSpec, isRecord } from "../contract/index.js";
 
 /** What a response-level check sees of one exchange (a structural subset of the client's Exchange). */
 export interface ObservedExchange {
@@ -74,9 +74,6 @@ export const header = (ex: ObservedExchange, name: string): string | undefined =
 };
 
 export const isStream = (ex: ObservedExchange) => /^text\/event-stream\b/i.test(header(ex, "content-type") ?? "");
-
-export const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 export const errorOf = (ex: ObservedExchange): Record<string, unknown> | undefined => {
   const json = ex.response.json;

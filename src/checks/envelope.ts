@@ -1,5 +1,5 @@
-import { detailsFromIssues, errorEnvelopeSchema, HEALTH_PATH } from "../contract/index.js";
-import { defineCheck, isRecord, isStream } from "./define.js";
+import { detailsFromIssues, errorEnvelopeSchema, HEALTH_PATH, isRecord } from "../contract/index.js";
+import { defineCheck, isStream } from "./define.js";
 
 const article = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
 

@@ -1,17 +1,15 @@
-import type { ClauseId } from "../contract/index.js";
+import { type ClauseId, isRecord } from "../contract/index.js";
 import { defineCheck, isStream } from "./define.js";
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The member `key` of a JSON value (an array index or an object key); undefined when it has none. */
 const childAt = (v: unknown, key: PropertyKey): unknown =>
-  Array.isArray(v) ? (typeof key === "number" ? v[key] : undefined) : isObject(v) && typeof key === "string" ? v[key] : undefined;
+  Array.isArray(v) ? (typeof key === "number" ? v[key] : undefined) : isRecord(v) && typeof key === "string" ? v[key] : undefined;
 
 /** PROFILE §11: a deployment may name the identifier otherwise; the contract's schemas say `id`. */
 function renameId(json: unknown, idField: string): unknown {
-  if (idField === "id" || !isObject(json)) return json;
+  if (idField === "id" || !isRecord(json)) return json;
   const rename = (r: unknown) => {
-    if (!isObject(r) || !(idField in r) || "id" in r) return r;
+    if (!isRecord(r) || !(idField in r) || "id" in r) return r;
     const { [idField]: id, ...rest } = r;
     return { id, ...rest };
   };

@@ -13,6 +13,7 @@ import {
   errorEnvelopeSchema,
   HEALTH_PATH,
   healthSchema,
+  isRecord,
   JSON_CONTENT_TYPE,
   type MessageBody,
   type MessageReply,
@@ -312,9 +313,9 @@ export class ServiceClient {
 
   /** PROFILE §11: a deployment may name the identifier field otherwise; the contract's schemas say `id`. */
   private renameIdField(endpoint: EndpointId, json: unknown): unknown {
-    if (this.idField === "id" || endpoint === "sendMessage" || !isObject(json)) return json;
+    if (this.idField === "id" || endpoint === "sendMessage" || !isRecord(json)) return json;
     const rename = (record: unknown): unknown => {
-      if (!isObject(record) || !(this.idField in record) || "id" in record) return record;
+      if (!isRecord(record) || !(this.idField in record) || "id" in record) return record;
       const { [this.idField]: id, ...rest } = record;
       return { id, ...rest };
     };
@@ -369,14 +370,10 @@ function requestBody(options: SendOptions): Uint8Array | undefined {
   return undefined;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** An error envelope that broke its schema still says what code it meant, for the report. */
 function looseError(body: unknown): ApiError | undefined {
   const code = errorCodeOf(body);
-  if (code === undefined || !isObject(body) || !isObject(body.error)) return undefined;
+  if (code === undefined || !isRecord(body) || !isRecord(body.error)) return undefined;
   const message = body.error.message;
   return { code, message: typeof message === "string" ? message : "" };
 }

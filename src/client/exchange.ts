@@ -1,4 +1,4 @@
-import type { EndpointId } from "../contract/index.js";
+import { type EndpointId, isRecord } from "../contract/index.js";
 import type { RateHeaders } from "./rate.js";
 
 /**
@@ -73,11 +73,8 @@ export function parseJson(text: string): unknown {
   }
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-
 /** `error.code` of an error envelope, when the body has one. */
 export function errorCodeOf(json: unknown): string | undefined {
-  if (!isObject(json) || !isObject(json.error)) return undefined;
+  if (!isRecord(json) || !isRecord(json.error)) return undefined;
   return typeof json.error.code === "string" ? json.error.code : undefined;
 }

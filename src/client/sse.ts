@@ -1,5 +1,5 @@
 import { createParser, type EventSourceParser } from "eventsource-parser";
-import { type MessageReply, SSE_EVENTS, type SseEventName } from "../contract/index.js";
+import { isRecord, type MessageReply, SSE_EVENTS, type SseEventName } from "../contract/index.js";
 import { type ParseIssue, parseWith } from "./parse-issues.js";
 
 /** One server-sent event (PROFILE §5 stream): its name, its data parsed as JSON, the data as sent. */
@@ -114,7 +114,7 @@ export function summarizeStream(events: readonly SseEvent[]): StreamSummary {
     if (name === "delta") {
       const parsed = parseWith(SSE_EVENTS.delta, ev.data, prefix);
       summary.parseIssues.push(...parsed.issues);
-      const text = isObject(ev.data) ? ev.data.text : undefined;
+      const text = isRecord(ev.data) ? ev.data.text : undefined;
       if (typeof text === "string") summary.text += text;
     } else if (name === "done") {
       const parsed = parseWith(SSE_EVENTS.done, ev.data, prefix);
@@ -124,7 +124,7 @@ export function summarizeStream(events: readonly SseEvent[]): StreamSummary {
       const parsed = parseWith(SSE_EVENTS.error, ev.data, prefix);
       summary.parseIssues.push(...parsed.issues);
       if (summary.error === undefined) {
-        const data = isObject(ev.data) ? ev.data : {};
+        const data = isRecord(ev.data) ? ev.data : {};
         if (parsed.value !== undefined) summary.error = parsed.value;
         else if (typeof data.code === "string") summary.error = { code: data.code, message: String(data.message ?? "") };
       }
@@ -134,5 +134,3 @@ export function summarizeStream(events: readonly SseEvent[]): StreamSummary {
 }
 
 const isSseEventName = (name: string): name is SseEventName => Object.hasOwn(SSE_EVENTS, name);
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);

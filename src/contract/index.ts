@@ -4,5 +4,6 @@ export * from "./errors.js";
 export * from "./keys.js";
 export * from "./limits.js";
 export * from "./openapi.js";
+export * from "./records.js";
 export * from "./schemas.js";
 export * from "./text.js";

@@ -14,7 +14,15 @@ import {
   TransportError,
   undiciTransport,
 } from "../client/index.js";
-import { type Agent, type ClauseId, type CreateAgentBody, HEADERS, JSON_CONTENT_TYPE, matchEndpoint } from "../contract/index.js";
+import {
+  type Agent,
+  type ClauseId,
+  type CreateAgentBody,
+  HEADERS,
+  isRecord,
+  JSON_CONTENT_TYPE,
+  matchEndpoint,
+} from "../contract/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { keyVariable, roleOfKey } from "../target/key-roles.js";
 import { ConcurrencyChecks, echoes, nextRequestId } from "./concurrency-checks.js";
@@ -22,8 +30,6 @@ import type { LoadOptions } from "./define.js";
 import { loadResponseOf, receivedExchange } from "./exchanges.js";
 import type { LoadRecorder, LoadResponse } from "./recorder.js";
 import { type LoadRequest, labelOf, labelOfUrl } from "./requests.js";
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** A field of an answer's `data`, when the body has one. */
 export const dataFieldOf = (res: { json: unknown }, field: string): unknown => {

@@ -4,6 +4,7 @@ import {
   type Agent,
   type AgentStatus,
   compareCodePoints,
+  isRecord,
   PLATFORMS,
   SORT_FIELDS,
   SORT_ORDERS,
@@ -19,13 +20,12 @@ import {
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
-const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
 const isJson = (v: unknown): v is Json =>
   v === null ||
   typeof v === "boolean" ||
   typeof v === "number" ||
   typeof v === "string" ||
-  (Array.isArray(v) ? v.every(isJson) : isObject(v) && Object.values(v).every(isJson));
+  (Array.isArray(v) ? v.every(isJson) : isRecord(v) && Object.values(v).every(isJson));
 
 /** A JSON round trip on purpose: the copy reads as the wire would (-0 is 0, undefined fields go). */
 function copy(v: Json): Json {
@@ -37,7 +37,7 @@ function copy(v: Json): Json {
 
 function copyObject(v: JsonObject): JsonObject {
   const back = copy(v);
-  if (!isObject(back)) throw new Error("a JSON round trip of an object gave back something else");
+  if (!isRecord(back)) throw new Error("a JSON round trip of an object gave back something else");
   return back;
 }
 
@@ -56,11 +56,11 @@ type PredictedRecord = Omit<Agent, "id" | "createdAt" | "updatedAt">;
 function mergePatch(target: JsonObject, patch: JsonObject, defaults: Json | undefined): JsonObject {
   const out = copyObject(target);
   for (const [key, value] of Object.entries(patch)) {
-    const fallback = isObject(defaults) ? defaults[key] : undefined;
+    const fallback = isRecord(defaults) ? defaults[key] : undefined;
     if (value === null) {
       if (fallback === undefined) delete out[key];
       else out[key] = copy(fallback);
-    } else if (isObject(value)) out[key] = mergePatch(isObject(out[key]) ? out[key] : {}, value, fallback);
+    } else if (isRecord(value)) out[key] = mergePatch(isRecord(out[key]) ? out[key] : {}, value, fallback);
     else out[key] = copy(value);
   }
   return out;
@@ -68,17 +68,18 @@ function mergePatch(target: JsonObject, patch: JsonObject, defaults: Json | unde
 
 /** PROFILE §4 defaults as the JSON they are (the contract declares them read-only). */
 function defaultsAsJson(): JsonObject {
-  if (!isObject(AGENT_DEFAULTS) || !isJson(AGENT_DEFAULTS)) throw new Error("AGENT_DEFAULTS is not a JSON object");
-  return AGENT_DEFAULTS;
+  const defaults: unknown = AGENT_DEFAULTS;
+  if (!isJson(defaults) || !isRecord(defaults)) throw new Error("AGENT_DEFAULTS is not a JSON object");
+  return defaults;
 }
 const DEFAULTS = defaultsAsJson();
 
 /** PROFILE §5: a platform needs `enabled` when it first appears: the field a 400 must name, if any. */
 function platformWithoutEnabled(config: JsonObject): string | undefined {
-  const platforms = isObject(config.platforms) ? config.platforms : {};
+  const platforms = isRecord(config.platforms) ? config.platforms : {};
   const missing = PLATFORMS.find((p) => {
     const platform = platforms[p];
-    return isObject(platform) && typeof platform.enabled !== "boolean";
+    return isRecord(platform) && typeof platform.enabled !== "boolean";
   });
   return missing && `platforms.${missing}.enabled`;
 }
@@ -86,8 +87,8 @@ function platformWithoutEnabled(config: JsonObject): string | undefined {
 /** PROFILE §4: tokens are write-only; a platform reads `{enabled, tokenSet}`. */
 function predictRecord(config: JsonObject): PredictedRecord {
   const platforms: Record<string, { enabled: boolean; tokenSet: boolean }> = {};
-  for (const [name, p] of Object.entries(isObject(config.platforms) ? config.platforms : {}))
-    if (isObject(p)) platforms[name] = { enabled: p.enabled === true, tokenSet: typeof p.token === "string" };
+  for (const [name, p] of Object.entries(isRecord(config.platforms) ? config.platforms : {}))
+    if (isRecord(p)) platforms[name] = { enabled: p.enabled === true, tokenSet: typeof p.token === "string" };
   const { platforms: _p, ...rest } = config;
   // cast: the model keeps configurations as plain JSON; it predicts only from ones a valid body made, and does not re-parse with the contract's schema (STYLE §8)
   return { ...copyObject(rest), platforms } as PredictedRecord;
@@ -117,7 +118,7 @@ export function predictUpdate(previous: JsonObject, patch: JsonObject): Predicti
 
 function sorted(v: Json): Json {
   if (Array.isArray(v)) return v.map(sorted);
-  if (!isObject(v)) return v;
+  if (!isRecord(v)) return v;
   return Object.fromEntries(
     Object.entries(v)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))

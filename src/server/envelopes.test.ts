@@ -1,4 +1,5 @@
 import { describe, expect, test } from "vitest";
+import { isRecord } from "../contract/index.js";
 import { ACCOUNTS, KEYS, loadBoundaries, makeServer, SMALL_TIER, seedAgents, type TestServer } from "./test-support.js";
 import { expectError, listOf, type Res } from "./test-support-answers.js";
 
@@ -68,7 +69,7 @@ describe("§2 envelopes", () => {
       const env = res.json as Record<string, unknown>;
       expect(Object.keys(env).sort()).toEqual(["data", "success"]);
       expect(env.success).toBe(true);
-      expect(typeof env.data === "object" && env.data !== null && !Array.isArray(env.data)).toBe(true);
+      expect(isRecord(env.data)).toBe(true);
     }
   });
 

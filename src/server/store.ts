@@ -5,6 +5,7 @@ import {
   type AgentStatus,
   compareCodePoints,
   type ErrorDetail,
+  isRecord,
   type ListQuery,
   type Pagination,
   type ParsedBodyOf,
@@ -35,8 +36,6 @@ export interface Conversation {
   queue?: Promise<void>;
 }
 
-// Stryker disable next-line ConditionalExpression: null never reaches isObject (the merge handles null first; stored records and defaults hold none)
-const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
 const clone = <T>(v: T): T => structuredClone(v);
 
 /**
@@ -53,9 +52,9 @@ function mergePatch(target: JsonObject, patch: Readonly<JsonObject>, defaults: J
       // Stryker disable next-line ConditionalExpression: a removed field kept as undefined serialises the same; it only makes a patch that removes an absent optional field move updatedAt, and PROFILE §5 pins updatedAt only for `{}`
       if (fallback === undefined) delete result[key];
       else result[key] = clone(fallback);
-    } else if (isObject(value)) {
+    } else if (isRecord(value)) {
       const base = result[key];
-      result[key] = mergePatch(isObject(base) ? base : {}, value, isObject(fallback) ? fallback : undefined);
+      result[key] = mergePatch(isRecord(base) ? base : {}, value, isRecord(fallback) ? fallback : undefined);
     } else {
       result[key] = clone(value);
     }
@@ -65,10 +64,10 @@ function mergePatch(target: JsonObject, patch: Readonly<JsonObject>, defaults: J
 
 /** PROFILE §5: a platform needs `enabled` when it first appears. */
 function platformFaults(config: JsonObject): ErrorDetail[] {
-  const platforms = isObject(config.platforms) ? config.platforms : {};
+  const platforms = isRecord(config.platforms) ? config.platforms : {};
   return PLATFORMS.filter((p) => {
     const platform = platforms[p];
-    return isObject(platform) && typeof platform.enabled !== "boolean";
+    return isRecord(platform) && typeof platform.enabled !== "boolean";
   }).map((p) => ({ field: `platforms.${p}.enabled`, issue: PLATFORM_NEEDS_ENABLED }));
 }
 
@@ -97,10 +96,10 @@ export function agentEnvelopeJson(agent: Agent): string {
 
 function buildView(a: StoredAgent): Agent {
   const platforms: Record<string, { enabled: boolean; tokenSet: boolean }> = {};
-  const stored = isObject(a.config.platforms) ? a.config.platforms : {};
+  const stored = isRecord(a.config.platforms) ? a.config.platforms : {};
   for (const p of PLATFORMS) {
     const entry = stored[p];
-    if (isObject(entry)) platforms[p] = { enabled: entry.enabled === true, tokenSet: typeof entry.token === "string" };
+    if (isRecord(entry)) platforms[p] = { enabled: entry.enabled === true, tokenSet: typeof entry.token === "string" };
   }
   // cast: the stored configuration is AGENT_DEFAULTS merged with bodies the endpoint schemas admitted
   const c = a.config as Omit<Agent, "id" | "platforms" | "createdAt" | "updatedAt">;
@@ -229,7 +228,7 @@ function jsonEqual(a: unknown, b: unknown): boolean {
   // Stryker disable next-line ArrowFunction,ConditionalExpression,MethodExpression: jsonEqual only decides whether a patch that changes nothing moves updatedAt; PROFILE §5 pins updatedAt for `{}` alone
   if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => jsonEqual(v, b[i]));
   // Stryker disable next-line LogicalOperator: jsonEqual only decides whether a patch that changes nothing moves updatedAt; PROFILE §5 pins updatedAt for `{}` alone
-  if (isObject(a) && isObject(b)) {
+  if (isRecord(a) && isRecord(b)) {
     const ka = Object.keys(a);
     return ka.length === Object.keys(b).length && ka.every((k) => k in b && jsonEqual(a[k], b[k]));
   }

@@ -2,7 +2,7 @@ import { appendFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import fc from "fast-check";
 import { EventStreamCollector, type Exchange, type ServiceClient, summarizeStream } from "../../src/client/index.js";
-import { RATE_LIMITS } from "../../src/contract/index.js";
+import { isRecord, RATE_LIMITS } from "../../src/contract/index.js";
 import { RunHistory, type SeenRecord } from "../../src/model/history.js";
 import { type TransitionFrom, type TransitionTo, transitionKey } from "../../src/model/transitions.js";
 import { deploymentPropertyRequests, type PropertyReplay } from "../../src/target/harness-target.js";
@@ -52,10 +52,9 @@ export const requestsMade = () => requests;
  * arrive in is the order the service handled them.
  */
 const history = new RunHistory();
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 function seenRecord(v: unknown): SeenRecord | undefined {
-  if (!isObj(v)) return undefined;
+  if (!isRecord(v)) return undefined;
   const { status, createdAt, updatedAt } = v;
   const id = v[target.idField];
   return typeof id === "string" && typeof status === "string" && typeof createdAt === "string" && typeof updatedAt === "string"
@@ -67,7 +66,7 @@ function feedHistory(ex: Exchange): void {
   const status = ex.response.status;
   const at = `${ex.request.method} ${new URL(ex.request.url).pathname} → ${status}${ex.requestId ? ` (request id ${ex.requestId})` : ""}`;
   const json = ex.response.json;
-  const data = isObj(json) ? json.data : undefined;
+  const data = isRecord(json) ? json.data : undefined;
   const records = (Array.isArray(data) ? data : [data]).map(seenRecord).filter((r) => r !== undefined);
   switch (ex.endpoint) {
     case "createAgent":
@@ -84,7 +83,7 @@ function feedHistory(ex: Exchange): void {
     case "sendMessage": {
       if (!ex.agentId) return;
       let reply: unknown = status === 200 ? data : undefined;
-      let failed = status === 500 && isObj(json) && isObj(json.error) && json.error.code === "MODEL_ERROR";
+      let failed = status === 500 && isRecord(json) && isRecord(json.error) && json.error.code === "MODEL_ERROR";
       if (status === 200 && (ex.response.headers["content-type"] ?? "").includes("text/event-stream")) {
         const events = new EventStreamCollector(() => 0);
         events.feed(ex.response.bodyText);
@@ -94,7 +93,7 @@ function feedHistory(ex: Exchange): void {
         failed = stream.error?.code === "MODEL_ERROR";
       }
       if (failed) history.modelFailed(ex.agentId);
-      if (!isObj(reply)) return;
+      if (!isRecord(reply)) return;
       const { agentId, conversationId, turn, userId, roomId } = reply;
       if (typeof agentId === "string" && typeof conversationId === "string" && typeof turn === "number")
         history.replied(
@@ -268,9 +267,9 @@ function describeError(error: unknown): string {
   const differences: string[] = [];
   const walk = (a: unknown, e: unknown, path: string) => {
     if (differences.length >= 6 || JSON.stringify(a) === JSON.stringify(e)) return;
-    if (typeof a === "object" && a !== null && typeof e === "object" && e !== null && !Array.isArray(a)) {
+    if (isRecord(a) && typeof e === "object" && e !== null) {
       for (const key of new Set([...Object.keys(a), ...Object.keys(e)]))
-        walk((a as Record<string, unknown>)[key], (e as Record<string, unknown>)[key], path ? `${path}.${key}` : key);
+        walk(a[key], Reflect.get(e, key), path ? `${path}.${key}` : key);
       return;
     }
     differences.push(

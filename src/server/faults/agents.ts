@@ -1,5 +1,6 @@
 import {
   compareCodePoints,
+  isRecord,
   MERGE_PATCH_CONTENT_TYPE,
   PLATFORMS,
   paginationFor,
@@ -13,7 +14,6 @@ import {
   errorCode,
   type FaultRecord,
   fault,
-  isObj,
   jsonBody,
   NESTED_KEYS,
   type Obj,
@@ -48,10 +48,10 @@ export const AGENTS_FAULTS: FaultRecord = {
     "a new platform without enabled is accepted as disabled",
     (app) => {
       rewriteBody(app, ["createAgent"], (body) => {
-        if (isObj(body.platforms))
+        if (isRecord(body.platforms))
           for (const p of PLATFORMS) {
             const platform = body.platforms[p];
-            if (isObj(platform) && !("enabled" in platform)) platform.enabled = false;
+            if (isRecord(platform) && !("enabled" in platform)) platform.enabled = false;
           }
       });
     },
@@ -60,7 +60,7 @@ export const AGENTS_FAULTS: FaultRecord = {
   /* §5 list */
   "limit-clamped": fault("list.invalid-params", "limit above 100 is clamped to 100 instead of rejected", (app) => {
     app.addHook("preHandler", async (req) => {
-      const q = isObj(req.query) ? req.query : {};
+      const q = isRecord(req.query) ? req.query : {};
       if (endpointOf(req) === "listAgents" && typeof q.limit === "string" && /^\d+$/.test(q.limit) && Number(q.limit) > 100)
         q.limit = "100";
     });
@@ -120,7 +120,7 @@ export const AGENTS_FAULTS: FaultRecord = {
       const replaced: Obj = { ...patch };
       for (const [key, subKeys] of Object.entries(NESTED_KEYS)) {
         const value = replaced[key];
-        if (isObj(value)) replaced[key] = { ...Object.fromEntries(subKeys.map((k) => [k, null])), ...value };
+        if (isRecord(value)) replaced[key] = { ...Object.fromEntries(subKeys.map((k) => [k, null])), ...value };
       }
       return orig(accountId, id, updateAgentBodySchema.parse(replaced));
     });
@@ -216,7 +216,7 @@ export const AGENTS_FAULTS: FaultRecord = {
   ),
   "delete-without-deleted-flag": fault("delete.ok", "DELETE answers data {id} without deleted: true", (app) => {
     rewriteJson(app, (body, req, reply) => {
-      if (endpointOf(req) === "deleteAgent" && reply.statusCode === 200 && isObj(body.data)) delete body.data.deleted;
+      if (endpointOf(req) === "deleteAgent" && reply.statusCode === 200 && isRecord(body.data)) delete body.data.deleted;
     });
   }),
 };

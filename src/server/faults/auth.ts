@@ -1,7 +1,7 @@
-import { HEADERS } from "../../contract/index.js";
+import { HEADERS, isRecord } from "../../contract/index.js";
 import { sendError } from "../http.js";
 import { rateBucketsOf } from "../ratelimit.js";
-import { type FaultRecord, fault, isObj, rewriteJson, trackAccounts, wrap } from "./tools.js";
+import { type FaultRecord, fault, rewriteJson, trackAccounts, wrap } from "./tools.js";
 
 /** Injected faults of PROFILE §6 authentication and permissions. */
 export const AUTH_FAULTS: FaultRecord = {
@@ -35,7 +35,7 @@ export const AUTH_FAULTS: FaultRecord = {
   ),
   "key-in-403": fault("auth.no-key-echo", "a 403 names the presented key in its details", (app) => {
     rewriteJson(app, (body, req, reply) => {
-      if (reply.statusCode !== 403 || !isObj(body.error)) return;
+      if (reply.statusCode !== 403 || !isRecord(body.error)) return;
       const presented = (req.headers.authorization ?? "").trim().split(/\s+/).at(-1);
       body.error.details = [{ field: "Authorization", issue: `key ${presented} lacks the permission` }];
     });

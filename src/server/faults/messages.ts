@@ -1,11 +1,10 @@
-import { MESSAGE_TIMING } from "../../contract/index.js";
+import { isRecord, MESSAGE_TIMING } from "../../contract/index.js";
 import { agentIdParam } from "../http.js";
 import {
   accountOf,
   endpointOf,
   type FaultRecord,
   fault,
-  isObj,
   jsonBody,
   parseObj,
   rewriteBody,
@@ -24,7 +23,7 @@ export const MESSAGES_FAULTS: FaultRecord = {
   }),
   "reply-id-without-prefix": fault("message.reply", "message ids lack the msg_ prefix", (app) => {
     rewriteJson(app, (body, req) => {
-      if (endpointOf(req) === "sendMessage" && body.success === true && isObj(body.data))
+      if (endpointOf(req) === "sendMessage" && body.success === true && isRecord(body.data))
         body.data.id = String(body.data.id).replace(/^msg_/, "");
     });
   }),

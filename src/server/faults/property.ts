@@ -1,5 +1,5 @@
-import { type Agent, compareCodePoints, paginationFor } from "../../contract/index.js";
-import { type FaultRecord, fault, isObj, type Obj, onCreated, reorderList, rewriteWrites, wrap } from "./tools.js";
+import { type Agent, compareCodePoints, isRecord, paginationFor } from "../../contract/index.js";
+import { type FaultRecord, fault, type Obj, onCreated, reorderList, rewriteWrites, wrap } from "./tools.js";
 
 /**
  * Subtle faults the functional suites do not catch: each shows only for some
@@ -50,7 +50,7 @@ export const PROPERTY_FAULTS: FaultRecord = {
     (_app, ctx) => {
       const round = <T extends Obj>(body: T): T => {
         const settings = body.modelSettings;
-        if (!isObj(settings) || typeof settings.temperature !== "number") return body;
+        if (!isRecord(settings) || typeof settings.temperature !== "number") return body;
         return { ...body, modelSettings: { ...settings, temperature: Math.round(settings.temperature * 100) / 100 } };
       };
       rewriteWrites(ctx.store, round);
@@ -64,7 +64,7 @@ export const PROPERTY_FAULTS: FaultRecord = {
     (_app, ctx) => {
       wrap(ctx.store, "update", (orig) => (accountId, id, patch) => {
         const stored = ctx.store.get(accountId, id)?.knowledge.knowledgeBases ?? [];
-        const sent = isObj(patch.knowledge) ? patch.knowledge.knowledgeBases : undefined;
+        const sent = isRecord(patch.knowledge) ? patch.knowledge.knowledgeBases : undefined;
         if (!Array.isArray(sent) || stored.length === 0) return orig(accountId, id, patch);
         const merged = [...new Set([...stored, ...sent])];
         return orig(accountId, id, { ...patch, knowledge: { ...patch.knowledge, knowledgeBases: merged } });

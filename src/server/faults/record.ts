@@ -1,4 +1,4 @@
-import { READ_ONLY_FIELDS } from "../../contract/index.js";
+import { isRecord, READ_ONLY_FIELDS } from "../../contract/index.js";
 import { sendError } from "../http.js";
 import {
   accountOf,
@@ -7,7 +7,6 @@ import {
   endpointOf,
   type FaultRecord,
   fault,
-  isObj,
   jsonBody,
   type Obj,
   onCreated,
@@ -35,9 +34,9 @@ export const RECORD_FAULTS: FaultRecord = {
   "token-echoed": fault("record.token-write-only", "agent records show the platform tokens", (app, ctx) => {
     const tokens = new Map<string, Obj>();
     const remember = (id: string, body: { platforms?: unknown }) => {
-      if (!isObj(body.platforms)) return;
+      if (!isRecord(body.platforms)) return;
       const kept = tokens.get(id) ?? {};
-      for (const [p, v] of Object.entries(body.platforms)) if (isObj(v) && typeof v.token === "string") kept[p] = v.token;
+      for (const [p, v] of Object.entries(body.platforms)) if (isRecord(v) && typeof v.token === "string") kept[p] = v.token;
       tokens.set(id, kept);
     };
     onCreated(ctx.store, (agent, _accountId, body) => remember(agent.id, body));
@@ -49,9 +48,9 @@ export const RECORD_FAULTS: FaultRecord = {
     rewriteJson(app, (body) => {
       for (const agent of agentsIn(body))
         for (const [p, token] of Object.entries(tokens.get(String(agent.id)) ?? {}))
-          if (isObj(agent.platforms)) {
+          if (isRecord(agent.platforms)) {
             const platform = agent.platforms[p];
-            if (isObj(platform)) platform.token = token;
+            if (isRecord(platform)) platform.token = token;
           }
     });
   }),

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { createAgentBodySchema, HEADERS } from "../../contract/index.js";
+import { createAgentBodySchema, HEADERS, isRecord } from "../../contract/index.js";
 import { agentIdParam, parseJsonBody, sendError } from "../http.js";
-import { endpointOf, type FaultRecord, fault, isObj, parseObj, replaceError, rewriteJson, rewriteStream, wrap } from "./tools.js";
+import { endpointOf, type FaultRecord, fault, parseObj, replaceError, rewriteJson, rewriteStream, wrap } from "./tools.js";
 
 /** Injected faults of PROFILE §8 status, §9 routing, §10 reference-compatible. */
 export const ROUTING_FAULTS: FaultRecord = {
@@ -47,7 +47,7 @@ export const ROUTING_FAULTS: FaultRecord = {
   ),
   "empty-id-500": fault("routing.empty-id", "/agents/ with an empty id crashes (500)", (app) => {
     app.addHook("preHandler", async (req) => {
-      if (endpointOf(req) && isObj(req.params) && "agentId" in req.params && agentIdParam(req) === "")
+      if (endpointOf(req) && isRecord(req.params) && "agentId" in req.params && agentIdParam(req) === "")
         throw new Error("empty agent id");
     });
   }),
@@ -64,7 +64,7 @@ export const ROUTING_FAULTS: FaultRecord = {
   /* §10 reference-compatible */
   "reply-not-deterministic": fault("reference.deterministic", "replies carry a random suffix", (app) => {
     rewriteJson(app, (body, req) => {
-      if (endpointOf(req) === "sendMessage" && body.success === true && isObj(body.data))
+      if (endpointOf(req) === "sendMessage" && body.success === true && isRecord(body.data))
         body.data.text = `${body.data.text} (${randomBytes(3).toString("hex")})`;
     });
   }),

@@ -5,6 +5,7 @@ import {
   type ClauseId,
   createAgentBodySchema,
   type EndpointId,
+  isRecord,
   paginationFor,
   updateAgentBodySchema,
 } from "../../contract/index.js";
@@ -25,7 +26,6 @@ export interface Fault {
 export type Obj = Record<string, unknown>;
 type Store = ServerContext["store"];
 
-export const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 export const endpointOf = (req: FastifyRequest): EndpointId | undefined => req.routeOptions.config?.endpoint;
 export const accountOf = (req: FastifyRequest): string | undefined => req.principal?.account.id;
 
@@ -34,7 +34,7 @@ export function jsonBody(req: FastifyRequest): Obj | undefined {
   if (!Buffer.isBuffer(req.body)) return undefined;
   try {
     const value: unknown = JSON.parse(req.body.toString("utf8"));
-    return isObj(value) ? value : undefined;
+    return isRecord(value) ? value : undefined;
   } catch {
     return undefined;
   }
@@ -43,7 +43,7 @@ export function jsonBody(req: FastifyRequest): Obj | undefined {
 /** JSON text as an object; {} when it is not one. */
 export function parseObj(text: string): Obj {
   const value: unknown = JSON.parse(text);
-  return isObj(value) ? value : {};
+  return isRecord(value) ? value : {};
 }
 
 const setJsonBody = (req: FastifyRequest, body: Obj) => {
@@ -71,7 +71,7 @@ export function rewriteJson(app: FastifyInstance, rewrite: (body: Obj, req: Fast
   app.addHook("onSend", async (req, reply, payload) => {
     if (typeof payload !== "string" || !String(reply.getHeader("content-type") ?? "").includes("json")) return payload;
     const body: unknown = JSON.parse(payload);
-    if (!isObj(body)) return payload;
+    if (!isRecord(body)) return payload;
     rewrite(body, req, reply);
     return JSON.stringify(body);
   });
@@ -84,14 +84,14 @@ export function replaceError(reply: FastifyReply, body: Obj, status: number, cod
   Object.assign(body, { success: false, error: { code, message: "replaced by an injected fault" } });
 }
 
-export const errorCode = (body: Obj) => (isObj(body.error) ? body.error.code : undefined);
+export const errorCode = (body: Obj) => (isRecord(body.error) ? body.error.code : undefined);
 
 /** The agent records in a success answer (one, or a list). */
 export function agentsIn(body: Obj): Obj[] {
   if (body.success !== true) return [];
   const data = body.data;
   const items = Array.isArray(data) ? data : [data];
-  return items.filter((a): a is Obj => isObj(a) && "createdAt" in a && "name" in a);
+  return items.filter((a): a is Obj => isRecord(a) && "createdAt" in a && "name" in a);
 }
 
 /**
@@ -184,7 +184,7 @@ export function withoutNulls(value: Obj): Obj {
   return Object.fromEntries(
     Object.entries(value)
       .filter(([, v]) => v !== null)
-      .map(([k, v]) => [k, isObj(v) ? withoutNulls(v) : v]),
+      .map(([k, v]) => [k, isRecord(v) ? withoutNulls(v) : v]),
   );
 }
 

@@ -1,7 +1,7 @@
-import { HEADERS } from "../../contract/index.js";
+import { HEADERS, isRecord } from "../../contract/index.js";
 import { agentIdParam } from "../http.js";
 import { newId } from "../store.js";
-import { accountOf, endpointOf, errorCode, type FaultRecord, fault, isObj, replaceError, rewriteJson, wrap } from "./tools.js";
+import { accountOf, endpointOf, errorCode, type FaultRecord, fault, replaceError, rewriteJson, wrap } from "./tools.js";
 
 /** Injected faults of PROFILE §1 transport, §2 envelopes, §3 status ↔ code. */
 export const TRANSPORT_FAULTS: FaultRecord = {
@@ -43,13 +43,13 @@ export const TRANSPORT_FAULTS: FaultRecord = {
   "error-as-string": fault("envelope.error", "the error envelope's error is its message as a plain string", (app) => {
     // as some frameworks answer by default: {"success": false, "error": "Agent not found"}
     rewriteJson(app, (body) => {
-      if (isObj(body.error) && typeof body.error.message === "string") body.error = body.error.message;
+      if (isRecord(body.error) && typeof body.error.message === "string") body.error = body.error.message;
     });
   }),
   "error-details-object": fault("envelope.error", "error details are an object keyed by field, not an array", (app) => {
     rewriteJson(app, (body) => {
-      if (isObj(body.error) && Array.isArray(body.error.details))
-        body.error.details = Object.fromEntries(body.error.details.map((d) => (isObj(d) ? [d.field, d.issue] : [d, d])));
+      if (isRecord(body.error) && Array.isArray(body.error.details))
+        body.error.details = Object.fromEntries(body.error.details.map((d) => (isRecord(d) ? [d.field, d.issue] : [d, d])));
     });
   }),
 
@@ -63,7 +63,7 @@ export const TRANSPORT_FAULTS: FaultRecord = {
   "malformed-query-500": fault("status.no-5xx-on-input", "a non-numeric page or limit crashes the list (500)", (app) => {
     app.addHook("preHandler", async (req) => {
       if (endpointOf(req) !== "listAgents") return;
-      const q = isObj(req.query) ? req.query : {};
+      const q = isRecord(req.query) ? req.query : {};
       for (const name of ["page", "limit"]) {
         const value = q[name];
         if (typeof value === "string" && Number.isNaN(Number.parseInt(value, 10))) throw new TypeError(`cannot read ${name}`);
