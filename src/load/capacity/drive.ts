@@ -5,7 +5,7 @@ import { HEADERS, JSON_CONTENT_TYPE } from "../../contract/index.js";
 import { ANSWER_CHECKS } from "../answer-checks.js";
 import { answerOf } from "../burst.js";
 import { nextRequestId } from "../concurrency-checks.js";
-import { type ScenarioContext, ScenarioSetupError } from "../context.js";
+import { dataFieldOf, type ScenarioContext, ScenarioSetupError } from "../context.js";
 import { type LoadResponse, recordMs } from "../recorder.js";
 import { type LoadRequest, labelOf, messageTo, requestTo } from "../requests.js";
 import { BucketLedger, bucketsOf } from "./ledger.js";
@@ -368,8 +368,6 @@ export class CapacityDrive {
 }
 
 const createdId = (res: LoadResponse): string | undefined => {
-  const json = res.json;
-  if (typeof json !== "object" || json === null || !("data" in json)) return undefined;
-  const data = json.data;
-  return typeof data === "object" && data !== null && "id" in data && typeof data.id === "string" ? data.id : undefined;
+  const id = dataFieldOf(res, "id");
+  return typeof id === "string" ? id : undefined;
 };
