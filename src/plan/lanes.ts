@@ -84,7 +84,8 @@ function laneShare<T>(pool: readonly T[], lane: Lane): T[] {
 
 /** The target as a lane's checks see it: the lane's account as their main account. */
 export function laneTarget(target: HarnessTarget, lane: Lane): HarnessTarget {
-  const labels = Object.assign({}, ...(target.keyPool ?? [target.keys]).map(keyLabelsOf)) as Record<string, KeyLabel>;
+  // a key in several key sets keeps the labels of the last, as when they were assigned in turn
+  const labels = Object.fromEntries((target.keyPool ?? [target.keys]).flatMap((keys) => Object.entries(keyLabelsOf(keys))));
   return {
     ...target,
     keys: laneKeys(target.keys, lane),
