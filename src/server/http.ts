@@ -44,6 +44,9 @@ type Parsed<T> = { ok: true; value: T } | { ok: false };
  * PROFILE §7: a body must come as application/json (PATCH also merge-patch+json), parse as
  * JSON, be an object, and then satisfy the endpoint's schema. Answers the error itself.
  */
+/** What a body that is not JSON at all parses to: no JSON text gives it. */
+const MALFORMED_JSON = Symbol("malformed JSON");
+
 export function parseJsonBody<S extends z.ZodType>(
   req: FastifyRequest,
   reply: FastifyReply,
@@ -64,27 +67,28 @@ export function parseJsonBody<S extends z.ZodType>(
   }
   // Stryker disable next-line StringLiteral: the catch-all parser always hands a Buffer; and any non-JSON text would be the same 400
   const raw = Buffer.isBuffer(req.body) ? req.body.toString("utf8") : "";
-  let json: unknown;
+  // malformed JSON stays this: not an object, so it is refused with non-objects below (one branch,
+  // where a catch block of its own would be a mutant no check can tell from the object test)
+  let json: unknown = MALFORMED_JSON;
   try {
     json = JSON.parse(raw);
-    // an equivalent mutant no Stryker comment can reach (the catch block → {}): malformed JSON then
-    // fails the object test, the same 400 INVALID_REQUEST; only the message differs
-  } catch {
-    // Stryker disable next-line ArrayDeclaration,StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it / details are optional (PROFILE §2) and `field` names a body field or query parameter: neither a header nor the whole body is one
-    sendError(reply, "INVALID_REQUEST", "The body is not valid JSON", [{ field: "(body)", issue: "malformed JSON" }]);
-    // Stryker disable next-line BooleanLiteral,ObjectLiteral: the error has been answered already: a handler that goes on finds no body and throws after the answer left (the create/patch/message is not made; checked by hand)
-    return { ok: false };
-  }
+  } catch {}
   // Stryker disable next-line BlockStatement,ConditionalExpression,LogicalOperator: JSON that is no object then fails the endpoint's schema: the same 400 INVALID_REQUEST (only details differ, and they are optional)
   if (typeof json !== "object" || json === null || Array.isArray(json)) {
-    // Stryker disable next-line ArrayDeclaration,StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it / details are optional (PROFILE §2) and `field` names a body field or query parameter: neither a header nor the whole body is one
-    sendError(reply, "INVALID_REQUEST", "The body must be a JSON object", [{ field: "(body)", issue: "must be a JSON object" }]);
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: it picks the message only, and message text is free (PROFILE §2)
+    const malformed = json === MALFORMED_JSON;
+    // Stryker disable next-line ArrayDeclaration,ConditionalExpression,StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it / details are optional (PROFILE §2) and `field` names a body field or query parameter: neither a header nor the whole body is one
+    sendError(reply, "INVALID_REQUEST", malformed ? "The body is not valid JSON" : "The body must be a JSON object", [
+      // Stryker disable next-line ConditionalExpression,StringLiteral: details[].issue is human text (PROFILE §2); only `field` names something
+      { field: "(body)", issue: malformed ? "malformed JSON" : "must be a JSON object" },
+    ]);
     // Stryker disable next-line BooleanLiteral,ObjectLiteral: the error has been answered already: a handler that goes on finds no body and throws after the answer left (the create/patch/message is not made; checked by hand)
     return { ok: false };
   }
   const result = schema.safeParse(json);
   if (!result.success) {
     invalidFields(reply, detailsFromIssues(result.error.issues));
+    // Stryker disable next-line BooleanLiteral,ObjectLiteral: the error has been answered already: a handler that goes on finds no body and throws after the answer left (the create/patch/message is not made; checked by hand)
     return { ok: false };
   }
   return { ok: true, value: result.data };

