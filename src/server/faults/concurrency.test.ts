@@ -10,7 +10,7 @@ import { KEYS, makeServer, type TestServer } from "../test-support.js";
 import { agentOf, num } from "../test-support-answers.js";
 import { listen } from "../test-support-http.js";
 import { CONCURRENCY_FAULTS } from "./concurrency.js";
-import { FAULT_NAMES } from "./index.js";
+import { type FaultProbe, probesOfFaults } from "./test-probes.js";
 
 /** `ids.length` GETs written at once on one connection (HTTP/1.1 pipelining); the X-Request-Id of each answer, in order. */
 async function pipelinedIds(s: TestServer, path: string, ids: readonly string[]): Promise<string[]> {
@@ -34,7 +34,7 @@ async function pipelinedIds(s: TestServer, path: string, ids: readonly string[])
   return [...text.matchAll(pattern)].map((m) => m[1]!);
 }
 
-const PROBES: Record<string, { expected: unknown; probe(s: TestServer): Promise<unknown> }> = {
+const PROBES: Record<string, FaultProbe> = {
   "request-id-of-pipelined-neighbour": {
     expected: ["r-1", "r-2", "r-3", "r-4"],
     probe: async (s) => pipelinedIds(s, `/v1/agents/${(await s.createAgent()).id}`, ["r-1", "r-2", "r-3", "r-4"]),
@@ -64,16 +64,7 @@ const PROBES: Record<string, { expected: unknown; probe(s: TestServer): Promise<
 };
 
 describe("faults only concurrency reveals", () => {
-  test("every concurrency fault is in FAULTS and has a probe", () => {
-    expect(Object.keys(PROBES).sort()).toEqual(Object.keys(CONCURRENCY_FAULTS).sort());
-    for (const name of Object.keys(CONCURRENCY_FAULTS)) expect(FAULT_NAMES).toContain(name);
-  });
-
-  test.for(Object.keys(CONCURRENCY_FAULTS))("%s changes what the server answers under concurrency", async (name) => {
-    const { expected, probe } = PROBES[name]!;
-    expect(await probe(makeServer()), "the clean server").toEqual(expected);
-    expect(await probe(makeServer({ faults: [name] })), `with ${name}`).not.toEqual(expected);
-  });
+  probesOfFaults({ name: "concurrency", faults: CONCURRENCY_FAULTS }, PROBES);
 
   test.for(Object.keys(CONCURRENCY_FAULTS))("%s answers one request at a time like the clean server", async (name) => {
     const s = makeServer({ faults: [name] });

@@ -3,10 +3,10 @@
  * the public API; the clean server answers as PROFILE asks, the faulty one does not. (One at
  * a time, the faulty server answers like the clean one: that is the functional suite's view.)
  */
-import { describe, expect, test } from "vitest";
-import { ACCOUNTS, BUDGET_SECONDS, eventually, makeServer, seedAgents, type TestServer, track } from "../test-support.js";
-import { FAULT_NAMES } from "./index.js";
+import { describe } from "vitest";
+import { ACCOUNTS, BUDGET_SECONDS, eventually, seedAgents, type TestServer, track } from "../test-support.js";
 import { LOAD_FAULTS, UNDER_LOAD_IN_FLIGHT } from "./load.js";
+import { type FaultProbe, probesOfFaults } from "./test-probes.js";
 
 const BUDGET_MS = BUDGET_SECONDS * 1000;
 const agents = (s: TestServer, model: string, n: number) =>
@@ -22,7 +22,7 @@ function manyMessages(s: TestServer, model: string, count: number, body: Record<
   return Array.from({ length: count }, (_, i) => track(s.send(ids[i % ids.length]!, body)));
 }
 
-const PROBES: Record<string, { expected: unknown; probe(s: TestServer): Promise<unknown> }> = {
+const PROBES: Record<string, FaultProbe> = {
   "bucket-check-then-count": {
     expected: 10,
     probe: async (s) => {
@@ -73,14 +73,5 @@ const PROBES: Record<string, { expected: unknown; probe(s: TestServer): Promise<
 };
 
 describe("faults only load reveals", () => {
-  test("every load fault is in FAULTS and has a probe", () => {
-    expect(Object.keys(PROBES).sort()).toEqual(Object.keys(LOAD_FAULTS).sort());
-    for (const name of Object.keys(LOAD_FAULTS)) expect(FAULT_NAMES).toContain(name);
-  });
-
-  test.for(Object.keys(LOAD_FAULTS))("%s changes what the server answers under load", async (name) => {
-    const { expected, probe } = PROBES[name]!;
-    expect(await probe(makeServer()), "the clean server").toEqual(expected);
-    expect(await probe(makeServer({ faults: [name] })), `with ${name}`).not.toEqual(expected);
-  });
+  probesOfFaults({ name: "load", faults: LOAD_FAULTS }, PROBES);
 });
