@@ -338,7 +338,9 @@ export class CapacityDrive {
    */
   private async stream(key: TenantKey, req: LoadRequest, dueAt: number): Promise<LoadResponse> {
     const agentId = req.path.split("/")[2]!;
-    const s = await this.ctx.client(key.key).streamMessage(agentId, { text: "capacity" });
+    // PROFILE §1: an id of its own, its echo judged by the client's request-id-echo check
+    const headers = { [HEADERS.requestId]: nextRequestId() };
+    const s = await this.ctx.client(key.key).streamMessage(agentId, { text: "capacity" }, { headers });
     const ex = s.exchange;
     const res = answerOf(req, ex.request.url, {
       status: s.status,
