@@ -55,9 +55,20 @@ describe("the bucket ledger", () => {
 
   test("more admitted answers than a bucket's size describing one window of it is an over-admission", () => {
     const ledger = new BucketLedger(2000);
-    for (let i = 0; i < 21; i++)
-      ledger.record("key #0", account.id, list, { sentAt: i, settledAt: i + 1 }, answer(200, { limit: 20, reset: 99 }));
+    const inWindow = answer(200, { limit: 20, reset: 99 });
+    // the first answer back shows the window had begun: the 21 sent after it were counted in it
+    ledger.record("key #0", account.id, list, { sentAt: 0, settledAt: 5 }, inWindow);
+    for (let i = 0; i < 21; i++) ledger.record("key #0", account.id, list, { sentAt: 10 + i, settledAt: 11 + i }, inWindow);
     expect(ledger.overAdmissions().map((o) => [o.bucket.kind, o.admitted])).toEqual([["tier", 21]]);
+  });
+
+  test("an answer that left after the window it was counted in describes the next: no over-admission (PROFILE §7 'now')", () => {
+    const ledger = new BucketLedger(2000);
+    const next = answer(200, { limit: 20, reset: 99 });
+    // counted at the end of the previous window, its answer left once the next had begun
+    ledger.record("key #0", account.id, list, { sentAt: 0, settledAt: 40 }, next);
+    for (let i = 0; i < 20; i++) ledger.record("key #0", account.id, list, { sentAt: 10 + i, settledAt: 11 + i }, next);
+    expect(ledger.overAdmissions()).toEqual([]);
   });
 });
 

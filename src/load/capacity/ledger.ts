@@ -84,6 +84,16 @@ export interface OverAdmission {
   admitted: number;
 }
 
+/** The admitted answers that describe one window of a bucket, with their send and settle times. */
+interface DescribedWindow {
+  bucket: BucketRef;
+  reset: number;
+  answers: Entry[];
+}
+
+/** Date.now() counts whole milliseconds: a time read as t happened in [t, t + 1). */
+const GRAIN_MS = 1;
+
 /**
  * Every request the capacity drive sent, per bucket, with the harness's send and settle times:
  * what the service may have counted. A request reached the service between the two, so
@@ -94,14 +104,17 @@ export interface OverAdmission {
  *   whatever its start (PROFILE §7 Reference: a window starts at the bucket's first request);
  * - a bucket admitted too many when more than its size admitted answers describe the same
  *   window of it (their X-RateLimit-Limit is its size and no other bucket of theirs has it,
- *   their X-RateLimit-Reset the same second).
+ *   their X-RateLimit-Reset the same second) and were surely counted in it. PROFILE §7: "now"
+ *   may be when the answer leaves, so an answer counted in a window that ended before it left
+ *   describes the next one; a request sent after an answer describing the window came back was
+ *   counted once that window had begun, so in it.
  *
  * A request never answered (a transport error) counts as counted: the harness cannot know.
  */
 export class BucketLedger {
   private readonly counted = new Map<string, { entries: Entry[]; maxSpanMs: number }>();
   private readonly refusals: Refusal[] = [];
-  private readonly windows = new Map<string, OverAdmission>();
+  private readonly windows = new Map<string, DescribedWindow>();
 
   constructor(private readonly windowMs: number) {}
 
@@ -127,8 +140,8 @@ export class BucketLedger {
     const bucket = described[0]!;
     const id = `${bucket.id}|${rate.reset}`;
     const seen = this.windows.get(id);
-    if (seen) seen.admitted++;
-    else this.windows.set(id, { bucket, reset: rate.reset, admitted: 1 });
+    if (seen) seen.answers.push(times);
+    else this.windows.set(id, { bucket, reset: rate.reset, answers: [times] });
   }
 
   /** How many counted requests of `bucket` could have shared a window (a slot) with a request sent and answered at these times. */
@@ -168,7 +181,14 @@ export class BucketLedger {
 
   /** The windows some bucket admitted more than its size in. */
   overAdmissions(): OverAdmission[] {
-    return [...this.windows.values()].filter((w) => w.admitted > w.bucket.size);
+    const out: OverAdmission[] = [];
+    for (const { bucket, reset, answers } of this.windows.values()) {
+      // the window had begun when the first answer describing it was back (a stream's at its end: later, never wrongly early)
+      const begun = Math.min(...answers.map((a) => a.settledAt));
+      const admitted = answers.filter((a) => a.sentAt > begun + GRAIN_MS).length;
+      if (admitted > bucket.size) out.push({ bucket, reset, admitted });
+    }
+    return out;
   }
 }
 
