@@ -105,7 +105,7 @@ export class CapacityDrive {
       }),
     );
     for (const { k, res } of made) {
-      const id = res?.status === 201 ? createdId(res) : undefined;
+      const id = res?.status === 201 ? this.createdId(res) : undefined;
       if (!id)
         throw new ScenarioSetupError(
           `key #${k.index} could not create its agent: ${res?.status ?? "no answer"} ${res?.code ?? ""}`,
@@ -143,6 +143,12 @@ export class CapacityDrive {
       }
     for (const s of out) s.next = s.at(0);
     return out.filter((s) => s.next < durationMs);
+  }
+
+  /** The id of a created agent, under the target's identifier field (PROFILE §11: a deployment may name it otherwise). */
+  private createdId(res: LoadResponse): string | undefined {
+    const id = dataFieldOf(res, this.ctx.target.idField);
+    return typeof id === "string" ? id : undefined;
   }
 
   /** noisy-neighbour: the calm phase runs from the ramp's end to half the rest; the flood after */
@@ -292,7 +298,7 @@ export class CapacityDrive {
       this.tally.interval(interval, res.endpoint).recordValue(us);
       if (phase) this.tally.phase(phase).latency.recordValue(us);
       if (shape === "createAgent") {
-        const id = createdId(res);
+        const id = this.createdId(res);
         if (id) this.created.set(key, [...(this.created.get(key) ?? []), id]);
       }
     } else if (res.status === 429) {
@@ -368,8 +374,3 @@ export class CapacityDrive {
     return res;
   }
 }
-
-const createdId = (res: LoadResponse): string | undefined => {
-  const id = dataFieldOf(res, "id");
-  return typeof id === "string" ? id : undefined;
-};
