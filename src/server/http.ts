@@ -7,6 +7,7 @@ import {
   type EndpointId,
   type ErrorCode,
   type ErrorDetail,
+  isRecord,
   JSON_CONTENT_TYPE,
   MERGE_PATCH_CONTENT_TYPE,
   STATUS_OF_CODE,
@@ -40,13 +41,13 @@ export const agentNotFound = (reply: FastifyReply) =>
 
 type Parsed<T> = { ok: true; value: T } | { ok: false };
 
+/** What a body that is not JSON at all parses to: no JSON text gives it. */
+const MALFORMED_JSON = Symbol("malformed JSON");
+
 /**
  * PROFILE §7: a body must come as application/json (PATCH also merge-patch+json), parse as
  * JSON, be an object, and then satisfy the endpoint's schema. Answers the error itself.
  */
-/** What a body that is not JSON at all parses to: no JSON text gives it. */
-const MALFORMED_JSON = Symbol("malformed JSON");
-
 export function parseJsonBody<S extends z.ZodType>(
   req: FastifyRequest,
   reply: FastifyReply,
@@ -73,8 +74,8 @@ export function parseJsonBody<S extends z.ZodType>(
   try {
     json = JSON.parse(raw);
   } catch {}
-  // Stryker disable next-line BlockStatement,ConditionalExpression,LogicalOperator: JSON that is no object then fails the endpoint's schema: the same 400 INVALID_REQUEST (only details differ, and they are optional)
-  if (typeof json !== "object" || json === null || Array.isArray(json)) {
+  // Stryker disable next-line BlockStatement: JSON that is no object then fails the endpoint's schema: the same 400 INVALID_REQUEST (only details differ, and they are optional)
+  if (!isRecord(json)) {
     // Stryker disable next-line ConditionalExpression,EqualityOperator: it picks the message only, and message text is free (PROFILE §2)
     const malformed = json === MALFORMED_JSON;
     // Stryker disable next-line ArrayDeclaration,ConditionalExpression,StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it / details are optional (PROFILE §2) and `field` names a body field or query parameter: neither a header nor the whole body is one

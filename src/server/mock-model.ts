@@ -48,7 +48,6 @@ function replyText({ agentId, agentName, text, turn }: ModelInput): string {
 /** Split by code points into exactly `parts` non-empty chunks (fewer only if the text is shorter). */
 function splitInto(text: string, parts: number): string[] {
   const cps = [...text];
-  // Stryker disable next-line MethodExpression: every reply has at least 28 code points (" (turn N, <8 hex>) heard: " besides the name and text), more than the 4 or MESSAGE_TIMING.slowModelMinDeltas parts asked for: min and max agree
   const n = Math.min(parts, cps.length);
   // Stryker disable next-line ArrayDeclaration: other chunks (an extra empty one, a prefix, whole copies): deltas still join to done's text and the reply is still a deterministic function of agent, text and turn (PROFILE §5, §10); chunk contents are free
   const chunks: string[] = [];

@@ -2,6 +2,7 @@ import { describe } from "vitest";
 import type { ApiResult, ServiceClient, StreamResult } from "../../src/client/index.js";
 import {
   JSON_CONTENT_TYPE,
+  MESSAGE_LIMITS,
   MESSAGE_TIMING,
   type MessageBody,
   type MessageReply,
@@ -138,7 +139,10 @@ describe("stream: the mock-slow model", () => {
     "mock-slow streams ≥ 20 deltas spread over time, done within the budget",
     async ({ api, agents, skip }) => {
       const agent = await agents.withMockModel("mock-slow", skip);
-      const res = await api.streamMessage(agent.id, { text: "take your time" }, { signal: closeGuard() });
+      // the longest text PROFILE §5 takes: its reply is spread over about 2 s too, however long
+      // (a service that paced per character would outlast the budget with it)
+      const text = "take your time ".repeat(MESSAGE_LIMITS.text.max).slice(0, MESSAGE_LIMITS.text.max).trimEnd();
+      const res = await api.streamMessage(agent.id, { text }, { signal: closeGuard() });
       expectCompleteStream(res);
       const deltas = res.events.filter((e) => e.event === "delta");
       const done = res.events.at(-1)!;

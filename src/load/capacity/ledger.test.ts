@@ -70,6 +70,16 @@ describe("the bucket ledger", () => {
     for (let i = 0; i < 20; i++) ledger.record("key #0", account.id, list, { sentAt: 10 + i, settledAt: 11 + i }, next);
     expect(ledger.overAdmissions()).toEqual([]);
   });
+
+  test("a request sent one clock millisecond after the first answer describing the window settled was surely counted in it", () => {
+    const ledger = new BucketLedger(2000);
+    const inWindow = answer(200, { limit: 20, reset: 99 });
+    ledger.record("key #0", account.id, list, { sentAt: 0, settledAt: 5 }, inWindow);
+    // 20 sent later, and one at 6: a time read as 6 is after anything read as 5
+    ledger.record("key #0", account.id, list, { sentAt: 6, settledAt: 9 }, inWindow);
+    for (let i = 0; i < 20; i++) ledger.record("key #0", account.id, list, { sentAt: 10 + i, settledAt: 11 + i }, inWindow);
+    expect(ledger.overAdmissions().map((o) => [o.bucket.kind, o.admitted])).toEqual([["tier", 21]]);
+  });
 });
 
 describe("the plan", () => {

@@ -185,7 +185,7 @@ export class BucketLedger {
     for (const { bucket, reset, answers } of this.windows.values()) {
       // the window had begun when the first answer describing it was back (a stream's at its end: later, never wrongly early)
       const begun = Math.min(...answers.map((a) => a.settledAt));
-      const admitted = answers.filter((a) => a.sentAt > begun + GRAIN_MS).length;
+      const admitted = answers.filter((a) => a.sentAt >= begun + GRAIN_MS).length;
       if (admitted > bucket.size) out.push({ bucket, reset, admitted });
     }
     return out;

@@ -54,7 +54,6 @@ function admit(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply): bo
   const buckets = ctx.seam.rateBuckets(rateBucketsOf(principal, endpoint, agentId), principal, req);
   const agentKey = endpoint?.id === "sendMessage" ? agentSlotKey(principal, agentId) : undefined;
 
-  // Stryker disable next-line ConditionalExpression: without an agent key nothing ever takes a slot under it (tryAcquire below needs one), so available() says yes
   if (agentKey !== undefined && !ctx.gate.available(agentKey)) {
     setRateHeaders(reply, ctx.limiter.tightest(buckets));
     reply.header(HEADERS.retryAfter, String(RATE_LIMITS.concurrencyRetryAfterSeconds));
@@ -75,7 +74,6 @@ function admit(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply): bo
     return false;
   }
   // PROFILE §7: a slot frees when the exchange ends: reply sent, stream closed or client gone
-  // Stryker disable next-line ConditionalExpression: slots taken under no agent key are never asked about (available() above runs for Send Message only)
   const release = agentKey !== undefined ? ctx.gate.tryAcquire(agentKey) : undefined;
   if (release) reply.raw.once("close", release);
 
