@@ -1,6 +1,7 @@
 import { type EndpointSpec, isCountedInBuckets, RATE_LIMITS } from "../contract/index.js";
 import { type Clock, systemClock } from "./clock.js";
 import type { RateHeaders } from "./rate.js";
+import { type AccountShare, SlidingCap, shareCap } from "./rate-share.js";
 
 /**
  * Pacing so a full verification against a real deployment never trips a PROFILE §7 limit by
@@ -51,7 +52,7 @@ export interface PaceWait {
   /** `<scope>/<bucket>`; the scope is a fingerprint or account label, never a key */
   bucket: string;
   waitMs: number;
-  reason: "empty until reset" | "awaiting an answer to learn the bucket" | "after exhaustion";
+  reason: "empty until reset" | "awaiting an answer to learn the bucket" | "after exhaustion" | "within this side's share";
 }
 
 export interface BucketSnapshot {
@@ -75,12 +76,16 @@ export interface RateBudgetOptions {
    */
   serviceOffsetMs?: number;
   onWait?: (wait: PaceWait) => void;
+  /** by account label: accounts another process of the run uses too, and this side's part (src/client/rate-share.ts) */
+  shares?: Readonly<Record<string, AccountShare>>;
 }
 
 interface BucketState {
   readonly scope: string;
   readonly name: string;
   readonly isTier: boolean;
+  /** the account label the bucket belongs to (an endpoint bucket's scope is its key) */
+  readonly account: string;
   size: number | undefined;
   /** requests left now, by the last header less what was sent since */
   remaining: number | undefined;
@@ -97,6 +102,8 @@ interface BucketState {
    * down (or lies otherwise) costs one 429 per window, not a crawl
    */
   distrusted: boolean;
+  /** the account is shared with another process of the run: this side's sliding cap on the bucket */
+  cap?: SlidingCap;
 }
 
 export interface PaceTicket {
@@ -112,6 +119,9 @@ export class RateBudget {
   private readonly serviceOffsetMs: number;
   private readonly onWait: ((wait: PaceWait) => void) | undefined;
   private readonly buckets = new Map<string, BucketState>();
+  private readonly shares: Readonly<Record<string, AccountShare>>;
+  /** by account label: when its share stops applying (the other side ended a window ago) */
+  private readonly sharesEnd = new Map<string, number>();
   private settled: Array<() => void> = [];
 
   constructor(options: RateBudgetOptions = {}) {
@@ -121,6 +131,18 @@ export class RateBudget {
     this.maxWaitMs = (window + RATE_LIMITS.resetSlackSeconds) * 1000 + this.marginMs;
     this.onWait = options.onWait;
     this.serviceOffsetMs = options.serviceOffsetMs ?? 0;
+    this.shares = options.shares ?? {};
+  }
+
+  /**
+   * The other side of a shared account ended at `endedAt` (clock ms): a window later none of its
+   * requests can count in any window the service still has open, and this side's answers since
+   * tell it the whole truth, so its cap stops applying then.
+   */
+  endShare(account: string, endedAt: number): void {
+    const endsAt = endedAt + this.maxWaitMs;
+    this.sharesEnd.set(account, endsAt);
+    for (const b of this.buckets.values()) if (b.account === account && b.cap) b.cap.endsAt = endsAt;
   }
 
   /**
@@ -144,9 +166,20 @@ export class RateBudget {
         await this.nextSettle();
         continue;
       }
+      // a shared account: this side's part of the bucket is taken until a place frees
+      const capped = states.find((b) => this.capOf(b) !== undefined && b.cap!.waitMs(now) !== 0);
+      if (capped !== undefined) {
+        const waitMs = capped.cap!.waitMs(now);
+        if (waitMs === undefined) {
+          this.onWait?.({ bucket: label(capped), waitMs: 0, reason: "within this side's share" });
+          await this.nextSettle();
+        } else await this.sleep(capped, waitMs, "within this side's share");
+        continue;
+      }
       break;
     }
     for (const b of states) {
+      this.capOf(b)?.take();
       b.inFlight++;
       if (b.remaining !== undefined) b.remaining--;
     }
@@ -156,10 +189,13 @@ export class RateBudget {
   /** Learn from the answer to a request `acquire` let through; `undefined` when it got none (transport error). */
   settle(ticket: PaceTicket, answer: PaceAnswer | undefined): void {
     for (const b of ticket.buckets) b.inFlight = Math.max(0, b.inFlight - 1);
+    // a shared bucket's place is held a window past the answer, when the request may have counted last
+    const counted = answer === undefined || isCountedInBuckets(answer.status, answer.code);
+    const freeAt = (answer?.receivedAt ?? this.clock.now()) + this.maxWaitMs;
+    for (const b of ticket.buckets) b.cap?.release(counted ? freeAt : undefined);
     try {
       if (answer === undefined) return; // counted or not, unknown: keep the local count
       // PROFILE §6, §7: an unauthenticated request and a RATE_LIMIT_EXCEEDED answer count nowhere.
-      const counted = isCountedInBuckets(answer.status, answer.code);
       if (!counted)
         for (const b of ticket.buckets)
           if (b.remaining !== undefined) b.remaining = Math.min(b.remaining + 1, b.size ?? Infinity);
@@ -239,15 +275,26 @@ export class RateBudget {
 
   private statesOf(request: PaceRequest): BucketState[] {
     const accountScope = request.account ?? request.key;
-    const tier = this.state(accountScope, TIER_BUCKET, true, request.tierLimit);
+    const tier = this.state(accountScope, accountScope, TIER_BUCKET, true, request.tierLimit);
     if (request.tierLimit !== undefined) tier.size = request.tierLimit;
     if (request.bucket === undefined) return [tier];
     // PROFILE §7: Send Message counts per agent across the account's keys; the others per key.
     const scope = request.bucket.name.startsWith("agentMessages:") ? accountScope : request.key;
-    return [this.state(scope, request.bucket.name, false, request.bucket.size), tier];
+    return [this.state(scope, accountScope, request.bucket.name, false, request.bucket.size), tier];
   }
 
-  private state(scope: string, name: string, isTier: boolean, size: number | undefined): BucketState {
+  /** The bucket's sliding cap when its account is shared (made once its size is known, if this side needs it). */
+  private capOf(b: BucketState): SlidingCap | undefined {
+    if (b.cap !== undefined) return b.cap;
+    const share = this.shares[b.account];
+    // each lane sends messages only to its own agents: a per-agent bucket has one user
+    if (share === undefined || b.name.startsWith("agentMessages:")) return undefined;
+    const cap = shareCap(share, b);
+    if (cap !== undefined) b.cap = new SlidingCap(cap, this.sharesEnd.get(b.account));
+    return b.cap;
+  }
+
+  private state(scope: string, account: string, name: string, isTier: boolean, size: number | undefined): BucketState {
     const id = `${scope}\u0000${name}`;
     let b = this.buckets.get(id);
     if (b === undefined) {
@@ -255,6 +302,7 @@ export class RateBudget {
         scope,
         name,
         isTier,
+        account,
         size,
         remaining: undefined,
         resetAt: undefined,
