@@ -16,6 +16,8 @@ const footprintEntrySchema = z.object({
   account: z.string(),
   /** the endpoint the request matched; absent for a path no endpoint has (it counts in the tier only) */
   endpoint: z.enum(ENDPOINT_LIST.map((ep) => ep.id)).optional(),
+  /** the account lane that sent it (src/plan/lanes.ts), in a run with lanes */
+  lane: z.string().optional(),
   /** Send Message: the agent, whose bucket is shared by the account's keys */
   agent: z.string().optional(),
   /**

@@ -51,6 +51,33 @@ describe("the run plan", () => {
     expect(plan.countedRequests).toBe(entries.length - 40);
   });
 
+  test("an account two lanes share: each lane's requests count against its share of the tier and of the key's buckets", () => {
+    const shares = { quota: { host: "quota", guest: { tier: 10, endpoint: 3 } } };
+    const quota = { account: "quota", key: "quota", endpoint: "listAgents" as const };
+    const entries = [
+      ...many(101, { ...quota, lane: "quota" }),
+      ...many(12, { ...quota, lane: "main" }),
+      ...many(130, { lane: "main", endpoint: "getAgent" }),
+    ];
+    const plan = planRun(entries, { windowSeconds: 60, tierLimit: 60, mainKeys: 1, shares }, "test");
+    // 101 at 50 (60 less the main lane's 10): 3 windows, where the whole tier would say 2
+    expect(plan.requestsByBucket["tier of the quota account, the quota lane's share"]).toEqual({
+      requests: 101,
+      size: 50,
+      windows: 3,
+    });
+    expect(plan.requestsByBucket["tier of the quota account, the main lane's share"]).toEqual({
+      requests: 12,
+      size: 10,
+      windows: 2,
+    });
+    expect(plan.requestsByBucket["List on key quota, the main lane's share"]).toEqual({ requests: 12, size: 3, windows: 4 });
+    expect(plan.requestsByBucket["tier of the main account"]?.windows).toBe(3);
+    expect(plan.binding).toBe("List on key quota, the main lane's share");
+    // where the bound comes from, account by account
+    expect(formatPlan(plan)).toContain("  quota account, the quota lane's share: 101 requests, 50 per window → 3 windows");
+  });
+
   test("the time left is the bound of the checks not yet done; the ratio is actual / bound", () => {
     const entries = [...many(30, { check: "f::one" }), ...many(30, { check: "f::two" }), ...many(5, { check: "f::(setup)" })];
     const limits = { windowSeconds: 60, mainKeys: 1 };

@@ -1,3 +1,4 @@
+import { shareCap } from "../client/rate-share.js";
 import { ENDPOINTS } from "../contract/index.js";
 import type { PlannedBucket, RunPlan } from "../report/plan-types.js";
 import type { FootprintEntry } from "./footprint.js";
@@ -8,6 +9,11 @@ export interface PlanLimits {
   windowSeconds: number;
   tierLimit?: number | undefined;
   mainKeys: number;
+  /**
+   * by account label: an account two lanes use, the lane it is the main account of (the host) and
+   * the guest's part of its buckets; each lane keeps to its share (src/client/rate-share.ts)
+   */
+  shares?: Readonly<Record<string, { host: string; guest: { tier: number; endpoint: number } }>>;
 }
 
 const ENDPOINT_LABEL: Record<string, string> = {
@@ -19,14 +25,27 @@ const ENDPOINT_LABEL: Record<string, string> = {
   sendMessage: "Send Message",
 };
 
-/** The buckets a counted request is in (PROFILE §7), named for people; the size of each. */
-function bucketsOf(entry: FootprintEntry, tierLimit: number | undefined): [string, number | null][] {
-  const tier: [string, number | null] = [`tier of the ${entry.account} account`, tierLimit ?? null];
+/**
+ * The buckets a counted request is in (PROFILE §7), named for people; the size of each. On an
+ * account two lanes share, a lane's requests count against its share of the tier and of the
+ * key's endpoint buckets (per-agent buckets are each lane's own).
+ */
+function bucketsOf(entry: FootprintEntry, limits: PlanLimits): [string, number | null][] {
+  const shared = entry.lane !== undefined ? limits.shares?.[entry.account] : undefined;
+  const side = shared && (entry.lane === shared.host ? "host" : "guest");
+  const ofShare = (name: string, isTier: boolean, size: number | null): [string, number | null] =>
+    shared && side
+      ? [
+          `${name}, the ${entry.lane} lane's share`,
+          shareCap({ guest: shared.guest, side }, { isTier, size: size ?? undefined }) ?? null,
+        ]
+      : [name, size];
+  const tier = ofShare(`tier of the ${entry.account} account`, true, limits.tierLimit ?? null);
   if (entry.endpoint === undefined) return [tier];
   const spec = ENDPOINTS[entry.endpoint];
   if (spec.bucket.kind === "agentMessages")
     return [[`Send Message to agent ${entry.agent ?? "?"} (${entry.account} account)`, spec.bucket.size], tier];
-  return [[`${ENDPOINT_LABEL[entry.endpoint]} on key ${entry.key}`, spec.bucket.size], tier];
+  return [ofShare(`${ENDPOINT_LABEL[entry.endpoint]} on key ${entry.key}`, false, spec.bucket.size), tier];
 }
 
 /** Requests a hook sent, outside any check. */
@@ -39,7 +58,7 @@ function boundOf(entries: readonly FootprintEntry[], limits: PlanLimits) {
   const byBucket = new Map<string, PlannedBucket>();
   for (const entry of entries) {
     if (!entry.counted) continue;
-    for (const [name, size] of bucketsOf(entry, limits.tierLimit)) {
+    for (const [name, size] of bucketsOf(entry, limits)) {
       const b = byBucket.get(name) ?? { requests: 0, size, windows: null };
       b.requests++;
       b.windows = windowsFor(b.requests, size);
@@ -93,9 +112,17 @@ export function formatPlan(plan: RunPlan): string {
     plan.tierLimit === null
       ? "tier unknown (give --tier): the account's bucket is left out of the bound"
       : `tier ${plan.tierLimit} per window, per account: all ${plan.mainKeys} main key(s) share it`;
+  // where the bound comes from, account by account: each account's tier (or its lanes' shares of it)
+  const accounts = Object.entries(plan.requestsByBucket)
+    .filter(([name, b]) => name.startsWith("tier of") && b.windows !== null)
+    .map(
+      ([name, b]) =>
+        `  ${name.replace(/^tier of the /, "")}: ${b.requests} requests, ${b.size} per window → ${b.windows} windows`,
+    );
   return [
     `plan: ${plan.checks} checks, ${plan.requests} requests (${plan.countedRequests} counted); W = ${plan.windowSeconds} s; ${tier}`,
     `plan: needs ≥ ${plan.lowerBoundWindows} windows: ${plan.binding} → lower bound ${formatSeconds(plan.lowerBoundSeconds)}`,
+    ...(accounts.length > 1 ? ["plan: the accounts' tiers:", ...accounts, "plan: the busiest buckets:"] : []),
     ...top,
   ].join("\n");
 }

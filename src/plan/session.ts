@@ -3,6 +3,7 @@ import type { CheckResult } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { calibrate } from "./calibrate.js";
 import type { FootprintEntry } from "./footprint.js";
+import { planShares } from "./lanes.js";
 import { formatPlan, formatSeconds, type PlanLimits, planRun, type RunPlan, secondsLeft, withActual } from "./plan.js";
 
 /** The end-of-run sweep's request: one page of the main account's agents (more only if some were left). */
@@ -27,10 +28,13 @@ export class PlannedRun {
     const { entries: suites, seconds } = await calibrate({ target, runSuites });
     // the run ends with the sweep (src/run/cleanup.ts): it lists the account to prove nothing is left
     const entries = [...suites, SWEEP];
+    const shares = planShares(target);
     const limits = {
       windowSeconds: target.windowSeconds,
       tierLimit: target.tierLimit,
       mainKeys: target.keys.mainKeys?.length ?? 1,
+      // two lanes share the quota account, each within its part of its buckets (src/plan/lanes.ts)
+      ...(shares ? { shares } : {}),
     };
     const source = `calibration run of the same suites against an embedded reference (${formatSeconds(seconds)})`;
     return new PlannedRun(planRun(entries, limits, source), entries, limits);

@@ -1,9 +1,10 @@
+import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Reporter, TestCase, TestModule, TestSequencer, TestSpecification } from "vitest/node";
 import { CLAUSE_BY_ID } from "../contract/index.js";
-import { type Lane, laneFileOrder, laneTarget, OTHER_LANE_FILES, usesAccountLanes } from "../plan/lanes.js";
+import { type Lane, laneFileOrder, laneOfFile, lanesOf, laneTarget, OTHER_LANE_FILES, QUOTA_LANE_FILES } from "../plan/lanes.js";
 import { CHECK_TAGS, type Profile } from "../plan/profiles.js";
 import {
   type CheckResult,
@@ -124,33 +125,57 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
     },
   };
   const include = [...new Set(options.suites.flatMap((s) => SUITE_GLOBS[s]))];
-  // a deployment's run spends two accounts' tiers side by side: one vitest per lane (src/plan/lanes.ts)
-  const lanes: { target: HarnessTarget; lane?: Lane }[] = usesAccountLanes(options.target)
-    ? (["main", "other"] as const).map((lane) => ({ target: laneTarget(options.target, lane), lane }))
+  // a deployment's run spends its accounts' tiers side by side: one vitest per lane (src/plan/lanes.ts)
+  const laneNames = lanesOf(options.target);
+  const lanes: { target: HarnessTarget; lane?: Lane }[] = laneNames
+    ? laneNames.map((lane) => ({ target: laneTarget(options.target, lane), lane }))
     : [{ target: options.target }];
+  // the main lane's last files wait for the quota lane's end: say when it came, whatever ended it
+  const handOff = lanes.find((l) => l.target.afterQuotaLane)?.target.afterQuotaLane;
+  if (handOff) rmSync(handOff, { force: true });
   const collectedChecks = (n: number) => {
     total += n;
   };
   // vitest exits the process on SIGINT/SIGTERM; this run must outlive the signal to delete
   // what it created, so it takes the signals back from vitest and cancels the run itself
   const held = { SIGINT: new Set(process.listeners("SIGINT")), SIGTERM: new Set(process.listeners("SIGTERM")) };
-  await Promise.all(
-    lanes.map(({ target, lane }) =>
-      runVitest({ ...options, target }, laneFiles(include, lane), reporter, { pattern, inRun, collectedChecks, held, lane }),
-    ),
-  );
+  try {
+    await Promise.all(
+      lanes.map(async ({ target, lane }) => {
+        try {
+          await runVitest({ ...options, target }, laneFiles(include, lane, laneNames), reporter, {
+            pattern,
+            inRun,
+            collectedChecks,
+            held,
+            lane,
+          });
+        } finally {
+          if (lane === "quota" && handOff) writeFileSync(handOff, String(Date.now()));
+        }
+      }),
+    );
+  } finally {
+    if (handOff) rmSync(handOff, { force: true });
+  }
   return { checks, findings: collectFindings(collected), total };
 }
 
-/** The files of a lane among those `include` names: the other lane's own, or all but those. */
-function laneFiles(include: string[], lane: Lane | undefined): { include: string[]; exclude?: string[] } {
+/** The files of a lane among those `include` names: the other and quota lanes' own, or all but those. */
+function laneFiles(
+  include: string[],
+  lane: Lane | undefined,
+  lanes: readonly Lane[] | undefined,
+): { include: string[]; exclude?: string[] } {
   if (lane === undefined) return { include };
-  // a lane with none of the run's files runs nothing
-  const own = OTHER_LANE_FILES.filter((f) => include.some((glob) => glob.startsWith(`suites/${f.split("/")[0]}/`)));
   const globs = (files: readonly string[]) => files.map((f) => `suites/${f}.{ts,js}`);
-  return lane === "other"
-    ? { include: globs(own) }
-    : { include, exclude: ["**/node_modules/**", "**/.git/**", ...globs(OTHER_LANE_FILES)] };
+  const elsewhere = [...OTHER_LANE_FILES, ...QUOTA_LANE_FILES];
+  if (lane === "main") return { include, exclude: ["**/node_modules/**", "**/.git/**", ...globs(elsewhere)] };
+  // a lane with none of the run's files runs nothing
+  const own = elsewhere.filter(
+    (f) => laneOfFile(`suites/${f}`, lanes) === lane && include.some((glob) => glob.startsWith(`suites/${f.split("/")[0]}/`)),
+  );
+  return { include: globs(own) };
 }
 
 /** The order of a lane's files: vitest's sequencer interface. */

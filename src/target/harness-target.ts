@@ -1,3 +1,4 @@
+import type { AccountShare } from "../client/rate-share.js";
 import type { ServiceClock } from "../client/service-clock.js";
 import { type KeysFileInput, MESSAGE_TIMING, newApiKey, RATE_LIMITS } from "../contract/index.js";
 import { KEY_ROLES, type KeyRoleName } from "./key-roles.js";
@@ -79,7 +80,11 @@ export interface HarnessTarget {
    */
   accountLanes?: boolean;
   /** the lane this target is (src/plan/lanes.ts): each lane's workers claim their key sets apart */
-  lane?: "main" | "other";
+  lane?: "main" | "other" | "quota";
+  /** by account label: accounts another lane uses too, and this lane's side of them (src/client/rate-share.ts) */
+  accountShares?: Record<string, AccountShare>;
+  /** a file that appears once the quota lane has ended: the main lane's last files wait for it (src/plan/lanes.ts) */
+  afterQuotaLane?: string;
   /**
    * inside a lane: every key of the run with its role and account, as given (a lane's `keys` swap
    * accounts): what a footprint, a curl line and the leak check name it by

@@ -1,6 +1,7 @@
+import { beforeAll } from "vitest";
 import type { Agent } from "../../src/contract/index.js";
-import { Blocked, check, expect, expectError, expectOk, HarnessError, target } from "../support/harness.js";
-import { label, MAX_DRAIN_ATTEMPTS, MISSING_ID, type Result } from "../support/limits.js";
+import { afterQuotaLane, Blocked, check, expect, expectError, expectOk, HarnessError, target } from "../support/harness.js";
+import { HAND_OFF_TIMEOUT_MS, label, MAX_DRAIN_ATTEMPTS, MISSING_ID, type Result } from "../support/limits.js";
 
 /**
  * PROFILE §7: a refusal for a missing permission is counted, and the message quota. The per-key,
@@ -8,6 +9,11 @@ import { label, MAX_DRAIN_ATTEMPTS, MISSING_ID, type Result } from "../support/l
  * suites/support/limit-buckets.ts empties anyway: they run inside that row's check while its bucket
  * is empty: one window of a deployment run, not two.
  */
+
+// The quota check counts X-RateLimit-Remaining of the quota account from one answer to the next:
+// on a deployment with account lanes that account has a lane of its own, so this file waits for
+// its end (src/plan/lanes.ts).
+beforeAll(afterQuotaLane, HAND_OFF_TIMEOUT_MS);
 
 /* ---------------------------------------------------------------- counted whatever the outcome */
 

@@ -1,8 +1,8 @@
 import { describe } from "vitest";
-import type { ListResult, Query, ServiceClient } from "../../src/client/index.js";
 import { type Agent, compareCodePoints, LIST_LIMITS } from "../../src/contract/index.js";
 import { loadBoundaries } from "../support/fixtures.js";
-import { check, expect, expectError, expectOk, HarnessError, smoke } from "../support/harness.js";
+import { check, expect, expectError, expectOk, smoke } from "../support/harness.js";
+import { ids, listPage, MAX_WALK_PAGES, walkAll } from "../support/listing.js";
 
 /* PROFILE §5 List. The account may hold agents of other tests or runs: every check reasons about
    the agents it made (named with the run prefix) and about invariants that hold for any content. */
@@ -14,8 +14,6 @@ const queryRows = loadBoundaries<{
   rows: Array<{ query: string; status: 200; page: number; limit: number } | { query: string; status: 400; field: string }>;
 }>("list-query.json").rows;
 
-/** Walking a whole listing stops here: an account this large is a configuration problem, not a verdict. */
-const MAX_WALK_PAGES = 200;
 /** A walk at limit 1..3 covers the whole listing up to this many agents, else the prefix holding ours. */
 const FULL_WALK_MAX_TOTAL = 15;
 
@@ -38,31 +36,6 @@ function outOfOrder(items: Agent[], sortBy: SortBy, order: Order): string[] {
   }
   return bad;
 }
-
-async function listPage(api: ServiceClient, query: Query): Promise<ListResult & { data: Agent[] }> {
-  const res = await api.listAgents(query);
-  expectOk(res);
-  return res as ListResult & { data: Agent[] };
-}
-
-/** Every page of a listing at `limit`, in order; the items and the total of the first page. */
-async function walkAll(
-  api: ServiceClient,
-  query: Record<string, string | number> = {},
-  limit: number = LIST_LIMITS.limit.max,
-): Promise<{ items: Agent[]; total: number; pages: number }> {
-  const items: Agent[] = [];
-  let total = 0;
-  for (let page = 1; page <= MAX_WALK_PAGES; page++) {
-    const res = await listPage(api, { ...query, limit, page });
-    if (page === 1) total = res.pagination!.total;
-    items.push(...res.data);
-    if (!res.pagination!.hasMore) return { items, total, pages: page };
-  }
-  throw new HarnessError(`the account holds more than ${MAX_WALK_PAGES * limit} agents: too many to walk`);
-}
-
-const ids = (agents: readonly Agent[]) => agents.map((a) => a.id);
 
 describe("GET /agents", () => {
   smoke("list.params", "the defaults are page 1, limit 20, createdAt desc", async ({ api, agents }) => {
@@ -225,21 +198,6 @@ describe("GET /agents", () => {
         });
         expect(last.data.length, `limit=${limit}&page=${totalPages}: items`).toBe(total - (totalPages - 1) * limit);
       }
-    }
-  });
-
-  check("list.isolation", "only the calling account's agents are listed", async ({ api, otherApi, agents }) => {
-    const mine = await agents.create();
-    const created = await otherApi.createAgent({ name: agents.name() });
-    const theirs = expectOk(created, 201);
-    try {
-      expect(ids((await walkAll(otherApi)).items), "the other account's listing").not.toContain(mine.id);
-      const mainIds = ids((await walkAll(api)).items);
-      expect(mainIds, "the main account's listing").not.toContain(theirs.id);
-      expect(mainIds, "the main account's listing").toContain(mine.id);
-    } finally {
-      // not through `agents`: that factory deletes with the main account's key
-      await otherApi.deleteAgent(theirs.id);
     }
   });
 });

@@ -1,24 +1,12 @@
 import { afterAll, describe } from "vitest";
-import { type AgentBoundaries, suiteEndpoints } from "../../fixtures/expand.js";
+import { suiteEndpoints } from "../../fixtures/expand.js";
 import type { ServiceClient } from "../../src/client/index.js";
-import { type Agent, type ClauseId, type CreateAgentBody, PLATFORMS, type UpdateAgentBody } from "../../src/contract/index.js";
-import { expandFixture, loadFixture } from "../support/fixtures.js";
+import type { Agent, ClauseId, UpdateAgentBody } from "../../src/contract/index.js";
+import { expandFixture } from "../support/fixtures.js";
 import { AgentFactory, check, expect, expectError, expectInvalid, expectOk, SERVICE_CLOCK, smoke } from "../support/harness.js";
+import { boundaries, createBase, type JsonObject } from "../support/update-base.js";
 
-type JsonObject = Record<string, unknown>;
-
-/** Hand-written from the PROFILE text (STYLE §2): the schemas in src/contract are not consulted. */
-const boundaries = loadFixture<AgentBoundaries<ClauseId>>("agent.json");
-
-/** The fixture's base agent: its create body, and the patch that puts any row's changes back. */
-async function createBase(agents: AgentFactory): Promise<{ agent: Agent; restore: UpdateAgentBody }> {
-  const name = agents.name();
-  const body = { ...(expandFixture(boundaries.base, { name }) as JsonObject), name } as CreateAgentBody;
-  const agent = await agents.create(body);
-  // base sets every nested key, so re-sending it restores it; platforms it lacks are removed
-  const platforms = Object.fromEntries(PLATFORMS.map((p) => [p, body.platforms?.[p] ?? null]));
-  return { agent, restore: { ...body, platforms, status: "active" } as UpdateAgentBody };
-}
+/* PROFILE §5 Update; the checks that send messages besides are in update-messages.test.ts. */
 
 const patchOf = (api: ServiceClient, id: string, body: unknown) => api.call("updateAgent", { agentId: id, body });
 
@@ -91,40 +79,6 @@ describe("PATCH /agents/{agentId}", () => {
       expect(res, `after status ${status}`).toEqual({ ...config, status });
     }
   });
-
-  check("update.status", "from error, status alone goes to inactive or to active", async ({ api, agents, skip }) => {
-    const agent = await agents.withMockModel("mock-error", skip);
-    /** PROFILE §5 / §10: a model failure puts the agent in `error`. */
-    const fail = async () => {
-      expectError(await api.sendMessage(agent.id, { text: "fail, please" }), "MODEL_ERROR");
-      expect(expectOk(await api.getAgent(agent.id)).status, "precondition: the agent is in error").toBe("error");
-    };
-    await fail();
-    expect(expectOk(await api.updateAgent(agent.id, { status: "inactive" })).status, "error → inactive").toBe("inactive");
-    expect(expectOk(await api.updateAgent(agent.id, { status: "active" })).status, "inactive → active").toBe("active");
-    await fail();
-    expect(expectOk(await api.updateAgent(agent.id, { status: "active" })).status, "error → active").toBe("active");
-    expect(expectOk(await api.getAgent(agent.id)).status).toBe("active");
-  });
-
-  check(
-    ["status.lifecycle", "update.status"],
-    "inactive keeps the config and the conversation history",
-    async ({ api, agents }) => {
-      const { agent } = await createBase(agents);
-      const first = expectOk(await api.sendMessage(agent.id, { text: "hello", userId: "u1", roomId: "r1" }));
-      const inactive = expectOk(await api.updateAgent(agent.id, { status: "inactive" }));
-      expect(inactive).toEqual({ ...agent, status: "inactive", updatedAt: inactive.updatedAt });
-      expect(expectOk(await api.getAgent(agent.id)), "GET while inactive").toEqual(inactive);
-      const active = expectOk(await api.updateAgent(agent.id, { status: "active" }));
-      expect(active).toEqual({ ...agent, updatedAt: active.updatedAt });
-      const second = expectOk(await api.sendMessage(agent.id, { text: "again", userId: "u1", roomId: "r1" }));
-      expect({ conversationId: second.conversationId, turn: second.turn }, "the conversation went on").toEqual({
-        conversationId: first.conversationId,
-        turn: first.turn + 1,
-      });
-    },
-  );
 
   smoke("agent.not-found", "an unknown or malformed id is 404 AGENT_NOT_FOUND", async ({ api }) => {
     for (const id of ["agt_doesnotexist000", "a b", "a".repeat(65)])

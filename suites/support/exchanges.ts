@@ -1,4 +1,4 @@
-import { appendFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { RESPONSE_CHECKS } from "../../src/checks/registry.js";
 import { runChecks } from "../../src/checks/run.js";
 import {
@@ -17,6 +17,7 @@ import {
   endpointLabel,
   evidenceOf,
   findingKey,
+  HarnessError,
   type Observation,
 } from "../../src/report/index.js";
 import { keyVariable, roleOfKey } from "../../src/target/key-roles.js";
@@ -150,7 +151,42 @@ export const currentExchangeLog = (): ExchangeLog | undefined => currentLog;
 export const budget = new RateBudget({
   windowSeconds: target.windowSeconds,
   serviceOffsetMs: SERVICE_CLOCK.offsetSeconds * 1000,
+  // an account another lane uses too: this lane keeps to its share of its buckets (src/plan/lanes.ts)
+  ...(target.accountShares ? { shares: target.accountShares } : {}),
 });
+
+/** How often a file waiting for the quota lane looks for its end. */
+const HAND_OFF_POLL_MS = 500;
+
+/**
+ * The main lane's last files wait here until the quota lane has ended (src/plan/lanes.ts): then
+ * they are the quota account's only user, and from a window after its last request on, the
+ * main lane's share of that account no longer binds. No wait without a quota lane.
+ */
+export async function afterQuotaLane(): Promise<void> {
+  const file = target.afterQuotaLane;
+  if (file === undefined) return;
+  // bounded by the hook's timeout; the run writes the file when the lane ends, however it ended
+  while (!existsSync(file)) await new Promise((resolve) => setTimeout(resolve, HAND_OFF_POLL_MS));
+  const endedAt = Number(readFileSync(file, "utf8"));
+  for (const [account, share] of Object.entries(target.accountShares ?? {}))
+    if (share.side === "guest") budget.endShare(account, Number.isFinite(endedAt) ? endedAt : Date.now());
+}
+
+/**
+ * The quota lane sends no Send Message (src/plan/lanes.ts): the account's quota is the quota
+ * check's, and once it is spent PROFILE §3 lets any message be answered 429 INSUFFICIENT_QUOTA.
+ * A file that would is a mistake of the lanes, not a finding: it stops before the request leaves.
+ */
+const noMessagesInQuotaLane: Layer = (next) => async (request) => {
+  const messages = request.method === "POST" && /\/messages\/?$/.test(request.path.split("?")[0]!);
+  // an unauthenticated request reaches no account (PROFILE §3, §6: 401 beats everything)
+  if (target.lane === "quota" && messages && request.headers.authorization !== undefined)
+    throw new HarnessError(
+      `${request.method} ${request.path}: the quota lane sends no message (src/plan/lanes.ts QUOTA_LANE_FILES)`,
+    );
+  return next(request);
+};
 
 /**
  * A check that exhausted a bucket on purpose waits for the refill its 429 announced
@@ -213,7 +249,7 @@ export function clientFor(key: string, account: string, options: Partial<Service
       // a replay reads each key from its role's variable, so it sends the key the check sent
       keyVariable: keyVariable(label?.role ?? roleOfKey(target.keys, key) ?? "main"),
       timeoutMs: (target.messageTimeoutSeconds + ANSWER_SLACK_SECONDS) * 1000,
-      layers: [unansweredMessage],
+      layers: [noMessagesInQuotaLane, unansweredMessage],
       // STYLE §12: a burst sent at once (a bucket emptied, a tier's worth of 429s) leaves in a few
       // round trips, not twenty: far from the service, sixteen connections stretch it past a window
       connections: BURST_CONNECTIONS,
@@ -255,6 +291,7 @@ function recordFootprint(ex: Exchange, key: string, account: string): void {
     account,
     ...(match ? { endpoint: match.spec.id } : {}),
     ...(agent ? { agent } : {}),
+    ...(target.lane ? { lane: target.lane } : {}),
     counted: isCountedInBuckets(ex.response.status, code),
   });
 }

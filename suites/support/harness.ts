@@ -20,7 +20,7 @@ export { expect } from "vitest";
 export { Blocked, ConformanceFailure, HarnessError } from "../../src/report/index.js";
 export { AgentFactory, sharedAgent } from "./agents.js";
 export { expectError, expectInvalid, expectOk } from "./assertions.js";
-export { budget, clientFor, observeExchanges, rememberToken, waitForRefill } from "./exchanges.js";
+export { afterQuotaLane, budget, clientFor, observeExchanges, rememberToken, waitForRefill } from "./exchanges.js";
 export { SERVICE_CLOCK, target } from "./target.js";
 
 interface Fixtures {

@@ -19,6 +19,11 @@ const BURST_SLACK_MS = 250;
 /** requests of a Send Message burst in flight together: under the 10 one agent may have in flight (PROFILE §7) */
 export const MESSAGE_BURST_WIDTH = RATE_LIMITS.messageConcurrency - 1;
 export const SIZES = RATE_LIMITS.perKeyEndpoint;
+/**
+ * How long the main lane's last files may wait for the quota lane to end (src/plan/lanes.ts): the
+ * lanes are balanced to end together, and thirty windows are past any plan's bound.
+ */
+export const HAND_OFF_TIMEOUT_MS = 30 * W * 1000;
 
 export const label = (res: { exchange: Exchange }) => `${res.exchange.request.method} ${res.exchange.request.url}`;
 
