@@ -13,7 +13,7 @@ import { HAND_OFF_TIMEOUT_MS, label, MAX_DRAIN_ATTEMPTS, MISSING_ID, type Result
 // The quota check counts X-RateLimit-Remaining of the quota account from one answer to the next:
 // on a deployment with account lanes that account has a lane of its own, so this file waits for
 // its end (src/plan/lanes.ts).
-beforeAll(afterQuotaLane, HAND_OFF_TIMEOUT_MS);
+beforeAll(() => afterQuotaLane(HAND_OFF_TIMEOUT_MS), HAND_OFF_TIMEOUT_MS + 10_000);
 
 /* ---------------------------------------------------------------- counted whatever the outcome */
 

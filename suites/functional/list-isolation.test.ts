@@ -8,7 +8,7 @@ import { ids, walkAll } from "../support/listing.js";
  * on a deployment with account lanes that is the quota account, whose own lane lists it meanwhile
  * (src/plan/lanes.ts), so it runs after that lane has ended.
  */
-beforeAll(afterQuotaLane, HAND_OFF_TIMEOUT_MS);
+beforeAll(() => afterQuotaLane(HAND_OFF_TIMEOUT_MS), HAND_OFF_TIMEOUT_MS + 10_000);
 
 describe("GET /agents", () => {
   check("list.isolation", "only the calling account's agents are listed", async ({ api, otherApi, agents }) => {

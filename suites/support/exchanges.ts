@@ -163,11 +163,16 @@ const HAND_OFF_POLL_MS = 500;
  * they are the quota account's only user, and from a window after its last request on, the
  * main lane's share of that account no longer binds. No wait without a quota lane.
  */
-export async function afterQuotaLane(): Promise<void> {
+export async function afterQuotaLane(timeoutMs: number): Promise<void> {
   const file = target.afterQuotaLane;
   if (file === undefined) return;
-  // bounded by the hook's timeout; the run writes the file when the lane ends, however it ended
-  while (!existsSync(file)) await new Promise((resolve) => setTimeout(resolve, HAND_OFF_POLL_MS));
+  // the run writes the file when the lane ends, however it ended (a failure, Ctrl-C, the run's bound)
+  const deadline = Date.now() + timeoutMs;
+  while (!existsSync(file)) {
+    if (Date.now() > deadline)
+      throw new HarnessError(`the quota lane had not ended ${Math.round(timeoutMs / 1000)} s after this lane's last files began`);
+    await new Promise((resolve) => setTimeout(resolve, HAND_OFF_POLL_MS));
+  }
   const endedAt = Number(readFileSync(file, "utf8"));
   for (const [account, share] of Object.entries(target.accountShares ?? {}))
     if (share.side === "guest") budget.endShare(account, Number.isFinite(endedAt) ? endedAt : Date.now());
