@@ -1,4 +1,5 @@
-import { appendFileSync, existsSync, readFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, watch } from "node:fs";
+import { dirname } from "node:path";
 import { RESPONSE_CHECKS } from "../../src/checks/registry.js";
 import { runChecks } from "../../src/checks/run.js";
 import {
@@ -155,9 +156,6 @@ export const budget = new RateBudget({
   ...(target.accountShares ? { shares: target.accountShares } : {}),
 });
 
-/** How often a file waiting for the quota lane looks for its end. */
-const HAND_OFF_POLL_MS = 500;
-
 /**
  * The main lane's last files wait here until the quota lane has ended (src/plan/lanes.ts): then
  * they are the quota account's only user, and from a window after its last request on, the
@@ -166,13 +164,26 @@ const HAND_OFF_POLL_MS = 500;
 export async function afterQuotaLane(timeoutMs: number): Promise<void> {
   const file = target.afterQuotaLane;
   if (file === undefined) return;
-  // the run writes the file when the lane ends, however it ended (a failure, Ctrl-C, the run's bound)
-  const deadline = Date.now() + timeoutMs;
-  while (!existsSync(file)) {
-    if (Date.now() > deadline)
-      throw new HarnessError(`the quota lane had not ended ${Math.round(timeoutMs / 1000)} s after this lane's last files began`);
-    await new Promise((resolve) => setTimeout(resolve, HAND_OFF_POLL_MS));
-  }
+  // the run writes the file when the lane ends, however it ended (a failure, Ctrl-C, the run's
+  // bound): its appearing in the folder is the event waited for, not a time
+  await new Promise<void>((resolve, reject) => {
+    const watcher = watch(dirname(file), () => {
+      if (existsSync(file)) ended();
+    });
+    const timer = setTimeout(() => {
+      watcher.close();
+      reject(
+        new HarnessError(`the quota lane had not ended ${Math.round(timeoutMs / 1000)} s after this lane's last files began`),
+      );
+    }, timeoutMs);
+    const ended = () => {
+      watcher.close();
+      clearTimeout(timer);
+      resolve();
+    };
+    // written before the watcher began: no event will come
+    if (existsSync(file)) ended();
+  });
   const endedAt = Number(readFileSync(file, "utf8"));
   for (const [account, share] of Object.entries(target.accountShares ?? {}))
     if (share.side === "guest") budget.endShare(account, Number.isFinite(endedAt) ? endedAt : Date.now());
