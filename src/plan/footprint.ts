@@ -25,6 +25,11 @@ const footprintEntrySchema = z.object({
    * RATE_LIMIT_EXCEEDED; a 401 counts nowhere
    */
   counted: z.boolean(),
+  /**
+   * a 429 RATE_LIMIT_EXCEEDED from an empty bucket: that bucket's size (its `X-RateLimit-Limit`,
+   * PROFILE §7), so a plan knows the request after it waits for the refill
+   */
+  emptied: z.number().int().positive().optional(),
 });
 export type FootprintEntry = z.infer<typeof footprintEntrySchema>;
 

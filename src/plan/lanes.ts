@@ -64,6 +64,9 @@ export const AFTER_QUOTA_LANE_FILES: readonly string[] = ["functional/list-isola
 const nameOf = (file: string) => file.replace(/\\/g, "/").replace(/\.(ts|js)$/, "");
 const isOneOf = (files: readonly string[], file: string) => files.some((f) => nameOf(file).endsWith(`suites/${f}`));
 
+/** Whether a file of the main lane starts only once the quota lane has ended. */
+export const waitsForQuotaLane = (file: string) => isOneOf(AFTER_QUOTA_LANE_FILES, file);
+
 /** The lane a file runs in, among `lanes` (the quota lane's files go to the other lane when there is none). */
 export function laneOfFile(file: string, lanes: readonly Lane[] = ["main", "other", "quota"]): Lane {
   if (isOneOf(QUOTA_LANE_FILES, file)) return lanes.includes("quota") ? "quota" : "other";

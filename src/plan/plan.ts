@@ -1,52 +1,9 @@
-import { shareCap } from "../client/rate-share.js";
-import { ENDPOINTS } from "../contract/index.js";
-import type { PlannedBucket, RunPlan } from "../report/plan-types.js";
+import type { LaneSchedule, PlannedBucket, RunPlan } from "../report/plan-types.js";
+import { bucketsOf, type PlanLimits } from "./buckets.js";
 import type { FootprintEntry } from "./footprint.js";
+import { scheduleLanes } from "./schedule.js";
 
-export type { RunPlan };
-
-export interface PlanLimits {
-  windowSeconds: number;
-  tierLimit?: number | undefined;
-  mainKeys: number;
-  /**
-   * by account label: an account two lanes use, the lane it is the main account of (the host) and
-   * the guest's part of its buckets; each lane keeps to its share (src/client/rate-share.ts)
-   */
-  shares?: Readonly<Record<string, { host: string; guest: { tier: number; endpoint: number } }>>;
-}
-
-const ENDPOINT_LABEL: Record<string, string> = {
-  createAgent: "Create",
-  listAgents: "List",
-  getAgent: "Get",
-  updateAgent: "Update",
-  deleteAgent: "Delete",
-  sendMessage: "Send Message",
-};
-
-/**
- * The buckets a counted request is in (PROFILE §7), named for people; the size of each. On an
- * account two lanes share, a lane's requests count against its share of the tier and of the
- * key's endpoint buckets (per-agent buckets are each lane's own).
- */
-function bucketsOf(entry: FootprintEntry, limits: PlanLimits): [string, number | null][] {
-  const shared = entry.lane !== undefined ? limits.shares?.[entry.account] : undefined;
-  const side = shared && (entry.lane === shared.host ? "host" : "guest");
-  const ofShare = (name: string, isTier: boolean, size: number | null): [string, number | null] =>
-    shared && side
-      ? [
-          `${name}, the ${entry.lane} lane's share`,
-          shareCap({ guest: shared.guest, side }, { isTier, size: size ?? undefined }) ?? null,
-        ]
-      : [name, size];
-  const tier = ofShare(`tier of the ${entry.account} account`, true, limits.tierLimit ?? null);
-  if (entry.endpoint === undefined) return [tier];
-  const spec = ENDPOINTS[entry.endpoint];
-  if (spec.bucket.kind === "agentMessages")
-    return [[`Send Message to agent ${entry.agent ?? "?"} (${entry.account} account)`, spec.bucket.size], tier];
-  return [ofShare(`${ENDPOINT_LABEL[entry.endpoint]} on key ${entry.key}`, false, spec.bucket.size), tier];
-}
+export type { PlanLimits, RunPlan };
 
 /** Requests a hook sent, outside any check. */
 const isSetup = (e: FootprintEntry) => e.check.endsWith("(setup)");
@@ -72,11 +29,26 @@ function boundOf(entries: readonly FootprintEntry[], limits: PlanLimits) {
       windows = b.windows ?? 0;
       binding = name;
     }
-  return { byBucket, windows, binding, seconds: Math.max(0, windows - 1) * limits.windowSeconds };
+  const counted = Math.max(0, windows - 1) * limits.windowSeconds;
+  // the order the lanes send in: a bucket emptied on purpose makes its next request wait a window
+  const lanes = scheduleLanes(entries, limits);
+  const ordered = Math.max(0, ...lanes.map((l) => l.seconds));
+  return { byBucket, windows, binding, seconds: Math.max(counted, ordered), lanes };
+}
+
+/** A lane's least time and the refills it waits for, most first: "main 7 min 0 s, 9 refills (Get on key main#0 3, …)". */
+function formatLane(lane: LaneSchedule): string {
+  const refills = Object.values(lane.waits).reduce((a, n) => a + n, 0);
+  const most = Object.entries(lane.waits)
+    .sort(([, a], [, b]) => b - a)
+    .slice(0, 3)
+    .map(([name, n]) => `${name} ${n}`)
+    .join(", ");
+  return `  ${lane.lane}: ${formatSeconds(lane.seconds)}, waiting for ${refills} refill${refills === 1 ? "" : "s"}${most ? ` (${most})` : ""}`;
 }
 
 export function planRun(entries: readonly FootprintEntry[], limits: PlanLimits, source: string): RunPlan {
-  const { byBucket, windows, binding, seconds } = boundOf(entries, limits);
+  const { byBucket, windows, binding, seconds, lanes } = boundOf(entries, limits);
   // Send Message buckets are per agent: one line for the busiest, not one per agent
   const requestsByBucket: Record<string, PlannedBucket> = {};
   const busiest = new Map<string, [string, PlannedBucket]>();
@@ -96,6 +68,7 @@ export function planRun(entries: readonly FootprintEntry[], limits: PlanLimits, 
     lowerBoundWindows: windows,
     lowerBoundSeconds: seconds,
     binding: /^Send Message to agent/.test(binding) ? "Send Message to one agent" : binding,
+    lanes,
     requestsByBucket,
     source,
   };
@@ -119,9 +92,22 @@ export function formatPlan(plan: RunPlan): string {
       ([name, b]) =>
         `  ${name.replace(/^tier of the /, "")}: ${b.requests} requests, ${b.size} per window → ${b.windows} windows`,
     );
+  const counted = Math.max(0, plan.lowerBoundWindows - 1) * plan.windowSeconds;
+  const bound = formatSeconds(plan.lowerBoundSeconds);
+  // the order binds when a lane waits for refills the count leaves out: each lane's time, and why
+  const ordered = plan.lowerBoundSeconds > counted && plan.lanes?.length;
   return [
     `plan: ${plan.checks} checks, ${plan.requests} requests (${plan.countedRequests} counted); W = ${plan.windowSeconds} s; ${tier}`,
-    `plan: needs ≥ ${plan.lowerBoundWindows} windows: ${plan.binding} → lower bound ${formatSeconds(plan.lowerBoundSeconds)}`,
+    ordered
+      ? `plan: needs ≥ ${plan.lowerBoundWindows} windows by count: ${plan.binding} → ${formatSeconds(counted)}`
+      : `plan: needs ≥ ${plan.lowerBoundWindows} windows: ${plan.binding} → lower bound ${bound}`,
+    ...(ordered
+      ? [
+          "plan: in the order the requests are sent, a bucket emptied on purpose makes its next request wait for the refill:",
+          ...(plan.lanes ?? []).map(formatLane),
+          `plan: lower bound ${bound} (the slowest ${plan.lanes!.length > 1 ? "lane" : "order"})`,
+        ]
+      : []),
     ...(accounts.length > 1 ? ["plan: the accounts' tiers:", ...accounts, "plan: the busiest buckets:"] : []),
     ...top,
   ].join("\n");

@@ -13,6 +13,16 @@ export interface PlannedBucket {
   windows: number | null;
 }
 
+/** One lane's least time in the order it sends its requests (src/plan/schedule.ts). */
+export interface LaneSchedule {
+  /** the lane ("run" for a run without lanes) */
+  lane: string;
+  /** when its last request is sent, from its first */
+  seconds: number;
+  /** how often it waits for a bucket to refill, by the bucket it waits for */
+  waits: Record<string, number>;
+}
+
 /**
  * What a run will send, bucket by bucket, and the least time the target's limits allow for it.
  * Written into results.json as `plan`.
@@ -32,6 +42,12 @@ export interface RunPlan {
   lowerBoundSeconds: number;
   /** the bucket that sets the bound */
   binding: string;
+  /**
+   * each lane's least time in the order it sends its requests, with the refills it must wait for:
+   * the bound when it is longer than the count's (a check that empties a bucket on purpose makes
+   * the next request there wait a window however few follow)
+   */
+  lanes?: LaneSchedule[];
   requestsByBucket: Record<string, PlannedBucket>;
   /** how the counts were found */
   source: string;

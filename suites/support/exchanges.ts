@@ -5,6 +5,7 @@ import { runChecks } from "../../src/checks/run.js";
 import {
   type Exchange,
   type Layer,
+  parseRateHeaders,
   RateBudget,
   ServiceClient,
   type ServiceClientOptions,
@@ -301,6 +302,10 @@ function recordFootprint(ex: Exchange, key: string, account: string): void {
   const match = matchEndpoint(ex.request.method, ex.request.url, { baseUrl: target.baseUrl });
   const code = (ex.response.json as { error?: { code?: string } } | undefined)?.error?.code;
   const agent = match?.spec.id === "sendMessage" ? match.agentId : undefined;
+  const counted = isCountedInBuckets(ex.response.status, code);
+  // a 429 from an empty bucket (PROFILE §7: Remaining 0, the Limit of that bucket); the cap on
+  // messages in flight refuses with buckets that still have room
+  const rate = ex.response.status === 429 && !counted ? parseRateHeaders(ex.response.headers) : undefined;
   appendFootprint(target.footprintFile!, {
     check: currentCheck,
     key: keyRole(key),
@@ -308,6 +313,7 @@ function recordFootprint(ex: Exchange, key: string, account: string): void {
     ...(match ? { endpoint: match.spec.id } : {}),
     ...(agent ? { agent } : {}),
     ...(target.lane ? { lane: target.lane } : {}),
-    counted: isCountedInBuckets(ex.response.status, code),
+    counted,
+    ...(rate?.remaining === 0 && rate.limit ? { emptied: rate.limit } : {}),
   });
 }
