@@ -228,6 +228,9 @@ async function runVitest(
       // each test's line in its file, read from a stack as it is collected: the reports name it
       includeTaskLocation: true,
       passWithNoTests: false,
+      // the suites' modules as transformed, kept between runs (keyed by their content): a run
+      // starts about a second sooner (measured: 4.95 → 4.0 s for one section's checks)
+      experimental: { fsModuleCache: true, fsModuleCachePath: join(cacheDir, "modules") },
     },
     { logLevel: "silent", cacheDir },
   );
