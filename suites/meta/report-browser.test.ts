@@ -87,9 +87,11 @@ describe.skipIf(!chromiumPath)("the verify report in Chromium", () => {
   describe("real runs", () => {
     test.for([
       ["default", [], 0],
-      ["suites", ["--suites", "functional"], 0],
+      // options in the header: a suite and sections chosen (two small sections: the page is the point)
+      ["suites", ["--suites", "functional", "--sections", "§1,§2"], 0],
       ["smoke", ["--profile", "smoke"], 0],
-      ["fault", ["--suites", "functional", "--fault", "error-as-string"], 1],
+      // the fault breaks §2's error envelope; its section's checks are the ones that see it
+      ["fault", ["--suites", "functional", "--sections", "§2", "--fault", "error-as-string"], 1],
     ] as const)(
       "%s run: a header that fits, nothing overflowing, findings in words, a self-contained page",
       { timeout: 600_000 },
