@@ -32,12 +32,21 @@ export function sendError(reply: FastifyReply, code: ErrorCode, message: string,
 // Stryker restore StringLiteral
 
 export const invalidFields = (reply: FastifyReply, details: ErrorDetail[]) =>
-  // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
-  sendError(reply, "INVALID_REQUEST", "The request has invalid fields", details);
+  sendError(
+    reply,
+    "INVALID_REQUEST",
+    // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
+    "The request has invalid fields",
+    details,
+  );
 
 export const agentNotFound = (reply: FastifyReply) =>
-  // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
-  sendError(reply, "AGENT_NOT_FOUND", "No agent with this id in your account");
+  sendError(
+    reply,
+    "AGENT_NOT_FOUND",
+    // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
+    "No agent with this id in your account",
+  );
 
 type Parsed<T> = { ok: true; value: T } | { ok: false };
 
@@ -54,20 +63,32 @@ export function parseJsonBody<S extends z.ZodType>(
   schema: S,
   opts: { mergePatch?: boolean } = {},
 ): Parsed<z.output<S>> {
-  // Stryker disable next-line OptionalChaining,StringLiteral: no Content-Type: any non-media-type string is refused the same way as the empty one / split always yields a first element
-  const mediaType = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+  const contentType =
+    req.headers["content-type"] ??
+    // Stryker disable next-line StringLiteral: no Content-Type: any non-media-type string is refused the same way as the empty one
+    "";
+  // Stryker disable next-line OptionalChaining: split always yields a first element
+  const mediaType = contentType.split(";")[0]?.trim().toLowerCase();
   const accepted = opts.mergePatch ? [JSON_CONTENT_TYPE, MERGE_PATCH_CONTENT_TYPE] : [JSON_CONTENT_TYPE];
   if (!mediaType || !accepted.includes(mediaType)) {
-    // Stryker disable next-line ArrayDeclaration,StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it / details are optional (PROFILE §2); Content-Type is a header, not a field
-    sendError(reply, "UNSUPPORTED_MEDIA_TYPE", `Content-Type must be ${accepted.join(" or ")}`, [
-      // Stryker disable next-line StringLiteral: details[].issue is human text (PROFILE §2); only `field` names something
-      { field: "Content-Type", issue: `must be ${accepted.join(" or ")}` },
-    ]);
+    sendError(
+      reply,
+      "UNSUPPORTED_MEDIA_TYPE",
+      // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
+      `Content-Type must be ${accepted.join(" or ")}`,
+      // Stryker disable next-line ArrayDeclaration: details are optional (PROFILE §2); Content-Type is a header, not a field
+      [
+        // Stryker disable next-line StringLiteral: details[].issue is human text (PROFILE §2); only `field` names something
+        { field: "Content-Type", issue: `must be ${accepted.join(" or ")}` },
+      ],
+    );
     // Stryker disable next-line BooleanLiteral,ObjectLiteral: the error has been answered already: a handler that goes on finds no body and throws after the answer left (the create/patch/message is not made; checked by hand)
     return { ok: false };
   }
-  // Stryker disable next-line StringLiteral: the catch-all parser always hands a Buffer; and any non-JSON text would be the same 400
-  const raw = Buffer.isBuffer(req.body) ? req.body.toString("utf8") : "";
+  const raw = Buffer.isBuffer(req.body)
+    ? req.body.toString("utf8")
+    : // Stryker disable next-line StringLiteral: the catch-all parser always hands a Buffer; and any non-JSON text would be the same 400
+      "";
   // malformed JSON stays this: not an object, so it is refused with non-objects below (one branch,
   // where a catch block of its own would be a mutant no check can tell from the object test)
   let json: unknown = MALFORMED_JSON;
@@ -78,11 +99,17 @@ export function parseJsonBody<S extends z.ZodType>(
   if (!isRecord(json)) {
     // Stryker disable next-line ConditionalExpression,EqualityOperator: it picks the message only, and message text is free (PROFILE §2)
     const malformed = json === MALFORMED_JSON;
-    // Stryker disable next-line ArrayDeclaration,ConditionalExpression,StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it / details are optional (PROFILE §2) and `field` names a body field or query parameter: neither a header nor the whole body is one
-    sendError(reply, "INVALID_REQUEST", malformed ? "The body is not valid JSON" : "The body must be a JSON object", [
-      // Stryker disable next-line ConditionalExpression,StringLiteral: details[].issue is human text (PROFILE §2); only `field` names something
-      { field: "(body)", issue: malformed ? "malformed JSON" : "must be a JSON object" },
-    ]);
+    sendError(
+      reply,
+      "INVALID_REQUEST",
+      // Stryker disable next-line ConditionalExpression,StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
+      malformed ? "The body is not valid JSON" : "The body must be a JSON object",
+      // Stryker disable next-line ArrayDeclaration: details are optional (PROFILE §2) and `field` names a body field or query parameter: neither a header nor the whole body is one
+      [
+        // Stryker disable next-line ConditionalExpression,StringLiteral: details[].issue is human text (PROFILE §2); only `field` names something
+        { field: "(body)", issue: malformed ? "malformed JSON" : "must be a JSON object" },
+      ],
+    );
     // Stryker disable next-line BooleanLiteral,ObjectLiteral: the error has been answered already: a handler that goes on finds no body and throws after the answer left (the create/patch/message is not made; checked by hand)
     return { ok: false };
   }

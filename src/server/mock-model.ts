@@ -40,8 +40,9 @@ export async function* mockReply(clock: Clock, input: ModelInput, signal: AbortS
 
 /** The reply: a function of the agent, the text and the turn only (PROFILE §10). */
 function replyText({ agentId, agentName, text, turn }: ModelInput): string {
+  const hash = createHash("sha256");
   // Stryker disable next-line MethodExpression,StringLiteral: the reply stays a deterministic function of agent, text and turn (PROFILE §10), which is all PROFILE fixes of it; the text and turn are in it verbatim
-  const digest = createHash("sha256").update(`${agentId}\n${turn}\n${text}`).digest("hex").slice(0, 8);
+  const digest = hash.update(`${agentId}\n${turn}\n${text}`).digest("hex").slice(0, 8);
   return `${agentName} (turn ${turn}, ${digest}) heard: ${text}`;
 }
 

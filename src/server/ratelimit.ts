@@ -33,15 +33,26 @@ export function rateBucketsOf(principal: Principal, endpoint: EndpointSpec | und
   const known = byEndpoint.get(id);
   // Stryker disable next-line ConditionalExpression: a cache of each key's bucket lists: built anew, the lists are the same
   if (known) return known;
-  // Stryker disable next-line StringLiteral: `scope` is read only by fault hooks (seam)
-  const tier: RateBucket = { scope: "tier", key: `t:${principal.account.id}`, size: principal.account.tierLimit };
+  const tier: RateBucket = {
+    // Stryker disable next-line StringLiteral: `scope` is read only by fault hooks (seam)
+    scope: "tier",
+    key: `t:${principal.account.id}`,
+    size: principal.account.tierLimit,
+  };
   if (endpoint?.bucket.kind === "agentMessages")
     // Stryker disable next-line StringLiteral: `scope` is read only by fault hooks (seam)
     return [{ scope: "agentMessages", key: agentSlotKey(principal, agentId), size: endpoint.bucket.size }, tier];
   const buckets: RateBucket[] =
     endpoint?.bucket.kind === "keyEndpoint"
-      ? // Stryker disable next-line StringLiteral: `scope` is read only by fault hooks (seam)
-        [{ scope: "keyEndpoint", key: `k:${principal.keyHash}:${endpoint.id}`, size: endpoint.bucket.size }, tier]
+      ? [
+          {
+            // Stryker disable next-line StringLiteral: `scope` is read only by fault hooks (seam)
+            scope: "keyEndpoint",
+            key: `k:${principal.keyHash}:${endpoint.id}`,
+            size: endpoint.bucket.size,
+          },
+          tier,
+        ]
       : [tier];
   byEndpoint.set(id, buckets);
   return buckets;

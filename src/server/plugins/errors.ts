@@ -24,8 +24,15 @@ export function literalIfUndecodable(url: string): string {
     decodeURIComponent(path);
     return url;
   } catch {
-    // Stryker disable next-line ConditionalExpression,EqualityOperator,MethodExpression,StringLiteral,UnaryOperator: an undecodable path with a query: the rewritten path is another unknown path, still 404 in the envelope (PROFILE §9 allows either 404 code for a variant) / how the query of a rewritten path is kept: an undecodable path answers 404 whatever becomes of its query, and a decodable one is left as it was
-    return path.replaceAll("%", "%25") + (end === -1 ? "" : url.slice(end));
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,MethodExpression,StringLiteral,UnaryOperator: how the query of a rewritten path is kept: an undecodable path answers 404 whatever becomes of its query, and a decodable one is left as it was
+    const query = end === -1 ? "" : url.slice(end);
+    return (
+      path.replaceAll(
+        "%",
+        // Stryker disable next-line StringLiteral: the rewritten path is another unknown path, still 404 in the envelope (PROFILE §9 allows either 404 code for a variant)
+        "%25",
+      ) + query
+    );
   }
 }
 
@@ -46,11 +53,19 @@ export function installErrors(app: FastifyInstance): void {
     // Stryker disable next-line BlockStatement,ConditionalExpression: a known path with a method it lacks may answer 404 NOT_FOUND instead of 405 (PROFILE §9 allows both)
     if (known.length) {
       reply.header("allow", known.map((e) => e.method).join(", "));
-      // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
-      return sendError(reply, "METHOD_NOT_ALLOWED", `${req.method} is not allowed on this path`);
+      return sendError(
+        reply,
+        "METHOD_NOT_ALLOWED",
+        // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
+        `${req.method} is not allowed on this path`,
+      );
     }
-    // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
-    return sendError(reply, "NOT_FOUND", "No such route");
+    return sendError(
+      reply,
+      "NOT_FOUND",
+      // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
+      "No such route",
+    );
   };
   app.setNotFoundHandler(notFound);
 
@@ -58,10 +73,16 @@ export function installErrors(app: FastifyInstance): void {
     // PROFILE §9: a method no route has (QUERY, PROPFIND…) is 404/405 whatever the framework
     // thought of its body first (fastify wants a Content-Type on QUERY before it routes)
     if (!ROUTED_METHODS.has(req.method)) return notFound(req, reply);
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: an oversized body may answer 400 INVALID_REQUEST instead of 413 (PROFILE §7 allows both); no other framework error reaches this handler
-    if (err.statusCode === 413)
-      // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
-      return sendError(reply, "PAYLOAD_TOO_LARGE", `The body is larger than ${BODY_LIMIT_BYTES.toLocaleString("en-US")} bytes`);
+    // Stryker disable next-line BlockStatement,ConditionalExpression,EqualityOperator: an oversized body may answer 400 INVALID_REQUEST instead of 413 (PROFILE §7 allows both); no other framework error reaches this handler
+    if (err.statusCode === 413) {
+      const limit = BODY_LIMIT_BYTES.toLocaleString("en-US");
+      return sendError(
+        reply,
+        "PAYLOAD_TOO_LARGE",
+        // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
+        `The body is larger than ${limit} bytes`,
+      );
+    }
     // Stryker disable next-line ConditionalExpression,EqualityOperator,StringLiteral: unreachable from a client: the catch-all content-type parser means fastify never raises 415, a framing error (bad Content-Length) cannot be sent by an HTTP client, and no defect is left to throw a 500
     if (err.statusCode === 415) return sendError(reply, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
     // Stryker disable next-line ConditionalExpression,EqualityOperator,LogicalOperator: unreachable from a client: the catch-all content-type parser means fastify never raises 415, a framing error (bad Content-Length) cannot be sent by an HTTP client, and no defect is left to throw a 500

@@ -41,8 +41,12 @@ function admit(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply): bo
   const principal = match?.[1] ? ctx.keyRing.lookup(match[1]) : undefined;
   if (!principal) {
     reply.header(HEADERS.wwwAuthenticate, 'Bearer realm="agents"');
-    // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
-    sendError(reply, "UNAUTHORIZED", "A valid API key is required (Authorization: Bearer <key>)");
+    sendError(
+      reply,
+      "UNAUTHORIZED",
+      // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
+      "A valid API key is required (Authorization: Bearer <key>)",
+    );
     // Stryker disable next-line BooleanLiteral: fastify ends the request once a hook has answered: calling done() after the 401/403/429 runs no handler (the checks that the refused request had no effect pass)
     return false;
   }
@@ -57,8 +61,12 @@ function admit(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply): bo
   if (agentKey !== undefined && !ctx.gate.available(agentKey)) {
     setRateHeaders(reply, ctx.limiter.tightest(buckets));
     reply.header(HEADERS.retryAfter, String(RATE_LIMITS.concurrencyRetryAfterSeconds));
-    // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
-    sendError(reply, "RATE_LIMIT_EXCEEDED", "Too many messages in flight for this agent");
+    sendError(
+      reply,
+      "RATE_LIMIT_EXCEEDED",
+      // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
+      "Too many messages in flight for this agent",
+    );
     // Stryker disable next-line BooleanLiteral: fastify ends the request once a hook has answered: calling done() after the 401/403/429 runs no handler (the checks that the refused request had no effect pass)
     return false;
   }
@@ -68,8 +76,12 @@ function admit(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply): bo
   else {
     setRateHeaders(reply, admission.headers);
     reply.header(HEADERS.retryAfter, String(admission.retryAfterSeconds));
-    // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
-    sendError(reply, "RATE_LIMIT_EXCEEDED", "Rate limit exceeded; retry after the reset");
+    sendError(
+      reply,
+      "RATE_LIMIT_EXCEEDED",
+      // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
+      "Rate limit exceeded; retry after the reset",
+    );
     // Stryker disable next-line BooleanLiteral: fastify ends the request once a hook has answered: calling done() after the 401/403/429 runs no handler (the checks that the refused request had no effect pass)
     return false;
   }
@@ -78,8 +90,12 @@ function admit(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply): bo
   if (release) reply.raw.once("close", release);
 
   if (endpoint && !principal.permissions.has(endpoint.permission)) {
-    // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
-    sendError(reply, "FORBIDDEN", `This key lacks the ${endpoint.permission} permission`);
+    sendError(
+      reply,
+      "FORBIDDEN",
+      // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
+      `This key lacks the ${endpoint.permission} permission`,
+    );
     // Stryker disable next-line BooleanLiteral: fastify ends the request once a hook has answered: calling done() after the 401/403/429 runs no handler (the checks that the refused request had no effect pass)
     return false;
   }

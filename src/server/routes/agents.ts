@@ -32,8 +32,13 @@ export const agentRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (ap
     route("listAgents", (req, reply) => {
       const query = listQuerySchema.safeParse(req.query);
       if (query.success) return { success: true, ...store.list(req.principal.account.id, query.data) };
-      // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
-      sendError(reply, "INVALID_REQUEST", "Invalid query parameters", detailsFromIssues(query.error.issues));
+      sendError(
+        reply,
+        "INVALID_REQUEST",
+        // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
+        "Invalid query parameters",
+        detailsFromIssues(query.error.issues),
+      );
     }),
   );
 

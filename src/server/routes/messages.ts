@@ -24,10 +24,20 @@ export const messageRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (
       const accountId = req.principal.account.id;
       const agent = ctx.store.get(accountId, agentIdParam(req));
       if (!agent) return agentNotFound(reply);
-      // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
-      if (agent.status !== "active") return sendError(reply, "AGENT_UNAVAILABLE", `The agent is ${agent.status}`);
-      // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
-      if (!ctx.spendQuota(req.principal)) return sendError(reply, "INSUFFICIENT_QUOTA", "The account's message quota is spent");
+      if (agent.status !== "active")
+        return sendError(
+          reply,
+          "AGENT_UNAVAILABLE",
+          // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
+          `The agent is ${agent.status}`,
+        );
+      if (!ctx.spendQuota(req.principal))
+        return sendError(
+          reply,
+          "INSUFFICIENT_QUOTA",
+          // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
+          "The account's message quota is spent",
+        );
       const conversation = ctx.store.conversation(accountId, agent.id, userId, roomId);
 
       // the exchange ends at the budget, or when the client goes away
@@ -60,8 +70,11 @@ export const messageRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (
       });
       const failure = (err: unknown): { code: ErrorCode; message: string } | undefined => {
         if (err instanceof BudgetSpent)
-          // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
-          return { code: "AGENT_UNAVAILABLE", message: "The agent did not answer within the time budget" };
+          return {
+            code: "AGENT_UNAVAILABLE",
+            // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
+            message: "The agent did not answer within the time budget",
+          };
         if (err instanceof ModelError) {
           ctx.store.setStatus(accountId, agent.id, "error"); // PROFILE §5: a model failure sets status error
           return { code: "MODEL_ERROR", message: err.message };
@@ -131,8 +144,11 @@ function openStream(reply: FastifyReply, ctx: ServerContext) {
   // the headers the hooks set so far (request id, rate limits) go out with the stream's
   // Stryker disable next-line ConditionalExpression: fastify never holds an undefined header value: the test never decides
   for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) raw.setHeader(name, value);
-  // Stryker disable next-line StringLiteral: Cache-Control on a stream is not in PROFILE
-  raw.writeHead(200, { "content-type": `${SSE_CONTENT_TYPE}; charset=utf-8`, "cache-control": "no-cache" });
+  raw.writeHead(200, {
+    "content-type": `${SSE_CONTENT_TYPE}; charset=utf-8`,
+    // Stryker disable next-line StringLiteral: Cache-Control on a stream is not in PROFILE
+    "cache-control": "no-cache",
+  });
   let heartbeat: TimerHandle | undefined;
   const frame = ctx.seam.streamFrames();
   const write = (text: string) => {
