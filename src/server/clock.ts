@@ -35,7 +35,6 @@ export function skewedClock(clock: Clock, skewMs: number): Clock {
 /** Rejects with the signal's reason once it is aborted (and never settles otherwise). */
 export const untilAborted = (signal: AbortSignal) =>
   new Promise<never>((_, reject) => {
-    // Stryker disable next-line ConditionalExpression: untilAborted is only called with a fresh signal (takeTurn, mock-timeout): the already-aborted branch is unreachable
     // Stryker disable BooleanLiteral,ObjectLiteral: an AbortSignal fires abort at most once: { once: true } changes nothing observable
     if (signal.aborted) reject(signal.reason);
     else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
@@ -45,7 +44,7 @@ export const untilAborted = (signal: AbortSignal) =>
 /** Resolves after `ms` of clock time, or rejects with the signal's reason when aborted. */
 export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    // Stryker disable next-line ConditionalExpression,OptionalChaining: sleep's already-aborted check and its abort listener cover each other: without either one the exchange still ends at the next chunk (≤ 100 ms), which no client can see
+    // Stryker disable next-line OptionalChaining: the one caller (mock-slow) always passes a signal
     if (signal?.aborted) return reject(signal.reason);
     // Stryker disable next-line BlockStatement: same pair: the next sleep sees the aborted signal and ends the exchange one chunk (≤ 100 ms) later
     const onAbort = () => {

@@ -52,7 +52,6 @@ function splitInto(text: string, parts: number): string[] {
   const n = Math.min(parts, cps.length);
   // Stryker disable next-line ArrayDeclaration: other chunks (an extra empty one, a prefix, whole copies): deltas still join to done's text and the reply is still a deterministic function of agent, text and turn (PROFILE §5, §10); chunk contents are free
   const chunks: string[] = [];
-  // Stryker disable next-line EqualityOperator: other chunks (an extra empty one, a prefix, whole copies): deltas still join to done's text and the reply is still a deterministic function of agent, text and turn (PROFILE §5, §10); chunk contents are free
   for (let i = 0; i < n; i++)
     // Stryker disable next-line ArithmeticOperator,MethodExpression,StringLiteral: other chunks (an extra empty one, a prefix, whole copies): deltas still join to done's text and the reply is still a deterministic function of agent, text and turn (PROFILE §5, §10); chunk contents are free
     chunks.push(cps.slice(Math.floor((i * cps.length) / n), Math.floor(((i + 1) * cps.length) / n)).join(""));

@@ -23,7 +23,6 @@ export interface RateBucket {
  */
 export function rateBucketsOf(principal: Principal, endpoint: EndpointSpec | undefined, agentId: string): readonly RateBucket[] {
   let byEndpoint = bucketLists.get(principal);
-  // Stryker disable next-line ConditionalExpression: a cache of each key's bucket lists: built anew, the lists are the same
   if (!byEndpoint) {
     byEndpoint = new Map();
     bucketLists.set(principal, byEndpoint);
@@ -31,7 +30,6 @@ export function rateBucketsOf(principal: Principal, endpoint: EndpointSpec | und
   // Stryker disable next-line StringLiteral: only the cache key of the bucket list for requests no route has
   const id = endpoint?.id ?? "";
   const known = byEndpoint.get(id);
-  // Stryker disable next-line ConditionalExpression: a cache of each key's bucket lists: built anew, the lists are the same
   if (known) return known;
   const tier: RateBucket = {
     // Stryker disable next-line StringLiteral: `scope` is read only by fault hooks (seam)
@@ -90,7 +88,6 @@ export class RateLimiter {
 
   private current(key: string, now: number): Window | undefined {
     const w = this.windows.get(key);
-    // Stryker disable next-line EqualityOperator: the window ends one millisecond later: no client can aim at that millisecond
     if (w && w.resetAt <= now) {
       this.windows.delete(key);
       return undefined;
@@ -138,7 +135,7 @@ export class RateLimiter {
         bestResetAt = w ? w.resetAt : now + this.windowMs;
       }
     }
-    // Stryker disable next-line ConditionalExpression,StringLiteral: every request has at least its tier bucket: unreachable
+    // Stryker disable next-line StringLiteral: every request has at least its tier bucket: unreachable
     if (!best) throw new Error("no bucket");
     return { size: best.size, remaining: bestRemaining, resetAt: bestResetAt };
   }
@@ -165,17 +162,14 @@ export class ConcurrencyGate {
 
   tryAcquire(key: string): (() => void) | undefined {
     const n = this.inFlight.get(key) ?? 0;
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: the guard asks available() just before, synchronously: tryAcquire's own test never decides
     if (n >= RATE_LIMITS.messageConcurrency) return undefined;
     this.inFlight.set(key, n + 1);
     let released = false;
     return () => {
-      // Stryker disable next-line ConditionalExpression: each release is registered once (reply.raw.once("close")): the double-release guard never decides
       if (released) return;
       // Stryker disable next-line BooleanLiteral: each release is registered once (reply.raw.once("close")): the double-release guard never decides
       released = true;
       const left = (this.inFlight.get(key) ?? 1) - 1;
-      // Stryker disable next-line ConditionalExpression,EqualityOperator: an agent's entry kept at 0 instead of deleted: memory only
       if (left <= 0) this.inFlight.delete(key);
       else this.inFlight.set(key, left);
     };

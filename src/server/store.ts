@@ -46,10 +46,8 @@ function mergePatch(target: JsonObject, patch: Readonly<JsonObject>, defaults: J
   const result: JsonObject = { ...target };
   for (const [key, value] of Object.entries(patch)) {
     const fallback = defaults?.[key];
-    // Stryker disable next-line ConditionalExpression: zod leaves an absent optional key absent: the merge never meets an undefined value
     if (value === undefined) continue; // an optional field the body left out
     if (value === null) {
-      // Stryker disable next-line ConditionalExpression: a removed field kept as undefined serialises the same; it only makes a patch that removes an absent optional field move updatedAt, and PROFILE §5 pins updatedAt only for `{}`
       if (fallback === undefined) delete result[key];
       else result[key] = clone(fallback);
     } else if (isRecord(value)) {
@@ -87,7 +85,6 @@ function agentView(a: StoredAgent): Agent {
 const serialised = new WeakMap<Agent, string>();
 export function agentEnvelopeJson(agent: Agent): string {
   const known = serialised.get(agent);
-  // Stryker disable next-line ConditionalExpression: a cache of the JSON text: serialising anew gives the same text
   if (known !== undefined) return known;
   const json = JSON.stringify({ success: true, data: agent });
   serialised.set(agent, json);
@@ -136,7 +133,7 @@ export class AgentStore {
   create(accountId: string, body: ParsedBodyOf<"createAgent">): WriteResult {
     const config = mergePatch(DEFAULTS, body, DEFAULTS);
     const details = platformFaults(config);
-    // Stryker disable next-line BooleanLiteral,ConditionalExpression,ObjectLiteral: Create's schema already requires `enabled` on every platform (contract): the store's check only matters for Update
+    // Stryker disable next-line BooleanLiteral,ObjectLiteral: Create's schema already requires `enabled` on every platform (contract): the store's check only matters for Update
     if (details.length) return { ok: false, details };
     const now = this.clock.now();
     const stored: StoredAgent = {
@@ -159,7 +156,6 @@ export class AgentStore {
 
   update(accountId: string, id: string, patch: ParsedBodyOf<"updateAgent">): WriteResult | undefined {
     const a = this.find(accountId, id);
-    // Stryker disable next-line ConditionalExpression: the route checks existence first and nothing runs in between: unreachable
     if (!a) return undefined;
     const config = mergePatch(a.config, patch, DEFAULTS);
     const details = platformFaults(config);
@@ -193,7 +189,6 @@ export class AgentStore {
     // Stryker disable next-line ArithmeticOperator: dir is ±1 and the comparison never 0 (ids differ): dir / c has the sign of dir * c
     all.sort((x, y) => dir * (compareBy(x, y, q.sortBy) || compareCodePoints(x.id, y.id)));
     const start = (q.page - 1) * q.limit;
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: slice past the end is [] anyway
     const page = start < all.length ? all.slice(start, start + q.limit) : [];
     return { data: page.map(agentView), pagination: paginationFor(q.page, q.limit, all.length) };
   }
@@ -218,14 +213,13 @@ export class AgentStore {
 }
 
 function compareBy(x: StoredAgent, y: StoredAgent, field: ListQuery["sortBy"]): number {
-  // Stryker disable next-line ArithmeticOperator: the store keeps agents in creation order, so a createdAt comparison that says the same thing every time still lists them in that order, either direction; two agents created in one millisecond (the only ties, broken by id) happen only by chance, so this is listed as an equivalent in practice
   if (field === "createdAt") return x.createdAtMs - y.createdAtMs;
   return compareCodePoints(String(x.config[field]), String(y.config[field]));
 }
 
 function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  // Stryker disable next-line ArrowFunction,ConditionalExpression,MethodExpression: jsonEqual only decides whether a patch that changes nothing moves updatedAt; PROFILE §5 pins updatedAt for `{}` alone
+  // Stryker disable next-line ArrowFunction,MethodExpression: jsonEqual only decides whether a patch that changes nothing moves updatedAt; PROFILE §5 pins updatedAt for `{}` alone
   if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => jsonEqual(v, b[i]));
   // Stryker disable next-line LogicalOperator: jsonEqual only decides whether a patch that changes nothing moves updatedAt; PROFILE §5 pins updatedAt for `{}` alone
   if (isRecord(a) && isRecord(b)) {

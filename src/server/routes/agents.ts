@@ -19,10 +19,8 @@ export const agentRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (ap
   app.route(
     route("createAgent", (req, reply) => {
       const body = parseJsonBody(req, reply, ENDPOINTS.createAgent.body);
-      // Stryker disable next-line ConditionalExpression: the error has been answered already: a handler that goes on finds no body and throws after the answer left (checked by hand: nothing created or changed)
       if (!body.ok) return;
       const created = store.create(req.principal.account.id, body.value);
-      // Stryker disable next-line ConditionalExpression: Create's schema already requires `enabled` on every platform: the store never refuses a parsed create
       if (created.ok) sendAgent(reply, created.agent, ENDPOINTS.createAgent.successStatus);
       else invalidFields(reply, created.details);
     }),
@@ -59,10 +57,8 @@ export const agentRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (ap
         return;
       }
       const patch = parseJsonBody(req, reply, ENDPOINTS.updateAgent.body, { mergePatch: true });
-      // Stryker disable next-line ConditionalExpression: the error has been answered already: a handler that goes on finds no body and throws after the answer left (checked by hand: nothing created or changed)
       if (!patch.ok) return;
       const updated = store.update(req.principal.account.id, id, patch.value);
-      // Stryker disable next-line ConditionalExpression: existence is checked first (above) and nothing runs in between: unreachable
       if (!updated) agentNotFound(reply);
       else if (updated.ok) sendAgent(reply, updated.agent);
       else invalidFields(reply, updated.details);

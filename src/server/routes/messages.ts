@@ -18,7 +18,6 @@ export const messageRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (
   app.route(
     route("sendMessage", async (req, reply) => {
       const body = parseJsonBody(req, reply, spec.body);
-      // Stryker disable next-line ConditionalExpression: the error has been answered already: a handler that goes on finds no body and throws after the answer left
       if (!body.ok) return reply;
       const { text, userId, roomId, stream } = body.value;
       const accountId = req.principal.account.id;
@@ -98,7 +97,6 @@ export const messageRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (
       } catch (err) {
         const f = failure(err);
         if (!sse) return f ? sendError(reply, f.code, f.message) : reply;
-        // Stryker disable next-line ConditionalExpression: f is undefined only when the client is gone: an error event to a closed stream
         if (f) sse.event("error", f);
       } finally {
         // Stryker disable next-line OptionalChaining: release is missing only when a queued exchange gave up; all budgets are equal, so the one ahead always ends first, and a client that left while queued sees nothing
@@ -142,7 +140,6 @@ function openStream(reply: FastifyReply, ctx: ServerContext) {
   describeRateBuckets(ctx, reply.request, reply);
   const raw = reply.raw;
   // the headers the hooks set so far (request id, rate limits) go out with the stream's
-  // Stryker disable next-line ConditionalExpression: fastify never holds an undefined header value: the test never decides
   for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) raw.setHeader(name, value);
   raw.writeHead(200, {
     "content-type": `${SSE_CONTENT_TYPE}; charset=utf-8`,
@@ -152,12 +149,10 @@ function openStream(reply: FastifyReply, ctx: ServerContext) {
   let heartbeat: TimerHandle | undefined;
   const frame = ctx.seam.streamFrames();
   const write = (text: string) => {
-    // Stryker disable next-line ConditionalExpression,LogicalOperator: writes after the end or to a gone client are dropped by node anyway
+    // Stryker disable next-line LogicalOperator: writes after the end or to a gone client are dropped by node anyway
     if (raw.writableEnded || raw.destroyed) return;
     const out = frame(text);
-    // Stryker disable next-line ConditionalExpression: the frame rewriter returns null only under a fault (seam)
     if (out !== null) raw.write(out);
-    // Stryker disable next-line ConditionalExpression: a heartbeat timer left running adds a comment early; PROFILE §5 sets a maximum gap between comments, not a minimum
     if (heartbeat) ctx.clock.clearTimer(heartbeat);
     // Stryker disable next-line StringLiteral: the comment's text is free (PROFILE §5: an SSE comment line); an empty one is still a comment
     heartbeat = ctx.clock.setTimer(ctx.options.heartbeatMs, () => write(": heartbeat\n\n"));
