@@ -125,9 +125,9 @@ export function parseJsonBody<S extends z.ZodType>(
 /** `:agentId` as routed (already percent-decoded by the router). */
 export function agentIdParam(req: FastifyRequest): string {
   const params = req.params;
-  // Stryker disable next-line ConditionalExpression,LogicalOperator: fastify's params are always an object holding agentId as a string on the agent routes; elsewhere the id is never used
-  return typeof params === "object" && params !== null && "agentId" in params && typeof params.agentId === "string"
-    ? params.agentId
+  const id = isRecord(params) ? params.agentId : undefined;
+  return typeof id === "string"
+    ? id
     : // Stryker disable next-line StringLiteral: routes without :agentId (create, list) never use the agent id: only Send Message's bucket and slot do
       "";
 }
