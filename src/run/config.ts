@@ -110,12 +110,7 @@ export const VERIFY_OPTIONS = {
     type: "string",
     help: "full (default) | smoke: every endpoint's main success and error paths, minutes at W = 60",
   },
-  bail: {
-    flag: "bail",
-    env: "AGENT_HARNESS_BAIL",
-    type: "boolean",
-    help: "stop at the first failed check (the quickest files run first)",
-  },
+  bail: { flag: "bail", env: "AGENT_HARNESS_BAIL", type: "boolean", help: "stop at the first failed check" },
   sections: {
     flag: "sections",
     env: "AGENT_HARNESS_SECTIONS",

@@ -2,9 +2,9 @@ import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Reporter, TestCase, TestModule } from "vitest/node";
+import type { Reporter, TestCase, TestModule, TestSequencer, TestSpecification } from "vitest/node";
 import { CLAUSE_BY_ID } from "../contract/index.js";
-import { type Lane, laneOfFile, lanesOf, laneTarget, OTHER_LANE_FILES, QUOTA_LANE_FILES } from "../plan/lanes.js";
+import { type Lane, laneFileOrder, laneOfFile, lanesOf, laneTarget, OTHER_LANE_FILES, QUOTA_LANE_FILES } from "../plan/lanes.js";
 import { CHECK_TAGS, type Profile } from "../plan/profiles.js";
 import {
   type CheckResult,
@@ -16,7 +16,6 @@ import {
 } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { SUITE_NAMES, type SuiteName } from "./config.js";
-import { LaneOrder, QuickestFirst } from "./file-order.js";
 
 /** the checkout's root, or dist/ in the installed package (scripts/build-package.mjs keeps the layout) */
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -179,6 +178,16 @@ function laneFiles(
   return { include: globs(own) };
 }
 
+/** The order of a lane's files: vitest's sequencer interface. */
+class LaneOrder implements TestSequencer {
+  shard(files: TestSpecification[]): TestSpecification[] {
+    return files;
+  }
+  sort(files: TestSpecification[]): TestSpecification[] {
+    return [...files].sort((a, b) => laneFileOrder(a.moduleId, b.moduleId));
+  }
+}
+
 /** One vitest run of some of the suites' files; says how many checks it means to run once it has collected them. */
 async function runVitest(
   options: SuiteRunOptions,
@@ -209,7 +218,7 @@ async function runVitest(
       reporters: [reporter],
       ...files,
       // a lane runs its files one after another in a fixed order (src/plan/lanes.ts)
-      ...(run.lane ? { sequence: { sequencer: LaneOrder } } : options.bail ? { sequence: { sequencer: QuickestFirst } } : {}),
+      ...(run.lane ? { sequence: { sequencer: LaneOrder } } : {}),
       ...(run.pattern ? { testNamePattern: run.pattern } : {}),
       ...(options.bail ? { bail: 1 } : {}),
       tags: CHECK_TAGS,
