@@ -95,7 +95,8 @@ export function formatPlan(plan: RunPlan): string {
   const counted = Math.max(0, plan.lowerBoundWindows - 1) * plan.windowSeconds;
   const bound = formatSeconds(plan.lowerBoundSeconds);
   // the order binds when a lane waits for refills the count leaves out: each lane's time, and why
-  const ordered = plan.lowerBoundSeconds > counted && plan.lanes?.length;
+  const lanes = plan.lanes ?? [];
+  const ordered = plan.lowerBoundSeconds > counted && lanes.length > 0;
   return [
     `plan: ${plan.checks} checks, ${plan.requests} requests (${plan.countedRequests} counted); W = ${plan.windowSeconds} s; ${tier}`,
     ordered
@@ -104,8 +105,8 @@ export function formatPlan(plan: RunPlan): string {
     ...(ordered
       ? [
           "plan: in the order the requests are sent, a bucket emptied on purpose makes its next request wait for the refill:",
-          ...(plan.lanes ?? []).map(formatLane),
-          `plan: lower bound ${bound} (the slowest ${plan.lanes!.length > 1 ? "lane" : "order"})`,
+          ...lanes.map(formatLane),
+          `plan: lower bound ${bound} (the slowest ${lanes.length > 1 ? "lane" : "order"})`,
         ]
       : []),
     ...(accounts.length > 1 ? ["plan: the accounts' tiers:", ...accounts, "plan: the busiest buckets:"] : []),

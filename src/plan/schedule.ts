@@ -12,8 +12,8 @@ import { laneFileOrder, waitsForQuotaLane } from "./lanes.js";
  * lane's requests are replayed in their recorded order against buckets whose window opens at
  * their first counted request (as the reference's do; PROFILE §7 leaves the start to the
  * service), each sent as early as its buckets allow, with answers taking no time. Requests
- * counted nowhere (a 429 RATE_LIMIT_EXCEEDED, a 401) take no room; they meet a bucket already
- * emptied. The result is still a lower bound of a paced run — nothing is sent sooner than its
+ * counted nowhere (a 429 RATE_LIMIT_EXCEEDED, a 401) take no room; a 429 from an empty bucket
+ * marks that bucket empty until its window ends. The result is still a lower bound of a paced run — nothing is sent sooner than its
  * buckets allow — and, unlike the count, it includes every wait for a refill the order forces.
  */
 

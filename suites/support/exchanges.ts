@@ -166,22 +166,25 @@ export async function afterQuotaLane(timeoutMs: number): Promise<void> {
   const file = target.afterQuotaLane;
   if (file === undefined) return;
   // the run writes the file when the lane ends, however it ended (a failure, Ctrl-C, the run's
-  // bound): its appearing in the folder is the event waited for, not a time
+  // bound): its appearing in the folder is the event waited for, not a time; the deadline only
+  // turns a lane that never ends into an error naming it
+  const deadline = AbortSignal.timeout(timeoutMs);
   await new Promise<void>((resolve, reject) => {
     const watcher = watch(dirname(file), () => {
       if (existsSync(file)) ended();
     });
-    const timer = setTimeout(() => {
+    const late = () => {
       watcher.close();
       reject(
         new HarnessError(`the quota lane had not ended ${Math.round(timeoutMs / 1000)} s after this lane's last files began`),
       );
-    }, timeoutMs);
+    };
     const ended = () => {
       watcher.close();
-      clearTimeout(timer);
+      deadline.removeEventListener("abort", late);
       resolve();
     };
+    deadline.addEventListener("abort", late, { once: true });
     // written before the watcher began: no event will come
     if (existsSync(file)) ended();
   });
