@@ -2,6 +2,7 @@ import type { Scenario } from "./define.js";
 import { BUCKET_BURSTS } from "./scenarios/bucket-bursts.js";
 import { CAPACITY } from "./scenarios/capacity.js";
 import { CONCURRENCY_BURSTS } from "./scenarios/concurrency-bursts.js";
+import { LINEARIZABLE_HISTORY } from "./scenarios/linearizable-history.js";
 import { QUOTA_HEADERS } from "./scenarios/quota-headers.js";
 import { SLOT_RELEASE } from "./scenarios/slot-release.js";
 import { STREAMS_AT_BUDGET } from "./scenarios/streams-at-budget.js";
@@ -17,6 +18,7 @@ export const SCENARIOS: readonly Scenario[] = [
   ...BUCKET_BURSTS,
   TIER_MIXED,
   CONCURRENCY_BURSTS,
+  LINEARIZABLE_HISTORY,
   SLOT_RELEASE,
   QUOTA_HEADERS,
   THROUGHPUT,

@@ -17,10 +17,10 @@ import {
  * the same thing as PROFILE (RFC 7396 merge, code-point order, one conversation per key).
  */
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
-const isJson = (v: unknown): v is Json =>
+export const isJson = (v: unknown): v is Json =>
   v === null ||
   typeof v === "boolean" ||
   typeof v === "number" ||
@@ -113,8 +113,11 @@ export function predictUpdate(previous: JsonObject, patch: JsonObject): Predicti
   const config = mergePatch(previous, patch, DEFAULTS);
   const missing = platformWithoutEnabled(config);
   if (missing) return { ok: false, field: missing };
-  return { ok: true, value: { config, changed: JSON.stringify(sorted(config)) !== JSON.stringify(sorted(previous)) } };
+  return { ok: true, value: { config, changed: canonicalJson(config) !== canonicalJson(previous) } };
 }
+
+/** JSON text with every object's keys in order: equal for equal values, whatever order the fields came in. */
+export const canonicalJson = (v: Json): string => JSON.stringify(sorted(v));
 
 function sorted(v: Json): Json {
   if (Array.isArray(v)) return v.map(sorted);

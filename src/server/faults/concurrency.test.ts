@@ -51,6 +51,26 @@ const PROBES: Record<string, FaultProbe> = {
       return { traits: read.personality.traits, plugins: read.plugins };
     },
   },
+  "update-applied-in-parts": {
+    // reads while a two-field PATCH is in flight show both fields old or both new, never one of each
+    expected: true,
+    probe: async (s) => {
+      const { id } = await s.createAgent();
+      let done = false;
+      const patch = s.call("PATCH", `/v1/agents/${id}`, { body: { name: "both-new", bio: "both-new" } }).then(() => {
+        done = true;
+      });
+      const reads = [];
+      // a read each turn of the event loop (the PATCH's body arrives on one of them) until the PATCH answers
+      for (let i = 0; i < 50 && !done; i++) {
+        reads.push(agentOf(await s.call("GET", `/v1/agents/${id}`)));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await patch;
+      reads.push(agentOf(await s.call("GET", `/v1/agents/${id}`)));
+      return reads.every((a) => (a.name === "both-new") === (a.bio === "both-new"));
+    },
+  },
   "remaining-ignores-in-flight": {
     // PROFILE §7: the k-th counted leaves at most 60 − k, whenever its answer is written
     expected: true,

@@ -1,9 +1,9 @@
 import type { IncomingMessage } from "node:http";
-import type { FastifyRequest } from "fastify";
-import { HEADERS } from "../../contract/index.js";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { HEADERS, updateAgentBodySchema } from "../../contract/index.js";
 import { agentIdParam } from "../http.js";
 import type { BucketState } from "../ratelimit.js";
-import { accountOf, endpointOf, type FaultRecord, fault, jsonBody } from "./tools.js";
+import { accountOf, endpointOf, type FaultRecord, fault, jsonBody, type Obj } from "./tools.js";
 
 /**
  * Defects only concurrency shows: one request at a time, each answers like the clean server, so
@@ -16,6 +16,18 @@ const STORE_ROUND_TRIP_MS = 20;
 
 /** The top-level fields a stale read writes back over a concurrent update (none a PATCH may not send). */
 const RESTORED_FIELDS = ["name", "bio", "personality", "knowledge", "goals", "plugins", "modelSettings"] as const;
+
+/** Fields a half-applied update writes first: plain values any valid PATCH may carry alone (no platform: its `enabled` rule spans fields). */
+const WRITTEN_FIRST = ["name", "bio", "personality", "plugins"] as const;
+
+/** A hook before an authenticated PATCH's route reads its body (a JSON object). */
+function beforeUpdate(app: FastifyInstance, hook: (req: FastifyRequest, body: Obj, account: string) => Promise<void>): void {
+  app.addHook("preHandler", async (req: FastifyRequest) => {
+    const body = endpointOf(req) === "updateAgent" ? jsonBody(req) : undefined;
+    const account = accountOf(req);
+    if (body && account) await hook(req, body, account);
+  });
+}
 
 export const CONCURRENCY_FAULTS: FaultRecord = {
   "request-id-of-pipelined-neighbour": fault(
@@ -42,11 +54,8 @@ export const CONCURRENCY_FAULTS: FaultRecord = {
   "update-read-modify-write": fault(
     "update.merge-patch",
     "a PATCH writes back what it read 20 ms earlier: a concurrent PATCH of another field is lost",
-    (app, ctx) => {
-      app.addHook("preHandler", async (req: FastifyRequest) => {
-        const body = endpointOf(req) === "updateAgent" ? jsonBody(req) : undefined;
-        const account = accountOf(req);
-        if (!body || !account) return;
+    (app, ctx) =>
+      beforeUpdate(app, async (req, body, account) => {
         const read = ctx.store.get(account, agentIdParam(req));
         // a store round trip between the read and the write (a database's, say)
         await new Promise((resolve) => setTimeout(resolve, STORE_ROUND_TRIP_MS));
@@ -54,8 +63,22 @@ export const CONCURRENCY_FAULTS: FaultRecord = {
         // the write: every field as read, the patch's own on top (the same record when nothing ran in between)
         for (const field of RESTORED_FIELDS) if (!(field in body)) body[field] = read[field];
         req.body = Buffer.from(JSON.stringify(body));
-      });
-    },
+      }),
+  ),
+  "update-applied-in-parts": fault(
+    "update.merge-patch",
+    "a PATCH of several fields writes its first one 20 ms before the rest: a concurrent read sees half an update",
+    (app, ctx) =>
+      beforeUpdate(app, async (req, body, account) => {
+        // only a PATCH the route will take whole (so sequential clients never see the difference)
+        if (Object.keys(body).length < 2 || "platforms" in body) return;
+        if (!updateAgentBodySchema.safeParse(body).success) return;
+        const first = WRITTEN_FIRST.find((field) => field in body);
+        const part = first && updateAgentBodySchema.safeParse({ [first]: body[first] });
+        if (!part?.success) return;
+        ctx.store.update(account, agentIdParam(req), part.data);
+        await new Promise((resolve) => setTimeout(resolve, STORE_ROUND_TRIP_MS));
+      }),
   ),
   "remaining-ignores-in-flight": fault(
     "limits.headers",
