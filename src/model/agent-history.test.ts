@@ -42,16 +42,16 @@ const clauseOf = (history: AgentOperation[]) => {
 describe("the agent model of concurrent histories", () => {
   test("two overlapping PATCHes: the reads may see them in either order, but each sees both fields of one", () => {
     const both = (tag: string) => ({ name: `n-${tag}`, bio: `b-${tag}` });
-    const after = (...tags: string[]) => tags.reduce((c, t) => ({ ...c, ...both(t) }), created("A"));
+    const configAfter = (...tags: string[]) => Object.assign(created("A"), ...tags.map(both));
     const patches = [
-      op(1, 0, 50, { kind: "patch", body: both("1") }, { status: 200, record: record(after("1")) }),
-      op(2, 10, 60, { kind: "patch", body: both("2") }, { status: 200, record: record(after("1", "2")) }),
+      op(1, 0, 50, { kind: "patch", body: both("1") }, { status: 200, record: record(configAfter("1")) }),
+      op(2, 10, 60, { kind: "patch", body: both("2") }, { status: 200, record: record(configAfter("1", "2")) }),
     ];
     expect(
-      judge([...patches, op(3, 70, 80, { kind: "get" }, { status: 200, record: record(after("1", "2")) })]).linearizable,
+      judge([...patches, op(3, 70, 80, { kind: "get" }, { status: 200, record: record(configAfter("1", "2")) })]).linearizable,
     ).toBe(true);
     // a read showing one field of each: no serial order makes it
-    const torn = { ...after("2"), bio: "b-1" };
+    const torn = { ...configAfter("2"), bio: "b-1" };
     expect(clauseOf([...patches, op(3, 20, 30, { kind: "get" }, { status: 200, record: record(torn) })])).toBe(
       "update.merge-patch",
     );

@@ -57,7 +57,8 @@ function predictedOf(config: JsonObject): string {
   let text = predictedText.get(config);
   if (text === undefined) {
     const predicted = recordOf({ ...MADE_BY_SERVICE, config });
-    predictedText.set(config, (text = isJson(predicted) ? canonicalJson(predicted) : ""));
+    text = isJson(predicted) ? canonicalJson(predicted) : "";
+    predictedText.set(config, text);
   }
   return text;
 }

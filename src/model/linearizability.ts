@@ -123,7 +123,10 @@ function searchPartition<S, I, O>(
   const keyOfState = (s: S) => {
     if (typeof s !== "object" || s === null) return model.key(s);
     let k = keys.get(s);
-    if (k === undefined) keys.set(s, (k = model.key(s)));
+    if (k === undefined) {
+      k = model.key(s);
+      keys.set(s, k);
+    }
     return k;
   };
   const keyOf = (states: readonly S[]) => {
