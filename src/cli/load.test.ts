@@ -1,6 +1,7 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
+import { PERMISSIONS, RATE_LIMITS } from "../contract/index.js";
 import { startReferenceServer } from "../target/embedded.js";
 import { main } from "./main.js";
 
@@ -60,5 +61,26 @@ describe("agent-harness load exits as the run ended", { timeout: 60_000 }, () =>
     // a short window keeps the burst to a second; the defect admits the whole burst whatever W is
     const argv = ["--fault", "bucket-check-then-count", "--scenario", "bucket-createAgent", "--rate-window", "0.5"];
     expect(await quiet(argv)).toBe(1);
+  });
+
+  /**
+   * What a service owner has: one account at the standard tier, its W and T, no load account.
+   * The waves of streams-at-budget are sized to the room the tier leaves: two fit in a window.
+   */
+  test("0 for streams-at-budget at a standard tier, W = 5 s, T = 3 s: its waves fit the tier", async () => {
+    const budget = 3;
+    const tier = RATE_LIMITS.tiers.standard;
+    const keys = {
+      accounts: [{ id: "acct_owner", tierLimit: tier, messageQuota: null }],
+      keys: [{ key: "ak_owner_standard_0123456789", account: "acct_owner", permissions: [...PERMISSIONS] }],
+    };
+    const server = await startReferenceServer({ keys, windowSeconds: 5, messageTimeoutSeconds: budget });
+    try {
+      const owner = ["--base-url", server.baseUrl, "--api-key", keys.keys[0]!.key, "--tier", String(tier)];
+      const service = ["--rate-window", "5", "--message-timeout", String(budget), "--reference-faults"];
+      expect(await quiet([...owner, ...service, "--scenario", "streams-at-budget", "--seed", "1"])).toBe(0);
+    } finally {
+      await server.close();
+    }
   });
 });

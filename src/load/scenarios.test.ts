@@ -1,6 +1,7 @@
 import { readdirSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { parseVerifyConfig } from "../cli/config.js";
+import { RATE_LIMITS } from "../contract/index.js";
 import { resolveTarget } from "../run/lifecycle.js";
 import { SCENARIOS } from "./scenarios.js";
 
@@ -21,6 +22,20 @@ describe("every load scenario can run on a deployment", () => {
     // a few dozen ordinary requests: within a standard tier, with the main key alone
     expect(why["linearizable-history"]).toBeUndefined();
     for (const [id, reason] of Object.entries(why)) if (id !== "linearizable-history") expect(reason, id).toMatch(/--[a-z-]+/);
+  });
+
+  test("with a service owner's keys at a standard tier, each skipped scenario names the flag that enables it", async () => {
+    const target = await deployment(
+      ...["--read-only-key", "ro", "--other-account-key", "other", "--quota-key", "quota"],
+      ...["--tier", String(RATE_LIMITS.tiers.standard), "--reference-faults"],
+    );
+    const why = Object.fromEntries(SCENARIOS.map((s) => [s.id, s.unavailable?.(target)]));
+    // streams-at-budget sizes its waves to the tier: it runs
+    expect(why["streams-at-budget"]).toBeUndefined();
+    for (const [id, reason] of Object.entries(why)) if (reason !== undefined) expect(reason, id).toMatch(/--[a-z-]+/);
+    // a tier too small for the streams and two waves in one window: the load account enables it
+    const small = await deployment("--tier", "10", "--reference-faults");
+    expect(SCENARIOS.find((s) => s.id === "streams-at-budget")?.unavailable?.(small)).toMatch(/--load-key with --load-tier/);
   });
 
   test("with the load scenarios' keys and --reference-faults, none is skipped", async () => {

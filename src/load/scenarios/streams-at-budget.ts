@@ -1,7 +1,8 @@
 import type { StreamResult } from "../../client/index.js";
 import { type ClauseId, MESSAGE_TIMING, MOCK_MODELS, RATE_LIMITS } from "../../contract/index.js";
 import type { HarnessTarget } from "../../target/harness-target.js";
-import type { ScenarioContext } from "../context.js";
+import { flagOf } from "../../target/key-roles.js";
+import { loadTierOf, type ScenarioContext } from "../context.js";
 import { defineScenario, needsReference } from "../define.js";
 import { messageTo, refusedMessageTo } from "../requests.js";
 
@@ -12,6 +13,22 @@ const SLOW_TOTAL_MAX_MS = (2 * MESSAGE_TIMING.slowModelSeconds + 2) * 1000;
 const SLOW_GAP_MAX_MS = MESSAGE_TIMING.slowModelSeconds * 1000;
 /** The budget error may come this late, at most ("at the budget, not long after") */
 const budgetSlackMs = (target: HarnessTarget) => 2000 + target.messageTimeoutSeconds * 50;
+
+/** The room the streams need in one window: the silent ones, the message after the budget, two one-stream waves and a reading between. */
+const LEAST_ROOM = CAP + 1 + 2 + 1;
+/** and the tier before them: the four agents' creates as well */
+const LEAST_TIER = LEAST_ROOM + 4;
+
+/** A tier too small for the streams and two waves in one window cannot judge the waves: the load account's enables it. */
+function unavailable(target: HarnessTarget): string | undefined {
+  const tier = loadTierOf(target);
+  return (
+    needsReference(target) ??
+    (tier !== undefined && tier < LEAST_TIER
+      ? `needs a tier of at least ${LEAST_TIER}: give ${flagOf("load")} with --load-tier`
+      : undefined)
+  );
+}
 
 /**
  * PROFILE §5 and §7 under load, at the target's budget (30 s by default): waves of mock-slow
@@ -26,21 +43,23 @@ async function streamsAtBudget(ctx: ScenarioContext): Promise<void> {
   const slowAgents = await Promise.all([0, 1, 2].map(() => ctx.createAgent(key, { modelSettings: { model: MOCK_MODELS.slow } })));
   const silent = await ctx.createAgent(key, { modelSettings: { model: MOCK_MODELS.timeout } });
   const client = ctx.client(key);
-  const waveSize = slowAgents.length * CAP;
+  // PROFILE §7: every stream counts in its agent's bucket and the account's tier. Room first for
+  // the silent streams, the message after the budget and two waves of at least one stream with a
+  // reading between them; the waves are then sized to the room the reading shows (a standard
+  // tier of 60 holds two waves of about 20, not of 30), so that two fit in one window
+  const room = (await ctx.withRoom(key, refusedMessageTo(silent.id), LEAST_ROOM)).rate.remaining;
+  const waveSize = Math.min(slowAgents.length * CAP, Math.floor((room - CAP - 2) / 2));
   let waves = 0;
   const wave = () => {
     waves++;
-    return Promise.all(
-      slowAgents.flatMap((a) =>
-        Array.from({ length: CAP }, (_, i) => client.streamMessage(a.id, { text: `wave ${waves} ${i}` })),
-      ),
-    ).then((streams) => {
-      for (const s of streams) judgeSlowStream(ctx, s, budgetMs);
+    // round robin over the agents: none holds more than its CAP slots
+    const streams = Array.from({ length: waveSize }, (_, i) =>
+      client.streamMessage(slowAgents[i % slowAgents.length]!.id, { text: `wave ${waves} ${i}` }),
+    );
+    return Promise.all(streams).then((done) => {
+      for (const s of done) judgeSlowStream(ctx, s, budgetMs);
     });
   };
-  // PROFILE §7: every stream counts in its agent's bucket and the account's tier. Room first for
-  // the first wave, the silent streams and the message after the budget
-  await ctx.withRoom(key, refusedMessageTo(silent.id), waveSize + CAP + 1);
   const startedAt = Date.now();
   // the silent streams start while the first wave is in flight: their budgets run under load
   let running = wave();
@@ -78,9 +97,14 @@ async function streamsAtBudget(ctx: ScenarioContext): Promise<void> {
     "after the budget ended ten silent exchanges, a message to the same agent is admitted",
     () => String(next),
   );
-  // a short window refills every bucket while the first wave runs: the next ones run too
+  // two waves fit the room the buckets showed, and a short window refills them while the first runs
   if (ctx.target.windowSeconds <= 5 && waves < 2)
-    ctx.fail("message.stream", "streams-at-budget", "streams ran in waves while the budget ran", `${waves} wave(s)`);
+    ctx.fail(
+      "message.stream",
+      "streams-at-budget",
+      `streams ran in waves while the budget ran (two of ${waveSize} fit the room the buckets showed)`,
+      `${waves} wave(s)`,
+    );
 }
 
 function recordMs(h: { recordValue(v: number): void }, ms: number): void {
@@ -217,7 +241,7 @@ export const STREAMS_AT_BUDGET = defineScenario({
     note: `a message's latency is its whole stream on purpose: mock-slow about ${MESSAGE_TIMING.slowModelSeconds} s, mock-timeout the full message budget; the stream timings are the figures to read`,
     judged: false,
   },
-  unavailable: needsReference,
+  unavailable,
   estimateSeconds: (t) => t.messageTimeoutSeconds + 4,
   run: streamsAtBudget,
 });
