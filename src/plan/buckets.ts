@@ -1,5 +1,6 @@
 import { shareCap } from "../client/rate-share.js";
 import { ENDPOINTS } from "../contract/index.js";
+import type { NeedsOf } from "./file-needs.js";
 import type { FootprintEntry } from "./footprint.js";
 
 export interface PlanLimits {
@@ -11,6 +12,8 @@ export interface PlanLimits {
    * the guest's part of its buckets; each lane keeps to its share (src/client/rate-share.ts)
    */
   shares?: Readonly<Record<string, { host: string; guest: { tier: number; endpoint: number } }>>;
+  /** what each suite file declared: the order a lane runs its files in, and which wait for the quota lane (src/plan/lanes.ts) */
+  needsOf?: NeedsOf;
 }
 
 const ENDPOINT_LABEL: Record<string, string> = {

@@ -1,6 +1,10 @@
+import { RATE_LIMITS } from "../contract/index.js";
 import type { HarnessTarget, KeyLabel } from "../target/harness-target.js";
 import { KEY_ROLE_NAMES, KEY_ROLES } from "../target/key-roles.js";
-import type { PlanLimits } from "./plan.js";
+import type { PlanLimits } from "./buckets.js";
+import type { FileNeeds, NeedsOf } from "./file-needs.js";
+
+export type { FileNeeds, NeedsOf };
 
 /**
  * Account lanes: a deployment's run spends its accounts' tiers at once (PROFILE §7: the tier is
@@ -14,77 +18,63 @@ import type { PlanLimits } from "./plan.js";
  *   check's, and PROFILE §3 lets a spent quota answer any message 429), empty no bucket on purpose
  *   and judge no X-RateLimit-Remaining across answers: the main lane uses the same account and key
  *   meanwhile, both within their shares (GUEST_SHARE), so neither empties a bucket under the other.
+ * Each file says what it needs (FileNeeds, declared next to its checks); its lane follows from that
+ * and the keys given, and a lane none of the run's files needs does not start.
  * The main and other accounts have one lane each, so there each lane's pacing counts every request.
  * The checks are the same; which account's tier pays for them is all that changes.
  */
 export type Lane = NonNullable<HarnessTarget["lane"]>;
 
-/** The files of the other lane (by name under suites/): each needs only a key with all four permissions. */
-export const OTHER_LANE_FILES: readonly string[] = [
-  "functional/envelopes.test",
-  "functional/errors.test",
-  "functional/limits-buckets.test",
-  "functional/messages.test",
-  "functional/reference-faults.test",
-  "functional/update-messages.test",
-  "property/properties.test",
-  "property/stateful.test",
-];
+/** Its checks need no key but one with all four permissions: any account's lane can run them. */
+const needsOnlyAMainKey = (needs: FileNeeds | undefined): needs is FileNeeds => !!needs && !needs.keys?.length;
 
 /**
- * The files of the quota lane: each needs only a key with all four permissions, sends no Send
- * Message, sends every request paced and judges each answer on its own. Without a quota lane they
- * run in the other lane.
+ * It can share an account with another lane: it sends no message (the account's quota is the
+ * quota check's), sends every request paced, empties no bucket and judges each answer on its own.
  */
-export const QUOTA_LANE_FILES: readonly string[] = [
-  "functional/list.test",
-  "functional/transport.test",
-  "functional/update.test",
-];
+const sharesAnAccount = (needs: FileNeeds) =>
+  !needs.sendsMessages && !needs.sendsUnpaced && !needs.emptiesBuckets && !needs.readsRemainingAcrossAnswers;
 
-/**
- * The main lane's use of the quota account while the quota lane runs, and the quota lane's at the
- * same time, split every bucket both count in (src/client/rate-share.ts): the main lane keeps to
- * this part, the quota lane to the rest. From a calibration run (seed 7): the main lane sends 21
- * requests there before its last files, 9 of them in a row (the isolation checks of auth.test),
- * and 9 rejected creates that alternate with the main key's (create.test), 3 a window at this
- * part. The quota lane gets 50 of a standard tier's 60, 7 of Create's 10 and 27 of Update's 30: its
- * update.test is paced by Update (measured: a guest part of 5 saved the main lane a minute in
- * create.test and cost the quota lane's update.test and list.test two, so the run one).
- */
-export const GUEST_SHARE = { tier: 10, endpoint: 3 } as const;
-
-/**
- * The main lane's files that run after the quota lane has ended, last in their lane: they create
- * agents in the quota account (the quota lane's lists must see only their own) or count its
- * X-RateLimit-Remaining from one answer to the next (no other user may count between).
- */
-export const AFTER_QUOTA_LANE_FILES: readonly string[] = ["functional/list-isolation.test", "functional/limits-account.test"];
-
-const nameOf = (file: string) => file.replace(/\\/g, "/").replace(/\.(ts|js)$/, "");
-const isOneOf = (files: readonly string[], file: string) => files.some((f) => nameOf(file).endsWith(`suites/${f}`));
-
-/** Whether a file of the main lane starts only once the quota lane has ended. */
-export const waitsForQuotaLane = (file: string) => isOneOf(AFTER_QUOTA_LANE_FILES, file);
-
-/** The lane a file runs in, among `lanes` (the quota lane's files go to the other lane when there is none). */
-export function laneOfFile(file: string, lanes: readonly Lane[] = ["main", "other", "quota"]): Lane {
-  if (isOneOf(QUOTA_LANE_FILES, file)) return lanes.includes("quota") ? "quota" : "other";
-  return isOneOf(OTHER_LANE_FILES, file) ? "other" : "main";
+/** The lane a file runs in, among `lanes`: the quota lane's files run in the other lane when there is none. */
+export function laneOfNeeds(needs: FileNeeds | undefined, lanes: readonly Lane[] = ["main", "other", "quota"]): Lane {
+  if (!needsOnlyAMainKey(needs)) return "main";
+  return sharesAnAccount(needs) && lanes.includes("quota") ? "quota" : "other";
 }
 
 /**
- * The files that spend the quota account's message quota run last in their lane: before that, the
- * quota account stands in as another account, and PROFILE §3 lets a spent quota's 429
- * INSUFFICIENT_QUOTA answer a message to another account's agent as well as its 404.
+ * Whether a file of the main lane starts only once the quota lane has ended: it creates agents in
+ * the quota account (standing in as another account; the quota lane's lists must see only their
+ * own) or spends its quota and counts its X-RateLimit-Remaining from one answer to the next.
  */
-const QUOTA_SPENDING_FILES: readonly string[] = ["functional/limits-account.test"];
+export const waitsForQuotaLane = (needs: FileNeeds | undefined) => !!needs?.createsAgentsInOtherAccount || !!needs?.spendsQuota;
 
-/** A lane's files in a fixed order (the calibration counts them in the order the run sends them): by name, those after the quota lane last, the quota spender last of all. */
-export function laneFileOrder(a: string, b: string): number {
-  const rank = (file: string) => (isOneOf(QUOTA_SPENDING_FILES, file) ? 2 : isOneOf(AFTER_QUOTA_LANE_FILES, file) ? 1 : 0);
-  return rank(a) - rank(b) || nameOf(a).localeCompare(nameOf(b));
+/**
+ * A lane's files in a fixed order (the calibration counts them in the order the run sends them):
+ * those after the quota lane last, the quota spender last of all — before it, the quota account
+ * stands in as another account, and PROFILE §3 lets a spent quota's 429 INSUFFICIENT_QUOTA answer
+ * a message to another account's agent as well as its 404 — and by name within each.
+ */
+export function laneFileOrder(needsOf: NeedsOf): (a: string, b: string) => number {
+  const rank = (file: string) => {
+    const needs = needsOf(file);
+    return needs?.spendsQuota ? 2 : waitsForQuotaLane(needs) ? 1 : 0;
+  };
+  const nameOf = (file: string) => file.replace(/\\/g, "/").replace(/\.(ts|js)$/, "");
+  return (a, b) => rank(a) - rank(b) || nameOf(a).localeCompare(nameOf(b));
 }
+
+/**
+ * The main lane's part of each bucket of the quota account while the quota lane runs there
+ * (src/client/rate-share.ts): a third of the smallest endpoint bucket (Create's and Delete's 10),
+ * so that the quota lane keeps two thirds of every bucket for its own files, and of the tier the
+ * sum of those parts over the endpoint buckets: all the main lane can send there in a window. The
+ * main lane sends there only its isolation checks' requests (a read or a refused create of the
+ * quota account standing in as another account) until its last files, which wait for the quota
+ * lane's end.
+ */
+const ENDPOINT_BUCKETS = Object.values(RATE_LIMITS.perKeyEndpoint);
+const GUEST_ENDPOINT_PART = Math.floor(Math.min(...ENDPOINT_BUCKETS) / 3);
+export const GUEST_SHARE = { tier: GUEST_ENDPOINT_PART * ENDPOINT_BUCKETS.length, endpoint: GUEST_ENDPOINT_PART } as const;
 
 /**
  * Lanes need an account for each: the other account's key, and the quota account's key to stand
@@ -112,14 +102,21 @@ function keyLabelsOf(keys: HarnessTarget["keys"]): Record<string, KeyLabel> {
   return labels;
 }
 
-/**
- * The lanes of a run, or none: a third lane on the quota account needs the tier (--tier), so that
- * it can keep to its share of it, and a tier well above the main lane's part.
- */
-export function lanesOf(target: HarnessTarget): Lane[] | undefined {
+/** The lanes the accounts given allow, or none: a third lane on the quota account needs the tier (--tier), so that it can keep to its share of it, and a tier well above the main lane's part. */
+function accountLanesOf(target: HarnessTarget): Lane[] | undefined {
   if (!usesAccountLanes(target)) return undefined;
   const tier = target.tierLimit;
   return tier !== undefined && tier > 2 * GUEST_SHARE.tier ? ["main", "other", "quota"] : ["main", "other"];
+}
+
+/**
+ * The lanes of a run whose files need `needs` (one entry per file; undefined for a file that
+ * declared nothing), or none: of the lanes the accounts allow, those some file runs in. A lane
+ * with no file does not start, and no lane keeps to a share of an account no other lane uses.
+ */
+export function lanesOf(target: HarnessTarget, needs: readonly (FileNeeds | undefined)[]): Lane[] | undefined {
+  const allowed = accountLanesOf(target);
+  return allowed?.filter((lane) => needs.some((n) => laneOfNeeds(n, allowed) === lane));
 }
 
 function laneKeys(keys: HarnessTarget["keys"], lane: Lane): HarnessTarget["keys"] {
@@ -141,12 +138,12 @@ function laneShare<T>(pool: readonly T[], lane: Lane, lanes: readonly Lane[]): T
 export const quotaLaneDoneFile = (target: Pick<HarnessTarget, "ledgerFile">) => `${target.ledgerFile}.quota-lane-ended`;
 
 /** The target as a lane's checks see it: the lane's account as their main account. */
-export function laneTarget(target: HarnessTarget, lane: Lane): HarnessTarget {
-  const lanes = lanesOf(target) ?? ["main", "other"];
+export function laneTarget(target: HarnessTarget, lane: Lane, lanes: readonly Lane[]): HarnessTarget {
   // a key in several key sets keeps the labels of the last, as when they were assigned in turn
   const labels = Object.fromEntries((target.keyPool ?? [target.keys]).flatMap((keys) => Object.entries(keyLabelsOf(keys))));
   // the main and quota lanes use one quota key when there are not key sets enough for each lane its own
-  const shared = lanes.includes("quota") && (target.keyPool?.length ?? 1) < lanes.length && lane !== "other";
+  const shared =
+    lanes.includes("quota") && lanes.includes("main") && (target.keyPool?.length ?? 1) < lanes.length && lane !== "other";
   const quotaAccount = KEY_ROLES.quota.account;
   return {
     ...target,
@@ -163,7 +160,9 @@ export function laneTarget(target: HarnessTarget, lane: Lane): HarnessTarget {
   };
 }
 
-/** The accounts two lanes share, for the plan: the quota account, its lane the host, the main lane the guest. */
-export function planShares(target: HarnessTarget): PlanLimits["shares"] {
-  return lanesOf(target)?.includes("quota") ? { [KEY_ROLES.quota.account]: { host: "quota", guest: GUEST_SHARE } } : undefined;
+/** The accounts two of `lanes` share, for the plan: the quota account, its lane the host, the main lane the guest. */
+export function planShares(lanes: readonly string[]): PlanLimits["shares"] {
+  return lanes.includes("quota") && lanes.includes("main")
+    ? { [KEY_ROLES.quota.account]: { host: "quota", guest: GUEST_SHARE } }
+    : undefined;
 }

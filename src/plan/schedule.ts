@@ -35,7 +35,7 @@ function replay(entries: readonly FootprintEntry[], limits: PlanLimits, startSec
   const drains = new Set(entries.filter((e) => e.emptied !== undefined).map((e) => e.check));
   let now = startSeconds;
   for (const entry of entries) {
-    if (waitsForQuotaLane(entry.check.split("::")[0] ?? "")) now = Math.max(now, handOffSeconds);
+    if (waitsForQuotaLane(limits.needsOf?.(entry.check.split("::")[0] ?? ""))) now = Math.max(now, handOffSeconds);
     const buckets: [string, number][] = [];
     for (const [name, size] of bucketsOf(entry, limits)) if (size !== null) buckets.push([name, size]);
     if (!entry.counted) {
@@ -107,11 +107,12 @@ export function scheduleLanes(entries: readonly FootprintEntry[], limits: PlanLi
   }
   // a calibration runs a lane's files in several workers at once; the run, one after another
   const fileOf = (e: FootprintEntry) => e.check.split("::")[0] ?? "";
-  for (const list of byLane.values()) list.sort((a, b) => laneFileOrder(fileOf(a), fileOf(b)));
-  const order = [...byLane.keys()].sort((a, b) => Number(b === "quota") - Number(a === "quota"));
+  const order = laneFileOrder(limits.needsOf ?? (() => undefined));
+  for (const list of byLane.values()) list.sort((a, b) => order(fileOf(a), fileOf(b)));
+  const laneOrder = [...byLane.keys()].sort((a, b) => Number(b === "quota") - Number(a === "quota"));
   const lanes: LaneSchedule[] = [];
   let handOff = 0;
-  for (const lane of order) {
+  for (const lane of laneOrder) {
     const { end, waits } = replay(byLane.get(lane)!, limits, 0, handOff);
     if (lane === "quota") handOff = end;
     lanes.push({ lane, seconds: end, waits });

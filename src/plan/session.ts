@@ -3,7 +3,7 @@ import type { CheckResult } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { calibrate } from "./calibrate.js";
 import type { FootprintEntry } from "./footprint.js";
-import { planShares } from "./lanes.js";
+import { type NeedsOf, planShares } from "./lanes.js";
 import { formatPlan, formatSeconds, type PlanLimits, planRun, type RunPlan, secondsLeft, withActual } from "./plan.js";
 
 /** The end-of-run sweep's request: one page of the main account's agents (more only if some were left). */
@@ -23,18 +23,27 @@ export class PlannedRun {
     private readonly limits: PlanLimits,
   ) {}
 
-  /** Calibrate against an embedded reference shaped like `target`, running the same suites. */
-  static async calibrate(target: HarnessTarget, runSuites: (t: HarnessTarget) => Promise<unknown>): Promise<PlannedRun> {
+  /**
+   * Calibrate against an embedded reference shaped like `target`, running the same suites;
+   * `needsOf` reads what each suite file declared (the order of a lane's files, the hand-off).
+   */
+  static async calibrate(
+    target: HarnessTarget,
+    runSuites: (t: HarnessTarget) => Promise<unknown>,
+    needsOf: NeedsOf,
+  ): Promise<PlannedRun> {
     const { entries: suites, seconds } = await calibrate({ target, runSuites });
     // the run ends with the sweep (src/run/cleanup.ts): it lists the account to prove nothing is left
     const entries = [...suites, SWEEP];
-    const shares = planShares(target);
+    // the lanes the calibration ran are the run's: the same files, keys and tier
+    const shares = planShares([...new Set(suites.flatMap((e) => (e.lane === undefined ? [] : [e.lane])))]);
     const limits = {
       windowSeconds: target.windowSeconds,
       tierLimit: target.tierLimit,
       mainKeys: target.keys.mainKeys?.length ?? 1,
       // two lanes share the quota account, each within its part of its buckets (src/plan/lanes.ts)
       ...(shares ? { shares } : {}),
+      needsOf,
     };
     const source = `calibration run of the same suites against an embedded reference (${formatSeconds(seconds)})`;
     return new PlannedRun(planRun(entries, limits, source), entries, limits);

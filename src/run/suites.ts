@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Reporter, TestCase, TestModule, TestSequencer, TestSpecification } from "vitest/node";
 import { CLAUSE_BY_ID } from "../contract/index.js";
-import { type Lane, laneFileOrder, laneOfFile, lanesOf, laneTarget, OTHER_LANE_FILES, QUOTA_LANE_FILES } from "../plan/lanes.js";
+import { type Lane, laneFileOrder, laneOfNeeds, lanesOf, laneTarget } from "../plan/lanes.js";
 import { CHECK_TAGS, type Profile } from "../plan/profiles.js";
 import {
   type CheckResult,
@@ -16,17 +16,35 @@ import {
 } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { SUITE_NAMES, type SuiteName } from "./config.js";
+import { SUITE_FILE_NEEDS } from "./suite-needs.generated.js";
+import { needsOfFile } from "./suite-needs.js";
 
 /** the checkout's root, or dist/ in the installed package (scripts/build-package.mjs keeps the layout) */
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-/** The test files of each suite the CLI can run: TypeScript in a checkout, compiled JavaScript when installed. */
-const SUITE_GLOBS: Record<SuiteName, string[]> = {
-  functional: ["suites/functional/**/*.test.{ts,js}"],
-  property: ["suites/property/**/*.test.{ts,js}"],
-  load: ["suites/load/**/*.test.{ts,js}"],
-  "quick-load": ["suites/load/quick-*.test.{ts,js}"],
+/** The test files of each suite the CLI can run: a folder under suites/ and how their names start. */
+const SUITE_FILES: Record<SuiteName, { folder: string; startsWith: string }> = {
+  functional: { folder: "functional", startsWith: "" },
+  property: { folder: "property", startsWith: "" },
+  load: { folder: "load", startsWith: "" },
+  "quick-load": { folder: "load", startsWith: "quick-" },
 };
+
+/** A suite's files as vitest globs: TypeScript in a checkout, compiled JavaScript when installed. */
+const suiteGlob = (suite: SuiteName) => {
+  const { folder, startsWith } = SUITE_FILES[suite];
+  return `suites/${folder}/**/${startsWith}*.test.{ts,js}`;
+};
+
+/** The declared files of the suites selected. */
+function declaredFiles(suites: readonly SuiteName[]): string[] {
+  return Object.keys(SUITE_FILE_NEEDS).filter((path) =>
+    suites.some((suite) => {
+      const { folder, startsWith } = SUITE_FILES[suite];
+      return path.startsWith(`suites/${folder}/`) && path.slice(path.lastIndexOf("/") + 1).startsWith(startsWith);
+    }),
+  );
+}
 
 function toCheck(test: TestCase, suite: string): CheckResult {
   const meta = test.meta();
@@ -124,11 +142,13 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
       }
     },
   };
-  const include = [...new Set(options.suites.flatMap((s) => SUITE_GLOBS[s]))];
-  // a deployment's run spends its accounts' tiers side by side: one vitest per lane (src/plan/lanes.ts)
-  const laneNames = lanesOf(options.target);
-  const lanes: { target: HarnessTarget; lane?: Lane }[] = laneNames
-    ? laneNames.map((lane) => ({ target: laneTarget(options.target, lane), lane }))
+  const include = [...new Set(options.suites.map(suiteGlob))];
+  // a deployment's run spends its accounts' tiers side by side: one vitest per lane (src/plan/lanes.ts),
+  // each file in the lane its declared needs and the keys given allow; a lane with no file does not start
+  const files = declaredFiles(options.suites);
+  const laneNames = lanesOf(options.target, files.map(needsOfFile));
+  const lanes: { target: HarnessTarget; lane?: Lane }[] = laneNames?.length
+    ? laneNames.map((lane) => ({ target: laneTarget(options.target, lane, laneNames), lane }))
     : [{ target: options.target }];
   // the main lane's last files wait for the quota lane's end: say when it came, whatever ended it
   const handOff = lanes.find((l) => l.target.afterQuotaLane)?.target.afterQuotaLane;
@@ -143,7 +163,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
     await Promise.all(
       lanes.map(async ({ target, lane }) => {
         try {
-          await runVitest({ ...options, target }, laneFiles(include, lane, laneNames), reporter, {
+          await runVitest({ ...options, target }, laneFiles(include, files, lane, laneNames), reporter, {
             pattern,
             inRun,
             collectedChecks,
@@ -161,30 +181,33 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   return { checks, findings: collectFindings(collected), total };
 }
 
-/** The files of a lane among those `include` names: the other and quota lanes' own, or all but those. */
+/**
+ * The files of a lane among those `include` names (`declared`, by their declarations): the other
+ * and quota lanes' own; the main lane all but those, so a file that declared nothing runs there,
+ * with every key.
+ */
 function laneFiles(
   include: string[],
+  declared: readonly string[],
   lane: Lane | undefined,
   lanes: readonly Lane[] | undefined,
 ): { include: string[]; exclude?: string[] } {
-  if (lane === undefined) return { include };
-  const globs = (files: readonly string[]) => files.map((f) => `suites/${f}.{ts,js}`);
-  const elsewhere = [...OTHER_LANE_FILES, ...QUOTA_LANE_FILES];
-  if (lane === "main") return { include, exclude: ["**/node_modules/**", "**/.git/**", ...globs(elsewhere)] };
-  // a lane with none of the run's files runs nothing
-  const own = elsewhere.filter(
-    (f) => laneOfFile(`suites/${f}`, lanes) === lane && include.some((glob) => glob.startsWith(`suites/${f.split("/")[0]}/`)),
-  );
-  return { include: globs(own) };
+  if (lane === undefined || lanes === undefined) return { include };
+  const globs = (files: readonly string[]) => files.map((f) => `${f}.{ts,js}`);
+  const laneOf = (file: string) => laneOfNeeds(needsOfFile(file), lanes);
+  if (lane === "main")
+    return { include, exclude: ["**/node_modules/**", "**/.git/**", ...globs(declared.filter((f) => laneOf(f) !== "main"))] };
+  return { include: globs(declared.filter((f) => laneOf(f) === lane)) };
 }
 
 /** The order of a lane's files: vitest's sequencer interface. */
 class LaneOrder implements TestSequencer {
+  private readonly order = laneFileOrder(needsOfFile);
   shard(files: TestSpecification[]): TestSpecification[] {
     return files;
   }
   sort(files: TestSpecification[]): TestSpecification[] {
-    return [...files].sort((a, b) => laneFileOrder(a.moduleId, b.moduleId));
+    return [...files].sort((a, b) => this.order(a.moduleId, b.moduleId));
   }
 }
 

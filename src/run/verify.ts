@@ -23,6 +23,7 @@ import { DEFAULT_EXTERNAL_SUITES, DEFAULT_SUITES, type SuiteName, type VerifyCon
 import { checkKeys } from "./key-check.js";
 import { assertReachable, interruptible, newRun, startTarget, targetOptions } from "./lifecycle.js";
 import { writeReplays } from "./replay.js";
+import { needsOfFile } from "./suite-needs.js";
 import { runSuites, type SuitesRun } from "./suites.js";
 import { UsageError } from "./usage-error.js";
 
@@ -84,11 +85,15 @@ async function planFor(
   const counted = suiteOptions.suites.filter((s) => s !== "load" && s !== "quick-load");
   if (target.kind !== "external" || !counted.length) return undefined;
   process.stdout.write("plan: counting the requests of these suites against an embedded reference…\n");
-  const planned = await PlannedRun.calibrate(target, async (t) => {
-    const { checks } = await runSuites({ target: t, ...suiteOptions, suites: counted });
-    calibrated?.(checks);
-    return checks;
-  });
+  const planned = await PlannedRun.calibrate(
+    target,
+    async (t) => {
+      const { checks } = await runSuites({ target: t, ...suiteOptions, suites: counted });
+      calibrated?.(checks);
+      return checks;
+    },
+    needsOfFile,
+  );
   const bound = runBoundSeconds(planned.plan);
   process.stdout.write(
     `${planned.describe()}\nplan: the run stops at ${formatSeconds(bound)} (twice the lower bound and ${formatSeconds(RUN_BOUND_ALLOWANCE_SECONDS)})\n`,

@@ -9,6 +9,7 @@ import {
   HEADERS,
   LIST_LIMITS,
 } from "../../src/contract/index.js";
+import { declareFile } from "../support/declare-file.js";
 import {
   type AgentFactory,
   check,
@@ -20,6 +21,13 @@ import {
   target,
   waitForRefill,
 } from "../support/harness.js";
+
+declareFile({
+  keys: ["readOnly", "otherAccount", "agentless"],
+  sendsMessages: true,
+  sendsUnpaced: true,
+  readsRemainingAcrossAnswers: true,
+});
 
 /* PROFILE §6 authentication, permissions, isolation and keys. */
 

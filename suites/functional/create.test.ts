@@ -3,6 +3,7 @@ import { describe } from "vitest";
 import { type AgentBoundaries, suiteEndpoints } from "../../fixtures/expand.js";
 import type { ServiceClient } from "../../src/client/index.js";
 import type { Agent, ClauseId, CreateAgentBody } from "../../src/contract/index.js";
+import { declareFile } from "../support/declare-file.js";
 import { expandFixture, loadFixture } from "../support/fixtures.js";
 import {
   check,
@@ -15,6 +16,8 @@ import {
   smoke,
   target,
 } from "../support/harness.js";
+
+declareFile({ keys: ["readOnly", "otherAccount"] });
 
 type JsonObject = Record<string, unknown>;
 

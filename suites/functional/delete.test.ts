@@ -1,6 +1,9 @@
 import { describe } from "vitest";
 import type { ServiceClient } from "../../src/client/index.js";
+import { declareFile } from "../support/declare-file.js";
 import { expect, expectError, expectOk, smoke } from "../support/harness.js";
+
+declareFile({ keys: ["readOnly"], sendsMessages: true });
 
 /** Whether the account's list shows `id` (newest first: a fresh agent is on page 1). */
 async function listed(api: ServiceClient, id: string): Promise<boolean> {

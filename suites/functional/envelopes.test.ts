@@ -1,7 +1,10 @@
 import { describe } from "vitest";
 import type { Exchange } from "../../src/client/index.js";
 import { ENDPOINTS, errorEnvelopeSchema, HEADERS, isConformantPair, RATE_LIMITS } from "../../src/contract/index.js";
+import { declareFile } from "../support/declare-file.js";
 import { check, expect, expectOk, SERVICE_CLOCK, smoke, target } from "../support/harness.js";
+
+declareFile({ sendsMessages: true, readsRemainingAcrossAnswers: true });
 
 /*
  * The response-level checks (src/checks) already hold every answer of every suite to these

@@ -1,7 +1,10 @@
 import { describe } from "vitest";
 import type { ApiResult, AuthMode, Exchange, ServiceClient } from "../../src/client/index.js";
 import { BODY_LIMIT_BYTES, ENDPOINT_LIST, ENDPOINTS, type EndpointId } from "../../src/contract/index.js";
+import { declareFile } from "../support/declare-file.js";
 import { type AgentFactory, check, expect, expectError, expectOk, sharedAgent } from "../support/harness.js";
+
+declareFile({ sendsMessages: true });
 
 /* PROFILE §3 precedence, §7 sizes and content types, §9 routing. */
 

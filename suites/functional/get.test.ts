@@ -1,6 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { describe } from "vitest";
+import { declareFile } from "../support/declare-file.js";
 import { check, expectError, expectOk, rememberToken, smoke } from "../support/harness.js";
+
+declareFile({ keys: ["otherAccount"] });
 
 describe("GET /agents/{agentId}", () => {
   smoke("get.found", "answers 200 with the record as created", async ({ api, agents, expect }) => {

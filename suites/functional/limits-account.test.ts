@@ -1,7 +1,16 @@
 import { beforeAll } from "vitest";
 import type { Agent } from "../../src/contract/index.js";
+import { declareFile } from "../support/declare-file.js";
 import { afterQuotaLane, Blocked, check, expect, expectError, expectOk, HarnessError, target } from "../support/harness.js";
 import { HAND_OFF_TIMEOUT_MS, label, MAX_DRAIN_ATTEMPTS, MISSING_ID, type Result } from "../support/limits.js";
+
+declareFile({
+  keys: ["quota", "readOnly"],
+  sendsMessages: true,
+  sendsUnpaced: true,
+  readsRemainingAcrossAnswers: true,
+  spendsQuota: true,
+});
 
 /**
  * PROFILE §7: a refusal for a missing permission is counted, and the message quota. The per-key,

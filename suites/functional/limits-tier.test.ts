@@ -1,5 +1,6 @@
 import type { StreamResult } from "../../src/client/index.js";
 import { RATE_LIMITS } from "../../src/contract/index.js";
+import { declareFile } from "../support/declare-file.js";
 import {
   Blocked,
   check,
@@ -12,6 +13,14 @@ import {
   waitForRefill,
 } from "../support/harness.js";
 import { inBatches, label, MAX_DRAIN_ATTEMPTS, MISSING_ID, type Result, SIZES } from "../support/limits.js";
+
+declareFile({
+  keys: ["otherAccount"],
+  sendsMessages: true,
+  sendsUnpaced: true,
+  emptiesBuckets: true,
+  readsRemainingAcrossAnswers: true,
+});
 
 /**
  * PROFILE §7 tier and concurrency (§9 path variants under an emptied Create bucket: the Create row of

@@ -1,4 +1,7 @@
+import { declareFile } from "../support/declare-file.js";
 import { bucketChecks } from "../support/limit-buckets.js";
+
+declareFile({ keys: ["readOnly"], sendsMessages: true, sendsUnpaced: true, emptiesBuckets: true });
 
 /**
  * PROFILE §7: each endpoint's bucket empties at its size and refills at its reset — half the

@@ -1,7 +1,10 @@
 import { beforeAll, describe } from "vitest";
+import { declareFile } from "../support/declare-file.js";
 import { afterQuotaLane, check, expect, expectOk } from "../support/harness.js";
 import { HAND_OFF_TIMEOUT_MS } from "../support/limits.js";
 import { ids, walkAll } from "../support/listing.js";
+
+declareFile({ keys: ["otherAccount"], createsAgentsInOtherAccount: true });
 
 /**
  * PROFILE §5 List, §6: isolation, apart from list.test.ts. It creates an agent in another account:

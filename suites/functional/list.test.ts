@@ -1,8 +1,11 @@
 import { describe } from "vitest";
 import { type Agent, compareCodePoints, LIST_LIMITS } from "../../src/contract/index.js";
+import { declareFile } from "../support/declare-file.js";
 import { loadBoundaries } from "../support/fixtures.js";
 import { check, expect, expectError, expectOk, smoke } from "../support/harness.js";
 import { ids, listPage, MAX_WALK_PAGES, walkAll } from "../support/listing.js";
+
+declareFile({});
 
 /* PROFILE §5 List. The account may hold agents of other tests or runs: every check reasons about
    the agents it made (named with the run prefix) and about invariants that hold for any content. */

@@ -1,8 +1,11 @@
 import { afterAll, describe } from "vitest";
 import type { ServiceClient } from "../../src/client/index.js";
+import { declareFile } from "../support/declare-file.js";
 import { loadBoundaries } from "../support/fixtures.js";
 import type { AgentFactory } from "../support/harness.js";
 import { check, clientFor, expect, expectError, expectOk, HarnessError, smoke, target } from "../support/harness.js";
+
+declareFile({ sendsMessages: true, sendsUnpaced: true });
 
 /**
  * PROFILE §5 Send Message: body validation, the reply, conversations and turns, unknown and

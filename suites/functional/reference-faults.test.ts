@@ -1,7 +1,10 @@
 import { describe } from "vitest";
 import type { StreamResult } from "../../src/client/index.js";
 import { MESSAGE_TIMING, SSE_CONTENT_TYPE } from "../../src/contract/index.js";
+import { declareFile } from "../support/declare-file.js";
 import { check, expect, expectError, expectOk, target } from "../support/harness.js";
+
+declareFile({ sendsMessages: true });
 
 /**
  * PROFILE §5 failure paths, reached through the §10 mock models of a reference-compatible target:

@@ -9,6 +9,7 @@ import {
   RATE_LIMITS,
   SSE_CONTENT_TYPE,
 } from "../../src/contract/index.js";
+import { declareFile } from "../support/declare-file.js";
 import {
   type AgentFactory,
   check,
@@ -20,6 +21,8 @@ import {
   smoke,
   target,
 } from "../support/harness.js";
+
+declareFile({ keys: ["readOnly"], sendsMessages: true });
 
 /** PROFILE §5 Send Message with `"stream": true`; §10 `mock-slow`. */
 

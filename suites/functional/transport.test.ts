@@ -1,8 +1,11 @@
 import { describe } from "vitest";
 import type { Exchange, ServiceClient } from "../../src/client/index.js";
 import { HEADERS } from "../../src/contract/index.js";
+import { declareFile } from "../support/declare-file.js";
 import { loadBoundaries } from "../support/fixtures.js";
 import { check, expect, expectOk, target } from "../support/harness.js";
+
+declareFile({});
 
 const requestIds = loadBoundaries<{ echoed: string[]; replaced: string[] }>("request-ids.json");
 

@@ -1,6 +1,9 @@
 import { describe } from "vitest";
+import { declareFile } from "../support/declare-file.js";
 import { check, expect, expectError, expectOk } from "../support/harness.js";
 import { createBase } from "../support/update-base.js";
+
+declareFile({ sendsMessages: true });
 
 /**
  * PROFILE §5 Update: the checks that send messages too, apart from update.test.ts, which sends

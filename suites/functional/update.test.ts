@@ -2,9 +2,12 @@ import { afterAll, describe } from "vitest";
 import { suiteEndpoints } from "../../fixtures/expand.js";
 import type { ServiceClient } from "../../src/client/index.js";
 import type { Agent, ClauseId, UpdateAgentBody } from "../../src/contract/index.js";
+import { declareFile } from "../support/declare-file.js";
 import { expandFixture } from "../support/fixtures.js";
 import { AgentFactory, check, expect, expectError, expectInvalid, expectOk, SERVICE_CLOCK, smoke } from "../support/harness.js";
 import { boundaries, createBase, type JsonObject } from "../support/update-base.js";
+
+declareFile({});
 
 /* PROFILE §5 Update; the checks that send messages besides are in update-messages.test.ts. */
 

@@ -22,6 +22,7 @@ import {
   readListQuery,
   recordOf,
 } from "../../src/model/agents.js";
+import { declareFile } from "../support/declare-file.js";
 import { check, expect, target } from "../support/harness.js";
 import {
   BUDGETED,
@@ -38,6 +39,8 @@ import {
   skipUnlessReplayed,
   tally,
 } from "./support.js";
+
+declareFile({ sendsMessages: true });
 
 /*
  * PROFILE §4–§5 as properties: generated inputs from the contract, expected

@@ -23,6 +23,7 @@ import {
   readListQuery,
   recordOf,
 } from "../../src/model/agents.js";
+import { declareFile } from "../support/declare-file.js";
 import { check, expect, target } from "../support/harness.js";
 import {
   expectHistoryKept,
@@ -36,6 +37,8 @@ import {
   tally,
   transition,
 } from "./support.js";
+
+declareFile({ sendsMessages: true });
 
 /*
  * Random sequences of create, get, list, patch (status active ↔ inactive included),

@@ -196,14 +196,15 @@ export async function afterQuotaLane(timeoutMs: number): Promise<void> {
 /**
  * The quota lane sends no Send Message (src/plan/lanes.ts): the account's quota is the quota
  * check's, and once it is spent PROFILE §3 lets any message be answered 429 INSUFFICIENT_QUOTA.
- * A file that would is a mistake of the lanes, not a finding: it stops before the request leaves.
+ * A file that would has declared less than it does (declareFile): a mistake of the harness, not a
+ * finding; it stops before the request leaves.
  */
 const noMessagesInQuotaLane: Layer = (next) => async (request) => {
   const messages = request.method === "POST" && /\/messages\/?$/.test(request.path.split("?")[0]!);
   // an unauthenticated request reaches no account (PROFILE §3, §6: 401 beats everything)
   if (target.lane === "quota" && messages && request.headers.authorization !== undefined)
     throw new HarnessError(
-      `${request.method} ${request.path}: the quota lane sends no message (src/plan/lanes.ts QUOTA_LANE_FILES)`,
+      `${request.method} ${request.path}: the quota lane sends no message (a file that sends one declares sendsMessages)`,
     );
   return next(request);
 };

@@ -1,8 +1,9 @@
 import { test as base, type TestContext } from "vitest";
 import type { ServiceClient } from "../../src/client/index.js";
 import { CLAUSE_BY_ID, type ClauseId } from "../../src/contract/index.js";
-import { ConformanceFailure, classify, observationMessage } from "../../src/report/index.js";
-import { type FlaggedRole, KEY_ROLES, needsKey } from "../../src/target/key-roles.js";
+import { ConformanceFailure, classify, HarnessError, observationMessage } from "../../src/report/index.js";
+import { needsOfFile } from "../../src/run/suite-needs.js";
+import { type FlaggedRole, KEY_ROLES, type KeyRoleName, needsKey } from "../../src/target/key-roles.js";
 import { AgentFactory } from "./agents.js";
 import { beginCheck, clientFor, currentExchangeLog, type ExchangeLog, endCheck } from "./exchanges.js";
 import { FINDINGS_COLLECTED, mainKeyFor, target } from "./target.js";
@@ -35,12 +36,24 @@ interface Fixtures {
   agents: AgentFactory;
 }
 
+/**
+ * A check uses a key role its file declared (declareFile): the planner gives each file the keys
+ * it declared, so one undeclared would be skipped in a lane without it, as if the key had not been
+ * given — a check moved into a file must move its file's declaration with it.
+ */
+function assertDeclared(file: { filepath: string; name: string }, role: Exclude<KeyRoleName, "main">): void {
+  const declared = needsOfFile(file.filepath);
+  if (declared && !declared.keys?.includes(role))
+    throw new HarnessError(`${file.name} uses the ${role} key without declaring it: add it to its declareFile({ keys })`);
+}
+
 const optionalClient =
-  (role: FlaggedRole) =>
+  (role: Exclude<FlaggedRole, "main">) =>
   async (
-    { conformance: _c, skip }: { conformance: ExchangeLog; skip: (note?: string) => never },
+    { conformance: _c, skip, task }: { conformance: ExchangeLog; skip: (note?: string) => never; task: TestContext["task"] },
     use: (c: ServiceClient) => Promise<void>,
   ) => {
+    assertDeclared(task.file, role);
     // a check that needs a key the run was not given is skipped, naming the flag that enables it
     const value = target.keys[role];
     if (!value) skip(needsKey(role));
@@ -70,7 +83,8 @@ export const test = base.extend<Fixtures>({
   readOnlyApi: optionalClient("readOnly"),
   otherApi: optionalClient("otherAccount"),
   quotaApi: optionalClient("quota"),
-  agentlessApi: async ({ conformance: _c, skip }, use) => {
+  agentlessApi: async ({ conformance: _c, skip, task }, use) => {
+    assertDeclared(task.file, "agentless");
     const stand = KEY_ROLES.agentless.standsIn;
     const role = target.keys.agentless ? "agentless" : stand;
     const key = target.keys[role];
