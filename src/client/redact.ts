@@ -29,16 +29,31 @@ export function redactAuthorizationValue(value: string): string {
   return value.replace(token, MASK);
 }
 
+/**
+ * The spellings to scrub for one list of secrets, longest first (a key that contains another is
+ * scrubbed whole): made once per list, not once per string — a run's reports redact every string
+ * of every check against every key of every worker's key set.
+ */
+const SPELLINGS = new WeakMap<readonly string[], readonly string[]>();
+
+function spellingsOf(secrets: readonly string[]): readonly string[] {
+  let spellings = SPELLINGS.get(secrets);
+  if (!spellings) {
+    const all = new Set<string>();
+    for (const secret of secrets) {
+      if (secret === "") continue;
+      all.add(secret);
+      all.add(encodeURIComponent(secret));
+    }
+    spellings = [...all].sort((a, b) => b.length - a.length);
+    SPELLINGS.set(secrets, spellings);
+  }
+  return spellings;
+}
+
 /** Every occurrence of every secret (also percent-encoded), then every Authorization credential, becomes `***`. */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
-  const spellings = new Set<string>();
-  for (const secret of secrets) {
-    if (secret === "") continue;
-    spellings.add(secret);
-    spellings.add(encodeURIComponent(secret));
-  }
   let out = text;
-  // Longest first, so a key that contains another key is scrubbed whole.
-  for (const spelling of [...spellings].sort((a, b) => b.length - a.length)) out = out.split(spelling).join(MASK);
+  for (const spelling of spellingsOf(secrets)) if (out.includes(spelling)) out = out.split(spelling).join(MASK);
   return out.replace(AUTHORIZATION_IN_TEXT, (_all, prefix: string, value: string) => prefix + redactAuthorizationValue(value));
 }
