@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { ProjectTimes } from "./scripts/vitest-project-times.js";
 import { CHECK_TAGS } from "./src/plan/profiles.js";
 import { EMBEDDED_DEFAULTS } from "./src/target/harness-target.js";
 
@@ -6,8 +7,13 @@ export default defineConfig({
   test: {
     expect: { requireAssertions: true },
     tags: CHECK_TAGS,
-    // the JSON results let .ci/run end with a plain "N passed, N failed" line
-    reporters: ["default", ["json", { outputFile: "reports/vitest-results.json" }]],
+    // the JSON results let .ci/run end with a plain "N passed, N failed" line, and the project
+    // times with where the minutes went
+    reporters: [
+      "default",
+      ["json", { outputFile: "reports/vitest-results.json" }],
+      new ProjectTimes("reports/vitest-projects.json"),
+    ],
     projects: [
       {
         extends: true,
