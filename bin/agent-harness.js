@@ -7,6 +7,12 @@ import { existsSync } from "node:fs";
 const source = new URL("../src/cli/main.ts", import.meta.url);
 let main;
 if (existsSync(source)) {
+  // tsx's loader hooks see every module imported after register(), node_modules too: through them
+  // vitest's own modules took 3-4 times the CPU to load (docs/figures.md). verify's heavy
+  // dependencies are imported first, by node alone; its TypeScript then finds them loaded.
+  const [command, ...options] = process.argv.slice(2);
+  if (command === "verify" && !options.includes("--help"))
+    await Promise.all(["vitest/node", "fastify", "undici", "zod"].map((m) => import(m)));
   const { register } = await import("tsx/esm/api");
   register();
   ({ main } = await import(source.href));
