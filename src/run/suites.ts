@@ -232,52 +232,61 @@ async function runVitest(
   // uid: a container's user may have no passwd entry)
   const cacheDir = join(tmpdir(), `agent-harness-vite-${process.getuid?.() ?? "user"}`);
   const { createVitest } = await import("vitest/node");
-  const vitest = await createVitest(
-    "test",
-    {
-      config: false,
-      root: ROOT,
-      watch: false,
-      reporters: [reporter],
-      ...files,
-      // a lane runs its files one after another in a fixed order (src/plan/lanes.ts)
-      ...(run.lane ? { sequence: { sequencer: LaneOrder } } : {}),
-      ...(run.pattern ? { testNamePattern: run.pattern } : {}),
-      ...(options.bail ? { bail: 1 } : {}),
-      tags: CHECK_TAGS,
-      ...(options.profile === "smoke" ? { tagsFilter: ["smoke"] } : {}),
-      // the tests leave response-level violations to this reporter, which makes findings of them
-      provide: { target: options.target, findingsCollected: true },
-      // a target the harness started has a key set (accounts, buckets) per worker: files run in
-      // parallel; any other target's buckets are shared, so its checks take turns in one worker
-      pool: "forks",
-      fileParallelism: workersFor(options.target) > 1,
-      maxWorkers: workersFor(options.target),
-      isolate: false,
-      testTimeout: timeoutFor(options.target),
-      hookTimeout: timeoutFor(options.target),
-      expect: { requireAssertions: true },
-      // each test's line in its file, read from a stack as it is collected: the reports name it
-      includeTaskLocation: true,
-      passWithNoTests: false,
-      // the suites' modules as transformed, kept between runs (keyed by their content): a run
-      // starts about a second sooner (measured: 4.95 → 4.0 s for one section's checks)
-      experimental: { fsModuleCache: true, fsModuleCachePath: join(cacheDir, "modules") },
-    },
-    { logLevel: "silent", cacheDir },
-  );
-  for (const signal of ["SIGINT", "SIGTERM"] as const)
-    for (const listener of process.listeners(signal)) if (!run.held[signal].has(listener)) process.off(signal, listener);
-  const cancel = () => void vitest.cancelCurrentRun("keyboard-input");
-  options.signal?.addEventListener("abort", cancel, { once: true });
-  try {
-    if (!options.signal?.aborted) {
-      // the N of "N/M": collecting imports the files without running a check
-      const { testModules } = await vitest.collect();
+  const config = {
+    config: false,
+    root: ROOT,
+    watch: false,
+    reporters: [reporter],
+    ...files,
+    // a lane runs its files one after another in a fixed order (src/plan/lanes.ts)
+    ...(run.lane ? { sequence: { sequencer: LaneOrder } } : {}),
+    ...(run.pattern ? { testNamePattern: run.pattern } : {}),
+    ...(options.bail ? { bail: 1 } : {}),
+    tags: CHECK_TAGS,
+    ...(options.profile === "smoke" ? { tagsFilter: ["smoke"] } : {}),
+    // the tests leave response-level violations to this reporter, which makes findings of them
+    provide: { target: options.target, findingsCollected: true },
+    // a target the harness started has a key set (accounts, buckets) per worker: files run in
+    // parallel; any other target's buckets are shared, so its checks take turns in one worker
+    pool: "forks",
+    fileParallelism: workersFor(options.target) > 1,
+    maxWorkers: workersFor(options.target),
+    isolate: false,
+    testTimeout: timeoutFor(options.target),
+    hookTimeout: timeoutFor(options.target),
+    expect: { requireAssertions: true },
+    // each test's line in its file, read from a stack as it is collected: the reports name it
+    includeTaskLocation: true,
+    passWithNoTests: false,
+    // the suites' modules as transformed, kept between runs (keyed by their content): a run
+    // starts about a second sooner (measured: 4.95 → 4.0 s for one section's checks)
+    experimental: { fsModuleCache: true, fsModuleCachePath: join(cacheDir, "modules") },
+  } satisfies Parameters<typeof createVitest>[1];
+  const viteOptions = { logLevel: "silent", cacheDir } as const;
+  const takeSignalsBack = () => {
+    for (const signal of ["SIGINT", "SIGTERM"] as const)
+      for (const listener of process.listeners(signal)) if (!run.held[signal].has(listener)) process.off(signal, listener);
+  };
+  // the N of "N/M", before any check runs: collecting imports the files without running a check,
+  // in one worker of its own — in the run's N workers it imported the suites' shared modules N
+  // times over (measured: docs/figures.md); that worker has exited before the run's claim key sets
+  if (!options.signal?.aborted) {
+    const counter = await createVitest("test", { ...config, reporters: [], maxWorkers: 1, fileParallelism: false }, viteOptions);
+    takeSignalsBack();
+    try {
+      const { testModules } = await counter.collect();
       let total = 0;
       for (const module of testModules) for (const test of module.children.allTests()) if (run.inRun(test)) total += 1;
       run.collectedChecks(total);
+    } finally {
+      await counter.close();
     }
+  }
+  const vitest = await createVitest("test", config, viteOptions);
+  takeSignalsBack();
+  const cancel = () => void vitest.cancelCurrentRun("keyboard-input");
+  options.signal?.addEventListener("abort", cancel, { once: true });
+  try {
     if (!options.signal?.aborted) await vitest.start();
   } finally {
     options.signal?.removeEventListener("abort", cancel);
