@@ -185,7 +185,7 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
   );
   const byId = new Map<string, CheckResult>();
   const failures = new ProgressFailures();
-  let suites: SuitesRun = { checks: [], findings: [], total: 0 };
+  let suites: SuitesRun = { checks: [], findings: [], total: 0, planned: [] };
   const suiteOptions = suiteOptionsOf(config, target);
   let planned: PlannedRun | undefined;
   let property: PropertySummary | undefined;
