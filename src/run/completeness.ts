@@ -23,6 +23,9 @@ export interface CompletenessInput {
 
 export const COMPLETENESS_ID = "run.complete";
 
+/** Why a check did not run after a failure, naming the flag: a skip is never silent. */
+export const NOT_RUN_AFTER_BAIL = "not run: --bail stopped the run at the first failed check (without --bail it runs)";
+
 /**
  * The rows a run adds for the checks it planned and did not report: skipped ones (--bail), or one
  * harness error; with the error, the line the run ends on.
@@ -46,7 +49,7 @@ export function unreportedRows({ planned, calibrated = [], checks, bail, stopped
         sections: [],
         status: "skipped" as const,
         durationMs: 0,
-        message: "not run: --bail stopped the run at the first failed check (without --bail it runs)",
+        message: NOT_RUN_AFTER_BAIL,
       })),
     };
   const named = missing.slice(0, 5).map((c) => `"${c.title}" (${c.file ?? c.suite})`);

@@ -16,6 +16,7 @@ import {
   inClauseWords,
 } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
+import { NOT_RUN_AFTER_BAIL } from "./completeness.js";
 import { SUITE_NAMES, type SuiteName } from "./config.js";
 import { SUITE_FILE_NEEDS } from "./suite-needs.generated.js";
 import { needsOfFile } from "./suite-needs.js";
@@ -140,6 +141,9 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
     onTestCaseResult(test: TestCase) {
       if (!inRun(test)) return;
       const check = toCheck(test, suiteOf(test.module.relativeModuleId));
+      // a check vitest never started (its state still pending) was stopped by --bail or the run's end: say which
+      if (test.result().state === "pending")
+        check.message = options.bail && !options.signal?.aborted ? NOT_RUN_AFTER_BAIL : "not run: the run was stopped before it";
       checks.push(check);
       collected.push({ check, observations: test.meta().observations ?? [] });
       options.onCheck?.(check, { done: checks.length, total });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { PERMISSIONS } from "../../src/contract/index.js";
 import { INTERNAL_FAULTS } from "../../src/run/internal-fault.js";
 import { serveProcess } from "./serve-process.js";
+import { verify } from "./verify-run.js";
 
 /**
  * The CLI's promises, whatever the user chose (docs/verify.md, "Exit codes"): an internal error
@@ -100,6 +101,17 @@ describe("meta: an interrupted run", { concurrent: true }, () => {
     expect(sent).toBe(true);
     expect(run.code).toBe(130);
     expect(lastLine(run.stderr)).toMatch(/^agent-harness: interrupted \(SIGTERM\)/);
+  });
+});
+
+describe("meta: --bail", () => {
+  test("the checks not run after the first failure are reported skipped, naming --bail; none goes unreported", async () => {
+    const run = await verify(["--fault", "unknown-path-before-auth", "--sections", "§9", "--bail", "--workers", "1"]);
+    expect(run.code).toBe(1);
+    const notRun = run.results.checks.filter((c) => c.status === "skipped");
+    expect(notRun.length).toBeGreaterThan(0);
+    for (const check of notRun) expect(check.message).toMatch(/--bail/);
+    expect(run.results.checks.map((c) => c.id)).not.toContain("run.complete");
   });
 });
 
