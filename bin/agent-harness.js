@@ -5,18 +5,27 @@
 import { existsSync } from "node:fs";
 
 const source = new URL("../src/cli/main.ts", import.meta.url);
-let main;
-if (existsSync(source)) {
-  // tsx's loader hooks see every module imported after register(), node_modules too: through them
-  // vitest's own modules took 3-4 times the CPU to load (docs/figures.md). verify's heavy
-  // dependencies are imported first, by node alone; its TypeScript then finds them loaded.
-  const [command, ...options] = process.argv.slice(2);
-  if (command === "verify" && !options.includes("--help"))
-    await Promise.all(["vitest/node", "fastify", "undici", "zod"].map((m) => import(m)));
-  const { register } = await import("tsx/esm/api");
-  register();
-  ({ main } = await import(source.href));
-} else {
-  ({ main } = await import("../dist/src/cli/main.js"));
+try {
+  let main;
+  if (existsSync(source)) {
+    // tsx's loader hooks see every module imported after register(), node_modules too: through them
+    // vitest's own modules took 3-4 times the CPU to load (docs/figures.md). verify's heavy
+    // dependencies are imported first, by node alone; its TypeScript then finds them loaded.
+    const [command, ...options] = process.argv.slice(2);
+    if (command === "verify" && !options.includes("--help"))
+      await Promise.all(["vitest/node", "fastify", "undici", "zod"].map((m) => import(m)));
+    const { register } = await import("tsx/esm/api");
+    register();
+    ({ main } = await import(source.href));
+  } else {
+    ({ main } = await import("../dist/src/cli/main.js"));
+  }
+  process.exitCode = await main(process.argv.slice(2));
+} catch (err) {
+  // the harness could not even load: a harness error (exit 2, one line), never the 1 a CI reads as
+  // a defect of the service (main() guards everything after this point itself)
+  process.stderr.write(
+    `agent-harness: internal error (a harness error, not a finding about the service): cannot load the CLI: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}\n`,
+  );
+  process.exitCode = 2;
 }
-process.exitCode = await main(process.argv.slice(2));

@@ -1,5 +1,6 @@
 import { PACKAGE_VERSION as VERSION } from "../run/package-root.js";
 import { UsageError } from "../run/usage-error.js";
+import { guardExit, internalErrorLine } from "./exit-guard.js";
 
 export const USAGE = `agent-harness ${VERSION} — conformance and load verification for the Agent Management Service v1
 
@@ -15,10 +16,18 @@ commands:
   help      this text; 'agent-harness verify --help' lists verify's options
 
 exit codes: 0 every check passed; 1 a finding or a failed check; 2 bad usage, target unreachable,
-a harness error or no check ran; 130 interrupted`;
+a harness error, fewer checks run than planned or no check ran; 130 interrupted`;
 
-/** The CLI: parse → validate → run → exit code. Usage problems are exit 2 with a readable message. */
+/**
+ * The CLI: parse → validate → run → exit code. Usage problems are exit 2 with a readable message;
+ * the process exits with the code returned, whatever else runs or breaks (src/cli/exit-guard.ts).
+ */
 export async function main(argv: string[]): Promise<number> {
+  const guard = guardExit();
+  return guard.decide(await command(argv));
+}
+
+async function command(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
@@ -57,8 +66,8 @@ export async function main(argv: string[]): Promise<number> {
       if (err.message) process.stderr.write(`agent-harness: ${err.message}\n`);
       return 2;
     }
-    // a harness error, not a verdict on the target: say what broke, exit 2 (never 0 or 1)
-    process.stderr.write(`agent-harness: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    // a harness error, not a verdict on the target: say what broke in one line, exit 2 (never 0 or 1)
+    process.stderr.write(`${internalErrorLine(err)}\n`);
     return 2;
   }
 }

@@ -5,6 +5,7 @@ import { type KeysFile, keysFileSchema, MESSAGE_TIMING, RATE_LIMITS, singleKeyFi
 import { UsageError } from "../run/usage-error.js";
 import { FAULTS, startReferenceServer } from "../target/embedded.js";
 import { parseOrHelp } from "./config.js";
+import { guardExit } from "./exit-guard.js";
 
 const FAULT_NAMES = Object.keys(FAULTS).sort();
 
@@ -179,12 +180,14 @@ export async function serve(argv: string[], out = process.stdout): Promise<numbe
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  // the container's entry point: a crash of the server is exit 2 in one line too (src/cli/exit-guard.ts)
+  const guard = guardExit();
   serve(process.argv.slice(2)).then(
-    (code) => process.exit(code),
+    (code) => process.exit(guard.decide(code)),
     (err) => {
       // one line, not the whole usage (which lists every fault)
       process.stderr.write(`agent-harness serve: ${messageOf(err)}\n`);
-      process.exit(2);
+      process.exit(guard.decide(2));
     },
   );
 }

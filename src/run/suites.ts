@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,12 +16,16 @@ import {
   inClauseWords,
 } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
+import { NOT_RUN_AFTER_BAIL } from "./completeness.js";
 import { SUITE_NAMES, type SuiteName } from "./config.js";
 import { SUITE_FILE_NEEDS } from "./suite-needs.generated.js";
 import { needsOfFile } from "./suite-needs.js";
 
 /** the checkout's root, or dist/ in the installed package (scripts/build-package.mjs keeps the layout) */
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/** This copy of the harness, in the name of the folder its vitest caches go to (runVitest). */
+const CACHE_KEY = createHash("sha256").update(ROOT).digest("hex").slice(0, 8);
 
 /** The test files of each suite the CLI can run: a folder under suites/ and how their names start. */
 const SUITE_FILES: Record<SuiteName, { folder: string; startsWith: string }> = {
@@ -114,12 +119,18 @@ export interface SuitesRun {
   findings: Finding[];
   /** the checks the run meant to run */
   total: number;
+  /** those checks, as vitest collected them: each is reported, run or skipped, unless the run was stopped */
+  planned: PlannedCheck[];
 }
+
+/** A check as collected, before it ran: what a report names of one that never reported. */
+export type PlannedCheck = Pick<CheckResult, "id" | "title" | "suite" | "file">;
 
 /** Run the suites in vitest against the target: one CheckResult per test, and the findings. */
 export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   const checks: CheckResult[] = [];
   const collected: CollectedCheck[] = [];
+  const planned: PlannedCheck[] = [];
   let total = 0;
   const suiteOf = (file: string) => SUITE_NAMES.find((s) => file.startsWith(`suites/${s}/`)) ?? "suites";
   const pattern = options.sections?.length ? sectionPattern(options.sections) : undefined;
@@ -130,6 +141,9 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
     onTestCaseResult(test: TestCase) {
       if (!inRun(test)) return;
       const check = toCheck(test, suiteOf(test.module.relativeModuleId));
+      // a check vitest never started (its state still pending) was stopped by --bail or the run's end: say which
+      if (test.result().state === "pending")
+        check.message = options.bail && !options.signal?.aborted ? NOT_RUN_AFTER_BAIL : "not run: the run was stopped before it";
       checks.push(check);
       collected.push({ check, observations: test.meta().observations ?? [] });
       options.onCheck?.(check, { done: checks.length, total });
@@ -153,32 +167,48 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   // the main lane's last files wait for the quota lane's end: say when it came, whatever ended it
   const handOff = lanes.find((l) => l.target.afterQuotaLane)?.target.afterQuotaLane;
   if (handOff) rmSync(handOff, { force: true });
-  const collectedChecks = (n: number) => {
-    total += n;
+  const collectedChecks = (tests: TestCase[]) => {
+    total += tests.length;
+    for (const test of tests) {
+      const suite = suiteOf(test.module.relativeModuleId);
+      planned.push({ id: test.fullName, title: test.name, suite, file: test.module.relativeModuleId });
+    }
   };
   // vitest exits the process on SIGINT/SIGTERM; this run must outlive the signal to delete
   // what it created, so it takes the signals back from vitest and cancels the run itself
-  const held = { SIGINT: new Set(process.listeners("SIGINT")), SIGTERM: new Set(process.listeners("SIGTERM")) };
+  const held = {
+    SIGINT: new Set(process.listeners("SIGINT")),
+    SIGTERM: new Set(process.listeners("SIGTERM")),
+    unhandledRejection: new Set(process.listeners("unhandledRejection")),
+  };
+  // a lane that breaks stops the others: none may run on (and set the process's exit code) after the run has ended
+  const laneBroke = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, laneBroke.signal]) : laneBroke.signal;
   try {
-    await Promise.all(
+    const ends = await Promise.allSettled(
       lanes.map(async ({ target, lane }) => {
         try {
-          await runVitest({ ...options, target }, laneFiles(include, files, lane, laneNames), reporter, {
+          await runVitest({ ...options, target, signal }, laneFiles(include, files, lane, laneNames), reporter, {
             pattern,
             inRun,
             collectedChecks,
             held,
             lane,
           });
+        } catch (err) {
+          laneBroke.abort();
+          throw err;
         } finally {
           if (lane === "quota" && handOff) writeFileSync(handOff, String(Date.now()));
         }
       }),
     );
+    const broken = ends.find((end) => end.status === "rejected");
+    if (broken) throw broken.reason;
   } finally {
     if (handOff) rmSync(handOff, { force: true });
   }
-  return { checks, findings: collectFindings(collected), total };
+  return { checks, findings: collectFindings(collected), total, planned };
 }
 
 /**
@@ -219,18 +249,21 @@ async function runVitest(
   run: {
     pattern: RegExp | undefined;
     inRun: (test: TestCase) => boolean;
-    collectedChecks: (n: number) => void;
+    collectedChecks: (tests: TestCase[]) => void;
     /** the account lane these files are (src/plan/lanes.ts), if the run has lanes */
     lane: Lane | undefined;
-    /** the signal listeners before any vitest: the run takes the signals back from each (see runSuites) */
-    held: Record<"SIGINT" | "SIGTERM", Set<NodeJS.SignalsListener>>;
+    /** the listeners before any vitest: the run takes the signals and unhandled rejections back from each (see runSuites) */
+    held: Record<"SIGINT" | "SIGTERM", Set<NodeJS.SignalsListener>> & {
+      unhandledRejection: Set<NodeJS.UnhandledRejectionListener>;
+    };
   },
 ): Promise<void> {
   if (!files.include.length) return;
   // vite's cache would go to node_modules/.vite under ROOT, which an installed package (a global
   // install, the harness image's user) may not be able to write: one folder per user instead (by
-  // uid: a container's user may have no passwd entry)
-  const cacheDir = join(tmpdir(), `agent-harness-vite-${process.getuid?.() ?? "user"}`);
+  // uid: a container's user may have no passwd entry) and per installed copy (vitest empties its
+  // module cache when it finds another lockfile there, under a run of another copy reading it)
+  const cacheDir = join(tmpdir(), `agent-harness-vite-${process.getuid?.() ?? "user"}-${CACHE_KEY}`);
   const { createVitest } = await import("vitest/node");
   const config = {
     config: false,
@@ -258,14 +291,22 @@ async function runVitest(
     // each test's line in its file, read from a stack as it is collected: the reports name it
     includeTaskLocation: true,
     passWithNoTests: false,
+    // no results cache: vitest writes it whole at a run's end and reads it unguarded at the next
+    // start, so runs (and a run's lanes) at once could read one half written; and it would order
+    // the files by the last run's times, so the calibration and the run could differ in order
+    cache: false,
     // the suites' modules as transformed, kept between runs (keyed by their content): a run
     // starts about a second sooner (measured: 4.95 → 4.0 s for one section's checks)
     experimental: { fsModuleCache: true, fsModuleCachePath: join(cacheDir, "modules") },
   } satisfies Parameters<typeof createVitest>[1];
   const viteOptions = { logLevel: "silent", cacheDir } as const;
+  // vitest's own handlers would end the process (exit 1 on an unhandled rejection, 128 + n on a
+  // signal) before the run has deleted what it made: the CLI's handlers decide (src/cli/main.ts)
   const takeSignalsBack = () => {
     for (const signal of ["SIGINT", "SIGTERM"] as const)
       for (const listener of process.listeners(signal)) if (!run.held[signal].has(listener)) process.off(signal, listener);
+    for (const listener of process.listeners("unhandledRejection"))
+      if (!run.held.unhandledRejection.has(listener)) process.off("unhandledRejection", listener);
   };
   // the N of "N/M", before any check runs: collecting imports the files without running a check,
   // in one worker of its own — in the run's N workers it imported the suites' shared modules N
@@ -274,10 +315,10 @@ async function runVitest(
     const counter = await createVitest("test", { ...config, reporters: [], maxWorkers: 1, fileParallelism: false }, viteOptions);
     takeSignalsBack();
     try {
+      // a lane (or a selection) whose globs match no file runs nothing: vitest would throw "No test files found"
+      if (!(await counter.globTestSpecifications()).length) return;
       const { testModules } = await counter.collect();
-      let total = 0;
-      for (const module of testModules) for (const test of module.children.allTests()) if (run.inRun(test)) total += 1;
-      run.collectedChecks(total);
+      run.collectedChecks(testModules.flatMap((module) => [...module.children.allTests()].filter(run.inRun)));
     } finally {
       await counter.close();
     }

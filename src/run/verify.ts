@@ -19,7 +19,9 @@ import {
 } from "../report/index.js";
 import { type HarnessTarget, keysOf, type PropertyReplay } from "../target/harness-target.js";
 import { sweepLedger } from "./cleanup.js";
+import { unreportedRows } from "./completeness.js";
 import { DEFAULT_EXTERNAL_SUITES, DEFAULT_SUITES, type SuiteName, type VerifyConfig } from "./config.js";
+import { breakIfAsked } from "./internal-fault.js";
 import { checkKeys } from "./key-check.js";
 import { assertReachable, interruptible, newRun, startTarget, targetOptions } from "./lifecycle.js";
 import { writeReplays } from "./replay.js";
@@ -81,6 +83,7 @@ async function planFor(
   target: HarnessTarget,
   suiteOptions: ReturnType<typeof suiteOptionsOf>,
   calibrated?: (checks: CheckResult[]) => void,
+  signal?: AbortSignal,
 ): Promise<PlannedRun | undefined> {
   const counted = suiteOptions.suites.filter((s) => s !== "load" && s !== "quick-load");
   if (target.kind !== "external" || !counted.length) return undefined;
@@ -88,7 +91,7 @@ async function planFor(
   const planned = await PlannedRun.calibrate(
     target,
     async (t) => {
-      const { checks } = await runSuites({ target: t, ...suiteOptions, suites: counted });
+      const { checks } = await runSuites({ target: t, ...suiteOptions, suites: counted, ...(signal ? { signal } : {}) });
       calibrated?.(checks);
       return checks;
     },
@@ -118,7 +121,8 @@ async function dryRun(target: HarnessTarget, config: VerifyConfig, keyRequests: 
   if (planned) {
     const runs = checks.filter((c) => c.status !== "skipped");
     const bySuite = countBy(runs, (c) => c.suite);
-    out.write(`will run: ${runs.length} checks (${[...bySuite].map(([s, n]) => `${s} ${n}`).join(", ")})\n`);
+    const suites = [...bySuite].map(([s, n]) => `${s} ${n}`).join(", ");
+    out.write(`will run: ${runs.length} checks${suites ? ` (${suites})` : ""}\n`);
     const skipped = countBy(
       checks.filter((c) => c.status === "skipped"),
       (c) => c.message ?? "skipped",
@@ -166,6 +170,7 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
     } else await assertReachable(target);
     target.serviceClock = await estimateServiceClock(target.baseUrl);
     out.write(`${describeServiceClock(target.serviceClock)}\n`);
+    breakIfAsked();
   } catch (err) {
     await stop();
     throw err;
@@ -185,7 +190,9 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
   );
   const byId = new Map<string, CheckResult>();
   const failures = new ProgressFailures();
-  let suites: SuitesRun = { checks: [], findings: [], total: 0 };
+  let suites: SuitesRun = { checks: [], findings: [], total: 0, planned: [] };
+  // on a deployment, the checks the plan's calibration ran: what --dry-run promised, each to be reported
+  let calibrated: CheckResult[] | undefined;
   const suiteOptions = suiteOptionsOf(config, target);
   let planned: PlannedRun | undefined;
   let property: PropertySummary | undefined;
@@ -195,7 +202,14 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
   let overrun: NodeJS.Timeout | undefined;
   let overran: string | undefined;
   try {
-    planned = await planFor(target, suiteOptions);
+    planned = await planFor(
+      target,
+      suiteOptions,
+      (c) => {
+        calibrated = c;
+      },
+      abort.signal,
+    );
     if (target.kind === "external") out.write(`${loadOnDeployment(target, suiteOptions.suites, config.suites !== undefined)}\n`);
     planned?.start();
     started = performance.now();
@@ -240,6 +254,14 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
   // one row per check: vitest may report a cancelled check twice
   const checks = [...new Map(suites.checks.map((c) => [c.id, c])).values()];
   checks.push(byId.get("run.cleanup")!);
+  const unreported = unreportedRows({
+    planned: suites.planned,
+    ...(calibrated ? { calibrated } : {}),
+    checks,
+    bail: config.bail,
+    stopped: abort.signal.aborted || overran !== undefined,
+  });
+  checks.push(...unreported.rows);
   if (overran)
     checks.push({
       id: "run.bound",
@@ -278,5 +300,12 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
   if (result.plan) out.write(`${formatRatio(result.plan)}\n`);
   if (target.serviceClock) out.write(`${describeServiceClock(target.serviceClock)}\n`);
   out.write(`reports: ${written.dir}\n`);
-  return exitCodeOf(result);
+  const code = exitCodeOf(result);
+  // a run that is not a verdict on the service says so last, where a CI log shows it
+  if (result.interrupted)
+    out.write(
+      `interrupted: ran ${result.interrupted.done} of ${result.interrupted.total} checks, then deleted the agents it made (${byId.get("run.cleanup")?.status}); exit 130\n`,
+    );
+  else if (unreported.shortfall) out.write(`${unreported.shortfall}\n`);
+  return code;
 }

@@ -1,10 +1,11 @@
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, test } from "vitest";
 import { RATE_LIMITS } from "../../src/contract/index.js";
 import type { ResultsJson } from "../../src/report/index.js";
+import { serveProcess } from "./serve-process.js";
 
 /**
  * A finding's replay script reproduces it — exit 1 while the defect is there — and
@@ -24,28 +25,16 @@ function keysFile(): string {
   return file;
 }
 
-async function serve(keys: string, faults: string[]): Promise<{ baseUrl: string; stop: () => Promise<void> }> {
-  const args = ["bin/agent-harness.js", "serve", "--port", "0", "--keys", keys, "--window-seconds", "2"];
-  const child = spawn(process.execPath, [...args, "--message-timeout-seconds", "3.5", ...faults.flatMap((f) => ["--fault", f])], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let out = "";
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    child.stdout.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /listening on (http:\/\/\S+\/v1)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`serve exited ${code}: ${out}`)));
-  });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  return {
-    baseUrl,
-    stop: async () => {
-      child.kill("SIGTERM");
-      await exited;
-    },
-  };
+function serve(keys: string, faults: string[]): ReturnType<typeof serveProcess> {
+  return serveProcess([
+    "--keys",
+    keys,
+    "--window-seconds",
+    "2",
+    "--message-timeout-seconds",
+    "3.5",
+    ...faults.flatMap((f) => ["--fault", f]),
+  ]);
 }
 
 function run(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string }> {

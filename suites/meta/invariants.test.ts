@@ -1,0 +1,184 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { PERMISSIONS } from "../../src/contract/index.js";
+import { INTERNAL_FAULTS } from "../../src/run/internal-fault.js";
+import { serveProcess } from "./serve-process.js";
+import { verify } from "./verify-run.js";
+
+/**
+ * The CLI's promises, whatever the user chose (docs/verify.md, "Exit codes"): an internal error
+ * is exit 2 in one line, never 1; an interrupted run says so on its last line and exits 130; a
+ * selection whose lanes leave one with no file runs, and runs started at once from one folder
+ * share nothing that breaks either. Kept cheap: dry runs, and runs stopped as they start.
+ */
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** `agent-harness …` in a child process; `onLine` sees each stdout line as it comes (to send a signal). */
+function cli(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; onLine?: (line: string, child: ReturnType<typeof spawn>) => void } = {},
+) {
+  const reportDir = mkdtempSync(join(tmpdir(), "agent-harness-invariants-"));
+  const child = spawn(process.execPath, ["bin/agent-harness.js", ...args, "--report-dir", reportDir], {
+    env: { ...process.env, NO_COLOR: "1", ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  let partial = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+    const lines = (partial + chunk.toString()).split("\n");
+    partial = lines.pop() ?? "";
+    for (const line of lines) options.onLine?.(line, child);
+  });
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  // bounded: a run that hangs is killed, and the test then fails on its exit code
+  const timer = setTimeout(() => child.kill("SIGKILL"), 240_000);
+  return new Promise<CliRun>((resolve) =>
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+}
+
+const lastLine = (text: string) => text.trimEnd().split("\n").at(-1) ?? "";
+
+describe("meta: an internal error is exit 2, in one line", { concurrent: true }, () => {
+  test.for(INTERNAL_FAULTS.filter((f) => f !== "exit-code"))("%s → exit 2 and one line", async (fault) => {
+    const run = await cli(["verify", "--dry-run", "--workers", "1"], { env: { AGENT_HARNESS_INTERNAL_FAULT: fault } });
+    expect(run.code).toBe(2);
+    const lines = run.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^agent-harness: internal error \(a harness error, not a finding about the service\): /);
+  });
+
+  test("an exit code set after the verdict (as a vitest run that failed sets it) does not change it", async () => {
+    const run = await cli(["verify", "--dry-run", "--workers", "1"], { env: { AGENT_HARNESS_INTERNAL_FAULT: "exit-code" } });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe("");
+  });
+});
+
+describe("meta: an interrupted run", { concurrent: true }, () => {
+  test("SIGINT once checks run: the checks stop, the agents are deleted, the last line says so, exit 130", async () => {
+    let sent = false;
+    const run = await cli(["verify", "--sections", "§9", "--workers", "1"], {
+      onLine: (line, child) => {
+        if (!sent && /^\[1\/\d+ /.test(line)) {
+          sent = true;
+          child.kill("SIGINT");
+        }
+      },
+    });
+    expect(sent).toBe(true);
+    expect(run.code).toBe(130);
+    expect(lastLine(run.stdout)).toMatch(
+      /^interrupted: ran \d+ of \d+ checks, then deleted the agents it made \(passed\); exit 130$/,
+    );
+  });
+
+  test("SIGTERM before the run listens for it: exit 130, said on the last line", async () => {
+    let sent = false;
+    const run = await cli(["verify", "--workers", "1"], {
+      onLine: (line, child) => {
+        if (!sent && line.startsWith("agent-harness verify — run")) {
+          sent = true;
+          child.kill("SIGTERM");
+        }
+      },
+    });
+    expect(sent).toBe(true);
+    expect(run.code).toBe(130);
+    expect(lastLine(run.stderr)).toMatch(/^agent-harness: interrupted \(SIGTERM\)/);
+  });
+});
+
+describe("meta: --bail", () => {
+  test("the checks not run after the first failure are reported skipped, naming --bail; none goes unreported", async () => {
+    const run = await verify(["--fault", "unknown-path-before-auth", "--sections", "§9", "--bail", "--workers", "1"]);
+    expect(run.code).toBe(1);
+    const notRun = run.results.checks.filter((c) => c.status === "skipped");
+    expect(notRun.length).toBeGreaterThan(0);
+    for (const check of notRun) expect(check.message).toMatch(/--bail/);
+    expect(run.results.checks.map((c) => c.id)).not.toContain("run.complete");
+  });
+});
+
+/**
+ * A deployment with the four keys a service owner has: with the quota key and --reference-faults
+ * the run has account lanes, and every property file is the other lane's, so `--suites property`
+ * leaves the main lane no file (it once ended "No test files found", exit 1). Two dry runs at once
+ * from this folder: their calibrations' lanes (four vitest runs) share no cache file that breaks one.
+ */
+describe("meta: a selection that leaves a lane no file, twice at once", () => {
+  const ALL = [...PERMISSIONS];
+  const key = (role: string) => `ak_test_${role}_invariants_0123456789`;
+  let server: { baseUrl: string; stop: () => Promise<void> };
+
+  beforeAll(async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "agent-harness-invariants-keys-")), "keys.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        accounts: [
+          { id: "acct_main", tierLimit: 60, messageQuota: null },
+          { id: "acct_other", tierLimit: 60, messageQuota: null },
+          { id: "acct_quota", tierLimit: 60, messageQuota: 5 },
+        ],
+        keys: [
+          { key: key("main"), account: "acct_main", permissions: ALL },
+          { key: key("ro"), account: "acct_main", permissions: ["agents:read"] },
+          { key: key("other"), account: "acct_other", permissions: ALL },
+          { key: key("quota"), account: "acct_quota", permissions: ALL },
+        ],
+      }),
+    );
+    server = await serveProcess(["--keys", file, "--window-seconds", "2"]);
+  }, 60_000);
+  afterAll(() => server?.stop());
+
+  test("--suites property --reference-faults --dry-run with all four keys: exit 0, the property checks promised", async () => {
+    const args = [
+      "verify",
+      "--base-url",
+      server.baseUrl,
+      "--api-key",
+      key("main"),
+      "--read-only-key",
+      key("ro"),
+      "--other-account-key",
+      key("other"),
+      "--quota-key",
+      key("quota"),
+      "--tier",
+      "60",
+      "--rate-window",
+      "2",
+      "--reference-faults",
+      "--suites",
+      "property",
+      "--max-requests",
+      "40",
+      "--dry-run",
+    ];
+    const runs = await Promise.all([cli(args), cli(args)]);
+    const promised = runs.map((run) => {
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      return Number(/^will run: (\d+) checks \(property \1\)$/m.exec(run.stdout)?.[1]);
+    });
+    expect(promised[0]).toBeGreaterThan(0);
+    expect(promised[1]).toBe(promised[0]);
+  });
+});
