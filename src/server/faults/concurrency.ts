@@ -67,7 +67,7 @@ export const CONCURRENCY_FAULTS: FaultRecord = {
   ),
   "update-applied-in-parts": fault(
     "update.merge-patch",
-    "a PATCH of several fields writes its first one 20 ms before the rest: a concurrent read sees half an update",
+    "a PATCH of two fields or more writes the first 20 ms before the rest: a read between sees half of it",
     (app, ctx) =>
       beforeUpdate(app, async (req, body, account) => {
         // only a PATCH the route will take whole (so sequential clients never see the difference)
