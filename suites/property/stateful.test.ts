@@ -34,8 +34,9 @@ import {
   transitionKey,
 } from "../../src/model/transitions.js";
 import { declareFile } from "../support/declare-file.js";
-import { Blocked, check, expect, HarnessError, target } from "../support/harness.js";
+import { check, expect, HarnessError, target } from "../support/harness.js";
 import {
+  BUDGETED,
   expectHistoryKept,
   firstClient,
   listAccount,
@@ -555,13 +556,14 @@ const burst = fc
 const reach = fc
   .tuple(index, fc.nat({ max: STATUS_TRANSITIONS.length - 1 }), agentName(bodyOptions))
   .map(([i, offset, name]) => new Reach(i, offset, name));
+/**
+ * How many of the command slots are model-guided. On a deployment the budget is requests, and a
+ * model-guided command reaches a pair in a few of them where random ones need a lucky run: there
+ * the commands lean on it, so every pair is reached 3 times within the default budget.
+ */
+const REACH_SLOTS = BUDGETED ? 12 : 4;
 const commands = [
-  reach,
-  reach,
-  reach,
-  reach,
-  reach,
-  reach,
+  ...Array.from({ length: REACH_SLOTS }, () => reach),
   createValid,
   createValid,
   burst,
@@ -617,12 +619,12 @@ describe("property: stateful", () => {
       const ran = await runProperty({
         title: "stateful",
         sequences: true,
-        numRuns: runsFor(200, { requests: 0.2, creates: 0.2 }, { requests: 30, creates: 3 }),
+        numRuns: runsFor(200, { requests: 0.2, creates: 0.2 }, { requests: 35, creates: 3 }),
         property: (replayPath) =>
           fc.asyncProperty(
             fc.commands(
               commands.map((c) => c.map((command): Cmd => new Step(command))),
-              { maxCommands: 40, size: "max", ...(replayPath ? { replayPath } : {}) },
+              { maxCommands: 30, size: "max", ...(replayPath ? { replayPath } : {}) },
             ),
             async (cmds) => {
               const model: Model = { baseline, agents: [], conversations: new ConversationModel(), reached: {}, notes: 0 };
@@ -649,8 +651,8 @@ describe("property: stateful", () => {
       skipUnlessReplayed("stateful", skip);
       const outcome = outcomeOf("stateful");
       if (!outcome) return skip("the stateful sequences did not run");
-      if (!completed)
-        throw new Blocked("the stateful sequences failed before their budget was spent: the roads they missed are not known");
+      // a failed sequence ends the run early: its finding is the stateful check's, and the roads it missed say nothing
+      if (!completed) return skip("the stateful sequences failed: what they reached is not judged");
       const counts = outcome.transitions ?? {};
       const short = pairsBelowMinimum(counts, DRIVABLE).map(describeShortfall);
       if (short.length && target.property?.maxRequests !== undefined)
