@@ -440,7 +440,14 @@ class Reach implements Cmd {
     }
     if (pair.to === "deleted") return new Delete(i).run(m);
     if (pair.to === "error") return this.intoError(m, i);
-    return new Patch(i, { status: pair.to }, "reach-status").run(m);
+    // back to active from error, the model repaired in the same patch: the message after it then
+    // answers, and shows whether the conversations the agent held survived the road
+    const repair = pair.from === "error" && pair.to === "active" && modelOf(agent) === FAILING_MODEL;
+    return new Patch(
+      i,
+      { status: pair.to, ...(repair ? { modelSettings: { model: AGENT_DEFAULTS.modelSettings.model } } : {}) },
+      "reach-status",
+    ).run(m);
   }
   private async bringTo(m: Model, i: number, status: AgentStatus): Promise<void> {
     if (status !== "error") return new Patch(i, { status }, "reach-status").run(m);
@@ -665,6 +672,9 @@ describe("property: stateful", () => {
       const short = pairsBelowMinimum(counts, DRIVABLE).map(describeShortfall);
       if (short.length && target.property?.maxRequests !== undefined)
         return skip(`--max-requests ${target.property.maxRequests} left pairs below ${MIN_PER_PAIR}: ${short.join("; ")}`);
+      // a starved machine: the time limit (support.ts) ended the run before its budget was spent
+      if (short.length && outcome.sequences < SEQUENCES)
+        return skip(`the time limit ended the run after ${outcome.sequences} of ${SEQUENCES} sequences: ${short.join("; ")}`);
       if (short.length && SEQUENCES < SEQUENCES_FOR_COVERAGE)
         return skip(
           `the default budget at W = ${target.windowSeconds} s affords ${SEQUENCES} sequence(s), every pair ${MIN_PER_PAIR} times takes about ${SEQUENCES_FOR_COVERAGE} (a larger --max-requests): ${short.join("; ")}`,
