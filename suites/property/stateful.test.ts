@@ -428,6 +428,11 @@ class Reach implements Cmd {
     const agent = pick(agents, this.index)!;
     const i = m.agents.indexOf(agent);
     this.driven = agent;
+    // a history to keep first: a working agent that holds no conversation yet answers one message,
+    // so the message after the transition shows whether its turns and conversationId survived
+    const working = statusOf(agent) === "active" && modelOf(agent) !== FAILING_MODEL;
+    if (working && m.conversations.conversationsOf(agent.id).length === 0)
+      await new Send(i, TEXT_POOL[0]!, "u1", undefined, false).run(m);
     if (statusOf(agent) !== pair.from) await this.bringTo(m, i, pair.from);
     if (pair.to === pair.from) {
       // the same status again: a patch without status (in error, the one that repairs the model)
