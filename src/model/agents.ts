@@ -202,6 +202,18 @@ export class ConversationModel {
     return this.seen.get(conversationId);
   }
 
+  /** The (userId, roomId) of each conversation of the agent the model holds, oldest first. */
+  conversationsOf(agentId: string): { userId: string | undefined; roomId: string | undefined }[] {
+    const out: { userId: string | undefined; roomId: string | undefined }[] = [];
+    for (const key of this.byKey.keys()) {
+      // a key is JSON.stringify([agentId, userId, roomId]) (ConversationModel.key)
+      const [agent, userId, roomId]: unknown[] = JSON.parse(key);
+      const part = (v: unknown) => (typeof v === "string" ? v : undefined);
+      if (agent === agentId) out.push({ userId: part(userId), roomId: part(roomId) });
+    }
+    return out;
+  }
+
   completed(key: string | undefined, conversationId: string): void {
     this.seen.set(conversationId, key ?? `single:${conversationId}`);
     if (key === undefined) return;

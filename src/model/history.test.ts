@@ -1,7 +1,16 @@
 import { describe, expect, test } from "vitest";
 import { CLAUSE_BY_ID } from "../contract/index.js";
 import { HISTORY_INVARIANTS, RunHistory, type SeenRecord } from "./history.js";
-import { formatTransitionTable, mergeCounts, STATUS_TRANSITIONS, transitionCoverage, transitionKey } from "./transitions.js";
+import {
+  formatTransitionTable,
+  leastReachedPair,
+  MIN_PER_PAIR,
+  mergeCounts,
+  pairsBelowMinimum,
+  STATUS_TRANSITIONS,
+  transitionCoverage,
+  transitionKey,
+} from "./transitions.js";
 
 const T0 = "2026-11-21T23:16:10.123Z";
 const T1 = "2026-11-21T23:16:10.456Z";
@@ -107,6 +116,22 @@ describe("status transitions: the from → to table", () => {
     expect(table.split("\n")[0]).toBe(`status transitions: 1 of ${STATUS_TRANSITIONS.length} allowed pairs reached`);
     expect(table).toMatch(/^inactive\s+0\s+0\s+·\s+0$/m);
     expect(table).toMatch(/^active\s+0\s+0\s+3\s+0$/m);
+    // each pair below the minimum is a line of its own; one reached 3 times is not
+    expect(table).toContain(`  error → inactive: reached 0 times, below ${MIN_PER_PAIR}`);
+    expect(table).not.toContain("active → error: reached");
+    const full = Object.fromEntries(STATUS_TRANSITIONS.map((t) => [transitionKey(t.from, t.to), MIN_PER_PAIR]));
+    expect(formatTransitionTable(full).split("\n")[0]).toBe(
+      `status transitions: ${STATUS_TRANSITIONS.length} of ${STATUS_TRANSITIONS.length} allowed pairs reached, each at least ${MIN_PER_PAIR} times`,
+    );
+    expect(pairsBelowMinimum(full)).toEqual([]);
+  });
+
+  test("a model-guided command steers toward the pair least taken, ties by the table's order from its offset", () => {
+    const [first, second, third] = STATUS_TRANSITIONS;
+    const counts = { [transitionKey(first!.from, first!.to)]: 2, [transitionKey(second!.from, second!.to)]: 1 };
+    expect(leastReachedPair(counts, 0, STATUS_TRANSITIONS)).toBe(third);
+    expect(leastReachedPair({}, 1, STATUS_TRANSITIONS)).toBe(second);
+    expect(leastReachedPair({}, 0, [])).toBeUndefined();
   });
 
   test("coverage counts the allowed pairs reached, across merged runs", () => {

@@ -37,6 +37,47 @@ export function isAllowedTransition(from: TransitionFrom, to: TransitionTo): boo
   return STATUS_TRANSITIONS.some((t) => t.from === from && t.to === to);
 }
 
+/**
+ * How often a run must take each allowed pair: once shows the road exists, three times shows
+ * it from more than one history (another agent, another conversation, another order).
+ */
+export const MIN_PER_PAIR = 3;
+
+/** The allowed pairs a run took fewer than `MIN_PER_PAIR` times, each with its count. */
+export function pairsBelowMinimum(
+  counts: Readonly<Record<string, number>>,
+  pairs: readonly { from: TransitionFrom; to: TransitionTo }[] = STATUS_TRANSITIONS,
+): { from: TransitionFrom; to: TransitionTo; count: number }[] {
+  return pairs
+    .map((t) => ({ from: t.from, to: t.to, count: counts[transitionKey(t.from, t.to)] ?? 0 }))
+    .filter((t) => t.count < MIN_PER_PAIR);
+}
+
+/** A pair below the minimum as the report says it. */
+export const describeShortfall = (t: { from: TransitionFrom; to: TransitionTo; count: number }) =>
+  `${t.from} → ${t.to}: reached ${t.count} time${t.count === 1 ? "" : "s"}, below ${MIN_PER_PAIR}`;
+
+/**
+ * The pair a model-guided command drives toward next: among the pairs `feasible` allows, the one
+ * the counts hold least, ties broken by the table's order rotated by `offset`. A function of the
+ * sequence's own counts only, so a shrunk sequence replays the same roads.
+ */
+export function leastReachedPair<T extends { from: TransitionFrom; to: TransitionTo }>(
+  counts: Readonly<Record<string, number>>,
+  offset: number,
+  candidates: readonly T[],
+): T | undefined {
+  const n = candidates.length;
+  let best: T | undefined;
+  let bestCount = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < n; i++) {
+    const t = candidates[(offset + i) % n]!;
+    const count = counts[transitionKey(t.from, t.to)] ?? 0;
+    if (count < bestCount) [best, bestCount] = [t, count];
+  }
+  return best;
+}
+
 /** How many allowed pairs the counts reach. */
 export function transitionCoverage(counts: Readonly<Record<string, number>>): { reached: number; allowed: number } {
   const reached = STATUS_TRANSITIONS.filter((t) => (counts[transitionKey(t.from, t.to)] ?? 0) > 0).length;
@@ -56,7 +97,13 @@ export function formatTransitionTable(counts: Readonly<Record<string, number>>):
       `${from.padEnd(10)}${TRANSITION_TO.map((to) => cell(isAllowedTransition(from, to) ? String(counts[transitionKey(from, to)] ?? 0) : "·")).join("")}`,
   );
   const { reached, allowed } = transitionCoverage(counts);
-  return [`status transitions: ${reached} of ${allowed} allowed pairs reached`, header, ...rows].join("\n");
+  const short = pairsBelowMinimum(counts).map((t) => `  ${describeShortfall(t)}`);
+  return [
+    `status transitions: ${reached} of ${allowed} allowed pairs reached${short.length ? "" : `, each at least ${MIN_PER_PAIR} times`}`,
+    header,
+    ...rows,
+    ...(short.length ? [`pairs below ${MIN_PER_PAIR}:`, ...short] : []),
+  ].join("\n");
 }
 
 /** Counts of several runs (or properties) added up. */

@@ -161,6 +161,9 @@ describe("renderHtml", () => {
     const section = page.slice(page.indexOf('<section id="property">'), page.indexOf('<section id="skipped">'));
     expect(section).toContain("1380 generated cases and 200 command sequences, 7064 requests in 31.8 s");
     expect(section).toContain("2 of 13 allowed pairs reached");
+    // a pair below the minimum is a line of its own, never only a number in the table
+    expect(section).toContain("<li>inactive → active: reached 0 times, below 3</li>");
+    expect(section).not.toContain("<li>active → error");
     expect(section).toContain('<tr><th scope="row">new</th><td class="num">345</td>');
     // inactive → active is allowed and was never taken; new → error PROFILE forbids
     expect(section).toMatch(/<tr><th scope="row">inactive<\/th><td class="num error" title="allowed, never reached">0<\/td>/);

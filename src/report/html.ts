@@ -1,7 +1,10 @@
 import { describeServiceClock } from "../client/service-clock.js";
 import { CLAUSE_BY_ID } from "../contract/clauses.js";
 import {
+  describeShortfall,
   isAllowedTransition,
+  MIN_PER_PAIR,
+  pairsBelowMinimum,
   TRANSITION_FROM,
   TRANSITION_TO,
   type TransitionFrom,
@@ -217,6 +220,7 @@ function skippedByFlag(run: RunResult): string {
 function propertySection(property: PropertySummary | undefined): string {
   if (!property) return "";
   const { reached, allowed } = transitionCoverage(property.transitions);
+  const short = pairsBelowMinimum(property.transitions);
   const cell = (from: TransitionFrom, to: TransitionTo) => {
     if (!isAllowedTransition(from, to)) return '<td class="num none" title="PROFILE does not allow it">·</td>';
     const n = property.transitions[transitionKey(from, to)] ?? 0;
@@ -228,7 +232,8 @@ function propertySection(property: PropertySummary | undefined): string {
   return `<section id="property">
 <h2>Property-based runs</h2>
 <p>${property.cases} generated cases and ${property.sequences} command sequences, ${property.requests} requests in ${escapeHtml(formatDuration(property.durationMs))}.</p>
-<p>Status transitions the stateful commands drove agents through: ${reached} of ${allowed} allowed pairs reached.</p>
+<p>Status transitions the stateful commands drove agents through: ${reached} of ${allowed} allowed pairs reached${short.length ? "" : `, each at least ${MIN_PER_PAIR} times`}.</p>
+${short.length ? `<p class="error">Pairs below ${MIN_PER_PAIR}:</p><ul>${short.map((t) => `<li>${escapeHtml(describeShortfall(t))}</li>`).join("")}</ul>` : ""}
 <table class="transitions">
 <thead><tr><th>from \\ to</th>${TRANSITION_TO.map((to) => `<th class="num">${escapeHtml(to)}</th>`).join("")}</tr></thead>
 <tbody>

@@ -709,6 +709,72 @@ const PROBES: Record<string, Probe> = {
       return used.has(String(later));
     },
   },
+
+  /* on the roads out of error and inactive */
+  "error-reactivation-new-conversations": {
+    expected: true,
+    probe: async (s) => {
+      const id = seedOne(s, { name: "E" }).id;
+      const before = dataOf(await s.send(id, { text: "hi", userId: "u1" })).conversationId;
+      await s.call("PATCH", `/v1/agents/${id}`, { body: { modelSettings: { model: "mock-error" } } });
+      await s.send(id, { text: "hi" });
+      await s.call("PATCH", `/v1/agents/${id}`, { body: { status: "active", modelSettings: { model: "mock-1" } } });
+      return dataOf(await s.send(id, { text: "hi", userId: "u1" })).conversationId === before;
+    },
+  },
+  "error-to-inactive-listed-as-error": {
+    expected: ["inactive"],
+    probe: async (s) => {
+      const id = seedOne(s, { name: "E", modelSettings: { model: "mock-error" } }).id;
+      await s.send(id, { text: "hi" });
+      await s.call("PATCH", `/v1/agents/${id}`, { body: { status: "inactive" } });
+      return listOf(await s.call("GET", "/v1/agents?status=inactive")).data.map((a) => a.status);
+    },
+  },
+  "error-patch-stores-active": {
+    expected: "error",
+    probe: async (s) => {
+      const id = seedOne(s, { name: "E", modelSettings: { model: "mock-error" } }).id;
+      await s.send(id, { text: "hi" });
+      await s.call("PATCH", `/v1/agents/${id}`, { body: { bio: "still broken" } });
+      return dataOf(await s.call("GET", `/v1/agents/${id}`)).status;
+    },
+  },
+  "error-delete-still-readable": {
+    expected: 404,
+    probe: async (s) => {
+      const id = seedOne(s, { name: "E", modelSettings: { model: "mock-error" } }).id;
+      await s.send(id, { text: "hi" });
+      await s.call("DELETE", `/v1/agents/${id}`);
+      return (await s.call("GET", `/v1/agents/${id}`)).status;
+    },
+  },
+  "reactivation-restarts-turns": {
+    expected: 2,
+    probe: async (s) => {
+      const id = seedOne(s, { name: "I" }).id;
+      await s.send(id, { text: "hi", userId: "u1" });
+      await s.call("PATCH", `/v1/agents/${id}`, { body: { status: "inactive" } });
+      await s.call("PATCH", `/v1/agents/${id}`, { body: { status: "active" } });
+      return dataOf(await s.send(id, { text: "hi", userId: "u1" })).turn;
+    },
+  },
+  "inactive-repatch-moves-updated-at": {
+    expected: true,
+    probe: async (s) => {
+      const id = seedOne(s, { name: "I", status: "inactive" }).id;
+      const first = dataOf(await s.call("PATCH", `/v1/agents/${id}`, { body: { bio: "b" } })).updatedAt;
+      return dataOf(await s.call("PATCH", `/v1/agents/${id}`, { body: { bio: "b" } })).updatedAt === first;
+    },
+  },
+  "inactive-delete-stays-listed": {
+    expected: 0,
+    probe: async (s) => {
+      const id = seedOne(s, { name: "I", status: "inactive" }).id;
+      await s.call("DELETE", `/v1/agents/${id}`);
+      return paginationOf(await s.call("GET", "/v1/agents?status=inactive")).total;
+    },
+  },
 };
 
 describe("harness §7 injected faults", () => {

@@ -31,3 +31,5 @@ export { LOAD_FAULTS } from "../server/faults/load.js";
 export { PROPERTY_FAULTS } from "../server/faults/property.js";
 /** The faults that hide where random data rarely goes: the property suites catch them, the functional suite passes them. */
 export { RARE_PATH_FAULTS } from "../server/faults/rare-paths.js";
+/** The faults on the roads out of error and inactive: only the stateful suite, driving every pair, catches them. */
+export { TRANSITION_FAULTS } from "../server/faults/transitions.js";

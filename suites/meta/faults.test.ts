@@ -8,6 +8,7 @@ import {
   LOAD_FAULTS,
   PROPERTY_FAULTS,
   RARE_PATH_FAULTS,
+  TRANSITION_FAULTS,
 } from "../../src/target/embedded.js";
 import { failedIn, redItems, type VerifyRun, verify } from "./verify-run.js";
 
@@ -69,8 +70,8 @@ describe("meta: the clean reference server", { concurrent: true }, () => {
 });
 
 describe("meta: every injected fault is caught", { concurrent: true }, () => {
-  // the load, many-tenant, concurrency, property and rare-path faults have their own meta tests: only their suites see them
-  const own = [LOAD_FAULTS, CAPACITY_FAULTS, CONCURRENCY_FAULTS, PROPERTY_FAULTS, RARE_PATH_FAULTS];
+  // the load, many-tenant, concurrency, property, rare-path and transition faults have their own meta tests: only their suites see them
+  const own = [LOAD_FAULTS, CAPACITY_FAULTS, CONCURRENCY_FAULTS, PROPERTY_FAULTS, RARE_PATH_FAULTS, TRANSITION_FAULTS];
   test.for(
     Object.entries(FAULTS)
       .filter(([name]) => !own.some((area) => name in area))

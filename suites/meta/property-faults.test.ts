@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { CLAUSE_BY_ID } from "../../src/contract/index.js";
-import { PROPERTY_FAULTS, RARE_PATH_FAULTS } from "../../src/target/embedded.js";
+import { PROPERTY_FAULTS, RARE_PATH_FAULTS, TRANSITION_FAULTS } from "../../src/target/embedded.js";
 import { failedIn, type VerifyRun, verify } from "./verify-run.js";
 
 /**
@@ -48,6 +48,29 @@ describe("meta: the property suite catches the subtle faults", { concurrent: tru
         replayed.map((c) => c.id),
         again.output.slice(-2000),
       ).not.toEqual([]);
+    },
+  );
+});
+
+/**
+ * The faults on the roads out of error and inactive show only after the transition, in what
+ * follows it: the stateful sequences, which drive every allowed pair and the operations after
+ * each, catch each one at the default budget. Only the stateful checks run (`--sections §8`: no
+ * other property cites §8), so a row costs one stateful run and its shrinking, no replay (the
+ * rows above prove a shrunk case replays).
+ */
+describe("meta: the stateful suite catches the faults on the roads out of error and inactive", { concurrent: true }, () => {
+  test.for(Object.entries(TRANSITION_FAULTS).map(([name, f]) => [name, f.clause] as const))(
+    "fault %s (breaks %s) is caught by the stateful sequences",
+    { timeout: 600_000 },
+    async ([name]) => {
+      const run = await verify(["--suites", "property", "--sections", "§8", "--fault", name], PINNED_SEED);
+      expect(run.code, run.output.slice(-2000)).toBe(1);
+      const failed = failedIn(run).filter((c) => c.suite === "property" && c.title.includes("stateful: random sequences"));
+      expect(
+        failed.map((c) => c.message?.slice(0, 300)),
+        `the stateful suite missed --fault ${name}`,
+      ).toEqual([expect.stringContaining('property "stateful" failed')]);
     },
   );
 });

@@ -23,13 +23,25 @@ import {
   readListQuery,
   recordOf,
 } from "../../src/model/agents.js";
-import { declareFile } from "../support/declare-file.js";
-import { check, expect, target } from "../support/harness.js";
 import {
+  describeShortfall,
+  leastReachedPair,
+  MIN_PER_PAIR,
+  pairsBelowMinimum,
+  STATUS_TRANSITIONS,
+  type TransitionFrom,
+  type TransitionTo,
+  transitionKey,
+} from "../../src/model/transitions.js";
+import { declareFile } from "../support/declare-file.js";
+import { check, expect, HarnessError, target } from "../support/harness.js";
+import {
+  BUDGETED,
   expectHistoryKept,
   firstClient,
   listAccount,
   nextClient,
+  outcomeOf,
   rememberTokens,
   runProperty,
   runsFor,
@@ -58,6 +70,8 @@ declareFile({ sendsMessages: true });
 vi.setConfig({ testTimeout: 20 * 60_000 });
 
 const bodyOptions = { namePrefix: target.runPrefix, referenceModels: target.referenceFaults };
+/** The stateful sequences ran their whole budget without a failure: the coverage check judges them. */
+let completed = false;
 
 interface Model {
   /** agents of the account before the sequence (another run's, a deployment's own): listed, never touched */
@@ -65,6 +79,10 @@ interface Model {
   /** every agent the sequence made, in order; a deleted one stays, marked */
   agents: Array<ModelAgent & { deleted: boolean; updatedAtMoved?: boolean }>;
   conversations: ConversationModel;
+  /** the status transitions this sequence took, by `from>to`: what a model-guided command steers by */
+  reached: Record<string, number>;
+  /** bios the sequence wrote so far: each new one differs from every earlier one */
+  notes: number;
 }
 /** The target: only the ids it made, in the model's order. */
 interface Real {
@@ -102,6 +120,11 @@ function tallyNameCollision(m: Readonly<Model>, name: unknown, self?: string): v
   if (holders.some((a) => !a.deleted)) tally("stateful.collision.name-of-live-agent");
   else if (holders.length) tally("stateful.collision.name-of-deleted-agent");
 }
+/** A transition the sequence took: into the run's table and the sequence's own counts. */
+function took(m: Model, from: TransitionFrom, to: TransitionTo): void {
+  transition(from, to);
+  m.reached[transitionKey(from, to)] = (m.reached[transitionKey(from, to)] ?? 0) + 1;
+}
 const pick = <T>(items: readonly T[], index: number): T | undefined => (items.length ? items[index % items.length] : undefined);
 
 function expectAnswer(res: ApiResult<unknown>, status: number, code?: string): void {
@@ -131,7 +154,7 @@ function adoptCreated(m: Model, r: Real, res: ApiResult<unknown>, predicted: Ret
   };
   m.agents.push(made);
   expect(agent).toEqual(recordOf(made));
-  transition("new", statusOf(made));
+  took(m, "new", statusOf(made));
 }
 
 class Create implements Cmd {
@@ -245,7 +268,7 @@ class Patch implements Cmd {
     const from = statusOf(agent);
     agent.config = predicted.value.config;
     expectRecord(record, agent);
-    transition(from, statusOf(agent));
+    took(m, from, statusOf(agent));
   }
   toString = () => `patch(#${this.index}, ${JSON.stringify(this.patch)})`;
 }
@@ -263,7 +286,7 @@ class Delete implements Cmd {
     expect(res.data).toEqual({ id: agent.id, deleted: true });
     agent.deleted = true;
     m.conversations.forgetAgent(agent.id);
-    transition(statusOf(agent), "deleted");
+    took(m, statusOf(agent), "deleted");
   }
   toString = () => `delete(#${this.index})`;
 }
@@ -286,7 +309,7 @@ class Send implements Cmd {
     };
     const status = statusOf(agent);
     onStatus(this.stream ? "stream" : "send", agent);
-    if (!agent.deleted && status !== "active") transition(status, status);
+    if (!agent.deleted && status !== "active") took(m, status, status);
     const failing = target.referenceFaults && (agent.config.modelSettings as { model?: string }).model === FAILING_MODEL;
     tally(
       `stateful.send${this.stream ? ".stream" : ""}${agent.deleted ? "-after-delete" : status !== "active" ? `-${status}` : failing ? "-model-error" : ""}`,
@@ -305,7 +328,7 @@ class Send implements Cmd {
         expect(res.error?.code, "PROFILE §5: a model failure after the stream opened is an error event").toBe("MODEL_ERROR");
         agent.config.status = "error";
         agent.updatedAtMoved = true;
-        transition("active", "error");
+        took(m, "active", "error");
         return;
       }
       expect(res.parseIssues).toEqual([]);
@@ -318,7 +341,7 @@ class Send implements Cmd {
         expectAnswer(res, 500, "MODEL_ERROR");
         agent.config.status = "error";
         agent.updatedAtMoved = true;
-        transition("active", "error");
+        took(m, "active", "error");
         return;
       }
       expectAnswer(res, 200);
@@ -336,7 +359,7 @@ class Send implements Cmd {
       expect(reply!.conversationId, "PROFILE §5: same (agent, userId, roomId), same conversation").toBe(expectedId);
     else expect(m.conversations.ownerOf(reply!.conversationId), "PROFILE §5: a new conversation has a new id").toBeUndefined();
     m.conversations.completed(key, reply!.conversationId);
-    transition("active", "active");
+    took(m, "active", "active");
   }
   toString = () =>
     `send(#${this.index}, ${JSON.stringify({ text: this.text, userId: this.userId, roomId: this.roomId, stream: this.stream })})`;
@@ -362,13 +385,130 @@ class CopyName implements Cmd {
     this.create ? `create({name: name of #${this.from}})` : `patch(#${this.index}, {name: name of #${this.from}})`;
 }
 
-/** Each step, then the invariants over the run's whole history (src/model/history.ts). */
+/**
+ * The pairs a command can drive an agent along on this target: into error only through the
+ * failing model of a reference-compatible target (PROFILE §10), so elsewhere no pair through it.
+ */
+const DRIVABLE = STATUS_TRANSITIONS.filter((t) => target.referenceFaults || (t.from !== "error" && t.to !== "error"));
+const modelOf = (agent: ModelAgent) => (agent.config.modelSettings as { model?: string } | undefined)?.model;
+/** A bio no earlier write of the sequence sent: a patch with it changes something. */
+const nextNote = (m: Model) => ({ bio: `note ${++m.notes}` });
+
+/**
+ * Model-guided: drive one agent along the allowed pair this sequence has taken least (ties by
+ * the table's order from `offset`), first bringing it to the pair's start by the shortest road.
+ * So every sequence spreads over every road, those out of error and inactive included, which a
+ * random command reaches only after an unlikely run of the right ones. It steers by the
+ * sequence's own counts, never the run's, so a shrunk sequence replays the same roads.
+ */
+class Reach implements Cmd {
+  /** the agent it drove, for the operations that follow (Step) */
+  driven?: Model["agents"][number];
+  constructor(
+    readonly index: number,
+    readonly offset: number,
+    readonly name: string,
+  ) {}
+  check = () => true;
+  async run(m: Model, r: Real) {
+    const agents = live(m);
+    const pair = leastReachedPair(
+      m.reached,
+      this.offset,
+      DRIVABLE.filter((t) => (t.from === "new" ? agents.length < 3 : agents.length > 0)),
+    );
+    if (!pair) return;
+    tally(`stateful.reach.${pair.from}>${pair.to}`);
+    if (pair.from === "new") {
+      const made = m.agents.length;
+      await new Create({ name: this.name, ...(pair.to === "inactive" ? { status: "inactive" } : {}) }, "reach").run(m, r);
+      this.driven = m.agents[made];
+      return;
+    }
+    const agent = pick(agents, this.index)!;
+    const i = m.agents.indexOf(agent);
+    this.driven = agent;
+    // a history to keep first: a working agent that holds no conversation yet answers one message,
+    // so the message after the transition shows whether its turns and conversationId survived
+    const working = statusOf(agent) === "active" && modelOf(agent) !== FAILING_MODEL;
+    if (working && m.conversations.conversationsOf(agent.id).length === 0)
+      await new Send(i, TEXT_POOL[0]!, "u1", undefined, false).run(m);
+    if (statusOf(agent) !== pair.from) await this.bringTo(m, i, pair.from);
+    if (pair.to === pair.from) {
+      // the same status again: a patch without status (in error, the one that repairs the model)
+      const repair = pair.from === "error" && modelOf(agent) === FAILING_MODEL;
+      return new Patch(
+        i,
+        repair ? { modelSettings: { model: AGENT_DEFAULTS.modelSettings.model } } : nextNote(m),
+        repair ? "reach-repair-model" : "reach-same-status",
+      ).run(m);
+    }
+    if (pair.to === "deleted") return new Delete(i).run(m);
+    if (pair.to === "error") return this.intoError(m, i);
+    // back to active from error, the model repaired in the same patch: the message after it then
+    // answers, and shows whether the conversations the agent held survived the road
+    const repair = pair.from === "error" && pair.to === "active" && modelOf(agent) === FAILING_MODEL;
+    return new Patch(
+      i,
+      { status: pair.to, ...(repair ? { modelSettings: { model: AGENT_DEFAULTS.modelSettings.model } } : {}) },
+      "reach-status",
+    ).run(m);
+  }
+  private async bringTo(m: Model, i: number, status: AgentStatus): Promise<void> {
+    if (status !== "error") return new Patch(i, { status }, "reach-status").run(m);
+    if (statusOf(m.agents[i]!) === "inactive") await new Patch(i, { status: "active" }, "reach-status").run(m);
+    return this.intoError(m, i);
+  }
+  /** PROFILE §5, §10: a message to the failing model fails and turns the agent error. */
+  private async intoError(m: Model, i: number): Promise<void> {
+    if (modelOf(m.agents[i]!) !== FAILING_MODEL)
+      await new Patch(i, { modelSettings: { model: FAILING_MODEL } }, "reach-break-model").run(m);
+    await new Send(i, TEXT_POOL[0]!, undefined, undefined, false).run(m);
+  }
+  toString = () => `reach(#${this.index}, toward the pair least taken from ${this.offset}, name ${JSON.stringify(this.name)})`;
+}
+
+/** Where an agent stands: its status, or deleted. */
+const standing = (agent: Model["agents"][number]) => (agent.deleted ? "deleted" : statusOf(agent));
+
+/**
+ * After a transition, the operations whose answers depend on history, each against the model:
+ * a GET, a list filtered by the status it reached, a patch without status and the same patch
+ * again (PROFILE §5: the second changes nothing, updatedAt stays), and a message in a
+ * conversation the agent already holds (turn and conversationId carry on; 503 while not active).
+ * A deleted agent: the GET, the list and the message answer as for a gone agent, one patch 404.
+ */
+function followUps(m: Model, agent: Model["agents"][number]): Cmd[] {
+  const i = m.agents.indexOf(agent);
+  const conversation = m.conversations.conversationsOf(agent.id)[0] ?? { userId: "u1", roomId: undefined };
+  const send = new Send(i, TEXT_POOL[1 % TEXT_POOL.length]!, conversation.userId, conversation.roomId, false);
+  const listed = new List({ status: statusOf(agent), limit: "100", sortBy: "createdAt", order: "desc" });
+  const note = nextNote(m);
+  if (agent.deleted) return [new Get(i), listed, new Patch(i, note, "after-transition"), send];
+  return [new Get(i), listed, new Patch(i, note, "after-transition"), new Patch(i, note, "after-transition-again"), send];
+}
+
+/**
+ * Each step, then the invariants over the run's whole history (src/model/history.ts); after a
+ * step that moved an agent to another status (or a model-guided one), the follow-ups.
+ */
 class Step implements Cmd {
   constructor(readonly command: Cmd) {}
   check = (m: Readonly<Model>) => this.command.check(m);
   async run(m: Model, r: Real) {
+    const before = new Map(m.agents.map((a) => [a, standing(a)]));
     await this.command.run(m, r);
     expectHistoryKept();
+    const moved = m.agents.filter((a) => before.has(a) && before.get(a) !== standing(a));
+    const driven = this.command instanceof Reach ? this.command.driven : undefined;
+    if (driven && !moved.includes(driven)) moved.push(driven);
+    for (const agent of moved) {
+      tally(`stateful.after-transition.${standing(agent)}`);
+      for (const command of followUps(m, agent)) {
+        await command.run(m, r);
+        expectHistoryKept();
+      }
+    }
   }
   toString = () => String(this.command);
 }
@@ -425,7 +565,17 @@ const burst = fc
     { minLength: 2, maxLength: 3 },
   )
   .map((bodies) => new CreateBurst(bodies));
+const reach = fc
+  .tuple(index, fc.nat({ max: STATUS_TRANSITIONS.length - 1 }), agentName(bodyOptions))
+  .map(([i, offset, name]) => new Reach(i, offset, name));
+/**
+ * How many of the command slots are model-guided. On a deployment the budget is requests, and a
+ * model-guided command reaches a pair in a few of them where random ones need a lucky run: there
+ * the commands lean on it, so every pair is reached 3 times within the default budget.
+ */
+const REACH_SLOTS = BUDGETED ? 12 : 4;
 const commands = [
+  ...Array.from({ length: REACH_SLOTS }, () => reach),
   createValid,
   createValid,
   burst,
@@ -461,6 +611,14 @@ const commands = [
   send,
 ];
 
+/** Sequences the budget affords: all 200 on a reference target the harness started, else the stateful share of the requests. */
+const SEQUENCES = runsFor(200, { requests: 0.2, creates: 0.2 }, { requests: 35, creates: 3 });
+/**
+ * Sequences that take every allowed pair 3 times on a paced deployment (12 took each at least 6
+ * times at W = 5 s, seed 7): a budget that affords fewer cannot be asked for the coverage.
+ */
+const SEQUENCES_FOR_COVERAGE = 8;
+
 describe("property: stateful", () => {
   check(
     [
@@ -481,15 +639,15 @@ describe("property: stateful", () => {
       const ran = await runProperty({
         title: "stateful",
         sequences: true,
-        numRuns: runsFor(200, { requests: 0.2, creates: 0.2 }, { requests: 30, creates: 3 }),
+        numRuns: SEQUENCES,
         property: (replayPath) =>
           fc.asyncProperty(
             fc.commands(
               commands.map((c) => c.map((command): Cmd => new Step(command))),
-              { maxCommands: 40, size: "max", ...(replayPath ? { replayPath } : {}) },
+              { maxCommands: 30, size: "max", ...(replayPath ? { replayPath } : {}) },
             ),
             async (cmds) => {
-              const model: Model = { baseline, agents: [], conversations: new ConversationModel() };
+              const model: Model = { baseline, agents: [], conversations: new ConversationModel(), reached: {}, notes: 0 };
               const real: Real = { ids: [] };
               try {
                 await fc.asyncModelRun(() => ({ model, real }), cmds);
@@ -502,6 +660,40 @@ describe("property: stateful", () => {
           ),
       });
       expect(ran, "cases run").toBeGreaterThan(0);
+      completed = true;
+    },
+  );
+
+  check(
+    ["status.lifecycle", "update.status", "delete.gone", "message.model-error"],
+    `stateful: every allowed status transition was taken at least ${MIN_PER_PAIR} times`,
+    ({ skip }) => {
+      skipUnlessReplayed("stateful", skip);
+      const outcome = outcomeOf("stateful");
+      if (!outcome) return skip("the stateful sequences did not run");
+      // a failed sequence ends the run early: its finding is the stateful check's, and the roads it missed say nothing
+      if (!completed) return skip("the stateful sequences failed: what they reached is not judged");
+      const counts = outcome.transitions ?? {};
+      const short = pairsBelowMinimum(counts, DRIVABLE).map(describeShortfall);
+      if (short.length && target.property?.maxRequests !== undefined)
+        return skip(`--max-requests ${target.property.maxRequests} left pairs below ${MIN_PER_PAIR}: ${short.join("; ")}`);
+      // a starved machine: the time limit (support.ts) ended the run before its budget was spent
+      if (short.length && outcome.sequences < SEQUENCES)
+        return skip(`the time limit ended the run after ${outcome.sequences} of ${SEQUENCES} sequences: ${short.join("; ")}`);
+      if (short.length && SEQUENCES < SEQUENCES_FOR_COVERAGE)
+        return skip(
+          `the default budget at W = ${target.windowSeconds} s affords ${SEQUENCES} sequence(s), every pair ${MIN_PER_PAIR} times takes about ${SEQUENCES_FOR_COVERAGE} (a larger --max-requests): ${short.join("; ")}`,
+        );
+      if (short.length)
+        throw new HarnessError(
+          `the stateful sequences left ${short.length} allowed pair(s) below ${MIN_PER_PAIR} in the default budget: ${short.join("; ")}`,
+        );
+      const undrivable = pairsBelowMinimum(counts).filter((t) => !DRIVABLE.some((d) => d.from === t.from && d.to === t.to));
+      if (undrivable.length)
+        return skip(
+          `error is reached only through the failing model of a reference-compatible target (PROFILE §10; --reference-faults): ${undrivable.map(describeShortfall).join("; ")}`,
+        );
+      expect(pairsBelowMinimum(counts)).toEqual([]);
     },
   );
 });

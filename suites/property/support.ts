@@ -280,8 +280,13 @@ function describeError(error: unknown): string {
   return [error.message.split("\n")[0], ...differences].join("\n");
 }
 
+const outcomes = new Map<string, PropertyOutcome>();
+/** The figures of the property run of this title in this worker, once it ran (passed or failed). */
+export const outcomeOf = (title: string): PropertyOutcome | undefined => outcomes.get(title);
+
 /** Record a property's figures for the report (one JSON line each in property.jsonl). */
 function report(outcome: PropertyOutcome): void {
+  outcomes.set(outcome.title, outcome);
   appendFileSync(join(reportDir, "property.jsonl"), `${JSON.stringify(outcome)}\n`);
 }
 

@@ -12,6 +12,7 @@ import { RARE_PATH_FAULTS } from "./rare-paths.js";
 import { RECORD_FAULTS } from "./record.js";
 import { ROUTING_FAULTS } from "./routing.js";
 import type { Fault, FaultRecord } from "./tools.js";
+import { TRANSITION_FAULTS } from "./transitions.js";
 import { TRANSPORT_FAULTS } from "./transport.js";
 
 /**
@@ -33,6 +34,7 @@ const AREAS: readonly FaultRecord[] = [
   CONCURRENCY_FAULTS,
   PROPERTY_FAULTS,
   RARE_PATH_FAULTS,
+  TRANSITION_FAULTS,
 ];
 
 function merge(areas: readonly FaultRecord[]): FaultRecord {
