@@ -1,3 +1,4 @@
+import { proxyVariableFor } from "../client/network.js";
 import type { ClauseId } from "../contract/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { flagOf, needsKey } from "../target/key-roles.js";
@@ -31,6 +32,11 @@ export interface Scenario {
    * `agent-harness load` runs it, never verify's load suites.
    */
   tenants?: true;
+  /**
+   * Sends with autocannon (pipelined bursts on connections of its own): raw sockets, which no
+   * HTTP proxy carries, so it is skipped when HTTP_PROXY or HTTPS_PROXY applies to the target.
+   */
+  rawSockets?: true;
   /** why it cannot run against this target, or undefined */
   unavailable?(target: HarnessTarget, options?: LoadOptions): string | undefined;
   estimateSeconds(target: HarnessTarget, options?: LoadOptions): number;
@@ -47,6 +53,14 @@ export const MAX_ATTEMPTS = 3;
 
 /** A burst's answers: pipelined, so each one's latency includes its turn behind the others on its connection. */
 export const BURST_LATENCY = `pipelined bursts (${BURST_PIPELINING} requests a connection): an answer's latency includes its wait behind the others on its connection; the 429s are the burst's intended refusals`;
+
+/** Why a scenario on raw sockets cannot reach `target`, or undefined when no proxy variable applies to it. */
+export function behindHttpProxy(target: HarnessTarget): string | undefined {
+  const variable = proxyVariableFor(target.baseUrl);
+  return variable
+    ? `its pipelined bursts open raw connections, which cannot go through the proxy in $${variable}: run it where the target is reachable directly (or add the host to $NO_PROXY)`
+    : undefined;
+}
 
 export const needsReference = (target: HarnessTarget) =>
   target.referenceFaults ? undefined : "needs --reference-faults (a target with the PROFILE §10 mock models)";

@@ -3,7 +3,7 @@ import { type Observation, observationMessage } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import type { CapacityFigures } from "./capacity/tally.js";
 import { ScenarioContext } from "./context.js";
-import type { LoadOptions, Scenario } from "./define.js";
+import { behindHttpProxy, type LoadOptions, type Scenario } from "./define.js";
 import {
   FEW_ANSWERS,
   failureLine,
@@ -78,7 +78,7 @@ export async function runScenario(
     latencyNote: scenario.latency.note,
     latencyJudged: scenario.latency.judged,
   };
-  const unavailable = scenario.unavailable?.(target, options);
+  const unavailable = scenario.unavailable?.(target, options) ?? (scenario.rawSockets && behindHttpProxy(target));
   if (unavailable) return { ...base, ...emptyFigures(recorder), status: "skipped", message: unavailable, durationMs: 0 };
   const ctx = new ScenarioContext(target, recorder, signal, options);
   let status: ScenarioReport["status"] = "passed";
