@@ -64,7 +64,7 @@ export const LOAD_OPTIONS = {
     flag: "shard",
     env: "AGENT_HARNESS_SHARD",
     type: "string",
-    help: "capacity: drive shard i/n of the tenants (whole accounts); n alone takes i from JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX",
+    help: "capacity: drive shard x/n of the tenants (whole accounts), numbered from 1 as vitest's --shard 1/3; n alone takes the engine's 0-based index from JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX",
   },
   allowRemoteLoad: {
     flag: "allow-remote-load",
@@ -91,7 +91,7 @@ const loadSchema = z.object({
 });
 
 export const LOAD_USAGE = `usage: agent-harness load [options]
-       agent-harness load merge DIR... [--report-dir DIR]   (the shards of --shard i/n as one run)
+       agent-harness load merge DIR... [--report-dir DIR]   (the shards of --shard x/n as one run)
 
 Drives the load scenarios against the embedded reference server (default), a
 container, or --base-url; writes reports/<run-id>/load.json and report.html with charts.
@@ -164,7 +164,7 @@ function parseLoadArgs(argv: string[]) {
 
 export const MERGE_USAGE = `usage: agent-harness load merge DIR... [--report-dir DIR]
 
-Merges the reports of the shards of one capacity run (load --shard i/n, every shard 0..n-1 once)
+Merges the reports of the shards of one capacity run (load --shard x/n, every shard 1/n … n/n once)
 into one load.json, results.json, junit.xml and report.html, with the verdicts and exit code one
 process would give. Each DIR is a shard's run folder or a folder of them (downloaded artifacts).`;
 
