@@ -16,7 +16,7 @@ import {
   type ScenarioFailure,
   summarizeHistogram,
 } from "./recorder.js";
-import { type MergeableFigures, mergeableOf } from "./shard/encode.js";
+import { encodedLatency, type MergeableFigures, mergeableOf } from "./shard/encode.js";
 
 /** One scenario's outcome and figures: what `load.json` holds per scenario. */
 export interface ScenarioReport {
@@ -56,6 +56,8 @@ export interface ScenarioReport {
   /** 5xx answers and transport errors (each failed request); a 429 is an outcome, never an error */
   errors: number;
   generator: GeneratorHealth;
+  /** the latency histograms themselves (HDR, µs, encoded): `load compare` tests a change against their noise */
+  histograms?: MergeableFigures["latency"];
   /** capacity: tenants, intervals, the worst tenants, the generator's headroom, noisy-neighbour's comparison */
   capacity?: CapacityFigures;
   /** a shard's histograms and tally, encoded: what `load merge` adds up (src/load/shard) */
@@ -125,6 +127,7 @@ function emptyFigures(recorder: LoadRecorder) {
     failures: recorder.failures,
     observations: recorder.observations,
     latency,
+    ...(recorder.latency.size ? { histograms: encodedLatency(recorder) } : {}),
     statusPerSecond,
     ...(streams ? { streams } : {}),
     conformance: recorder.conformance,
