@@ -68,6 +68,12 @@ export const LOAD_OPTIONS = {
     type: "string",
     help: "capacity: drive shard x/n of the tenants (whole accounts), numbered from 1 as vitest's --shard 1/3; n alone takes the engine's 0-based index from JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX",
   },
+  out: {
+    flag: "out",
+    env: "AGENT_HARNESS_OUT",
+    type: "string",
+    help: "send the run's metrics while it runs: prometheus-rw=URL (a Prometheus remote-write endpoint, e.g. http://prom:9090/api/v1/write)",
+  },
   allowRemoteLoad: {
     flag: "allow-remote-load",
     env: "AGENT_HARNESS_ALLOW_REMOTE_LOAD",
@@ -83,6 +89,14 @@ const loadSchema = z.object({
   threshold: z.array(z.string()).default([]),
   allowRemoteLoad: z.boolean().default(false),
   keysFile: z.string().optional(),
+  out: z
+    .string()
+    .regex(
+      /^prometheus-rw=https?:\/\/\S+$/,
+      "--out takes prometheus-rw=URL (http or https), e.g. prometheus-rw=http://127.0.0.1:9090/api/v1/write",
+    )
+    .transform((s) => s.slice("prometheus-rw=".length))
+    .optional(),
   capacity: z.object({
     share: z.string().optional(),
     duration: z.string().optional(),
@@ -122,7 +136,18 @@ target unreachable, a scenario that could not judge (error), or nothing ran (eve
 skipped); 130 interrupted`;
 
 function parseLoadArgs(argv: string[]) {
-  const loadOnly = ["scenario", "threshold", "allow-remote-load", "keys-file", "share", "duration", "ramp", "profile", "shard"];
+  const loadOnly = [
+    "scenario",
+    "threshold",
+    "allow-remote-load",
+    "keys-file",
+    "share",
+    "duration",
+    "ramp",
+    "profile",
+    "shard",
+    "out",
+  ];
   const raw = readOptions(argv, LOAD_OPTIONS, process.env);
   const { share, duration, ramp, profile, shard } = raw;
   const parsed = loadSchema.safeParse({
@@ -130,6 +155,7 @@ function parseLoadArgs(argv: string[]) {
     threshold: raw.threshold,
     allowRemoteLoad: raw.allowRemoteLoad,
     keysFile: raw.keysFile,
+    out: raw.out,
     capacity: { share, duration, ramp, profile, shard },
   });
   if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => i.message).join("\n"));
@@ -162,7 +188,13 @@ function parseLoadArgs(argv: string[]) {
   // a shard holds a share of the tenants; every other scenario would run whole in each shard
   if (capacity?.shard && parsed.data.scenario?.join() !== "capacity")
     throw new UsageError("--shard splits the tenants of the capacity scenario: give --scenario capacity alone");
-  return { config, scenarios: parsed.data.scenario, thresholds, options: capacity ? { capacity } : {} };
+  return {
+    config,
+    scenarios: parsed.data.scenario,
+    thresholds,
+    options: capacity ? { capacity } : {},
+    ...(parsed.data.out ? { remoteWrite: parsed.data.out } : {}),
+  };
 }
 
 export const MERGE_USAGE = `usage: agent-harness load merge DIR... [--report-dir DIR]
@@ -249,5 +281,5 @@ export async function load(argv: string[]): Promise<number> {
     return merge ? runMerge(merge.dirs, merge.reportDir) : 0;
   }
   const parsed = parseOrHelp(() => parseLoadArgs(argv), LOAD_USAGE);
-  return parsed ? runLoad(parsed.config, parsed.scenarios, parsed.thresholds, parsed.options) : 0;
+  return parsed ? runLoad(parsed.config, parsed.scenarios, parsed.thresholds, parsed.options, parsed.remoteWrite) : 0;
 }

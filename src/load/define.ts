@@ -5,10 +5,13 @@ import { flagOf, needsKey } from "../target/key-roles.js";
 import { BURST_PIPELINING } from "./burst.js";
 import type { CapacityOptions } from "./capacity/plan.js";
 import { loadTierOf, type ScenarioContext } from "./context.js";
+import type { LoadRecorder } from "./recorder.js";
 
 /** What `agent-harness load` gives the scenarios besides the target: the tenants and drive of capacity. */
 export interface LoadOptions {
   capacity?: CapacityOptions;
+  /** each scenario's recorder as it starts: live metrics read it while it runs (--out prometheus-rw) */
+  onRecorder?: (recorder: LoadRecorder) => void;
 }
 
 /** One load scenario: what it verifies, when it can run, how long it takes, and the run itself. */

@@ -73,6 +73,7 @@ export async function runScenario(
 ): Promise<ScenarioReport> {
   const started = Date.now();
   const recorder = new LoadRecorder(target, scenario.id);
+  options.onRecorder?.(recorder);
   const base = {
     id: scenario.id,
     title: scenario.title,

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { MESSAGE_TIMING } from "../contract/index.js";
 import { type LoadOptions, SCENARIOS, type ScenarioReport, type Threshold } from "../load/index.js";
+import { RemoteWriteMetrics } from "../load/live/remote-write.js";
 import { closingLines, loadRunResult, reportLines, runScenarios, writeLoadReports } from "../load/load-run.js";
 import { MergeError, mergeShardRuns, readShardRuns } from "../load/shard/merge.js";
 import { exitCodeOf, newRunId } from "../report/index.js";
@@ -17,8 +18,13 @@ export async function runLoad(
   scenarioIds: readonly string[] | undefined,
   thresholds: readonly Threshold[],
   options: LoadOptions = {},
+  remoteWrite?: string,
 ): Promise<number> {
   const { runId, reportDir, runDir, seed, run } = newRun(config);
+  const live = remoteWrite
+    ? new RemoteWriteMetrics(remoteWrite, runId, (line) => process.stderr.write(`agent-harness: ${line}\n`))
+    : undefined;
+  if (live) options = { ...options, onRecorder: (recorder) => live.watch(recorder) };
   mkdirSync(runDir, { recursive: true });
   const out = process.stdout;
   out.write(`agent-harness load — run ${runId}\n`);
@@ -38,6 +44,7 @@ export async function runLoad(
   } finally {
     abort.release();
     await stop();
+    await live?.close();
   }
   const { result, loadRun } = loadRunResult({
     runId,
