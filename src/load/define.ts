@@ -12,6 +12,8 @@ export interface LoadOptions {
   capacity?: CapacityOptions;
   /** each scenario's recorder as it starts: live metrics read it while it runs (--out prometheus-rw) */
   onRecorder?: (recorder: LoadRecorder) => void;
+  /** more for the terminal's progress line (a long run's rate and errors) */
+  progressDetail?: () => string | undefined;
 }
 
 /** One load scenario: what it verifies, when it can run, how long it takes, and the run itself. */
