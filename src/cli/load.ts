@@ -2,7 +2,9 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { capacityOptionsOf } from "../load/capacity/options.js";
+import { type Gate, parseGate } from "../load/compare/compare.js";
 import { parseThreshold, SCENARIO_IDS, SCENARIOS, type Threshold } from "../load/index.js";
+import { runCompare } from "../run/compare.js";
 import { commaList, VERIFY_OPTIONS } from "../run/config.js";
 import { runLoad, runMerge } from "../run/load.js";
 import { UsageError } from "../run/usage-error.js";
@@ -64,7 +66,13 @@ export const LOAD_OPTIONS = {
     flag: "shard",
     env: "AGENT_HARNESS_SHARD",
     type: "string",
-    help: "capacity: drive shard i/n of the tenants (whole accounts); n alone takes i from JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX",
+    help: "capacity: drive shard x/n of the tenants (whole accounts), numbered from 1 as vitest's --shard 1/3; n alone takes the engine's 0-based index from JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX",
+  },
+  out: {
+    flag: "out",
+    env: "AGENT_HARNESS_OUT",
+    type: "string",
+    help: "send the run's metrics while it runs: prometheus-rw=URL (a Prometheus remote-write endpoint, e.g. http://prom:9090/api/v1/write)",
   },
   allowRemoteLoad: {
     flag: "allow-remote-load",
@@ -81,6 +89,14 @@ const loadSchema = z.object({
   threshold: z.array(z.string()).default([]),
   allowRemoteLoad: z.boolean().default(false),
   keysFile: z.string().optional(),
+  out: z
+    .string()
+    .regex(
+      /^prometheus-rw=https?:\/\/\S+$/,
+      "--out takes prometheus-rw=URL (http or https), e.g. prometheus-rw=http://127.0.0.1:9090/api/v1/write",
+    )
+    .transform((s) => s.slice("prometheus-rw=".length))
+    .optional(),
   capacity: z.object({
     share: z.string().optional(),
     duration: z.string().optional(),
@@ -91,7 +107,8 @@ const loadSchema = z.object({
 });
 
 export const LOAD_USAGE = `usage: agent-harness load [options]
-       agent-harness load merge DIR... [--report-dir DIR]   (the shards of --shard i/n as one run)
+       agent-harness load merge DIR... [--report-dir DIR]   (the shards of --shard x/n as one run)
+       agent-harness load compare BASE CURRENT [--max-regression 'p99:+10%']...   (a release gate)
 
 Drives the load scenarios against the embedded reference server (default), a
 container, or --base-url; writes reports/<run-id>/load.json and report.html with charts.
@@ -119,7 +136,18 @@ target unreachable, a scenario that could not judge (error), or nothing ran (eve
 skipped); 130 interrupted`;
 
 function parseLoadArgs(argv: string[]) {
-  const loadOnly = ["scenario", "threshold", "allow-remote-load", "keys-file", "share", "duration", "ramp", "profile", "shard"];
+  const loadOnly = [
+    "scenario",
+    "threshold",
+    "allow-remote-load",
+    "keys-file",
+    "share",
+    "duration",
+    "ramp",
+    "profile",
+    "shard",
+    "out",
+  ];
   const raw = readOptions(argv, LOAD_OPTIONS, process.env);
   const { share, duration, ramp, profile, shard } = raw;
   const parsed = loadSchema.safeParse({
@@ -127,6 +155,7 @@ function parseLoadArgs(argv: string[]) {
     threshold: raw.threshold,
     allowRemoteLoad: raw.allowRemoteLoad,
     keysFile: raw.keysFile,
+    out: raw.out,
     capacity: { share, duration, ramp, profile, shard },
   });
   if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => i.message).join("\n"));
@@ -159,38 +188,98 @@ function parseLoadArgs(argv: string[]) {
   // a shard holds a share of the tenants; every other scenario would run whole in each shard
   if (capacity?.shard && parsed.data.scenario?.join() !== "capacity")
     throw new UsageError("--shard splits the tenants of the capacity scenario: give --scenario capacity alone");
-  return { config, scenarios: parsed.data.scenario, thresholds, options: capacity ? { capacity } : {} };
+  return {
+    config,
+    scenarios: parsed.data.scenario,
+    thresholds,
+    options: capacity ? { capacity } : {},
+    ...(parsed.data.out ? { remoteWrite: parsed.data.out } : {}),
+  };
 }
 
 export const MERGE_USAGE = `usage: agent-harness load merge DIR... [--report-dir DIR]
 
-Merges the reports of the shards of one capacity run (load --shard i/n, every shard 0..n-1 once)
+Merges the reports of the shards of one capacity run (load --shard x/n, every shard 1/n … n/n once)
 into one load.json, results.json, junit.xml and report.html, with the verdicts and exit code one
 process would give. Each DIR is a shard's run folder or a folder of them (downloaded artifacts).`;
 
-function parseMergeArgs(argv: string[]) {
-  const args = (() => {
-    try {
-      return parseArgs({
-        args: argv,
-        allowPositionals: true,
-        options: { "report-dir": { type: "string" }, help: { type: "boolean" } },
-      });
-    } catch (err) {
-      throw new UsageError(err instanceof Error ? err.message : String(err));
-    }
-  })();
+/**
+ * The flags and positionals of `load merge` and `load compare` (one parser: `merge` takes only
+ * --report-dir); a bad flag is a UsageError, --help an empty one.
+ */
+function subcommandArgs(argv: string[], command: "merge" | "compare") {
+  let args: ReturnType<typeof parseSubcommand>;
+  try {
+    args = parseSubcommand(argv);
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
   if (args.values.help) throw new UsageError("");
+  if (command === "merge" && (args.values.seed !== undefined || args.values["max-regression"] !== undefined))
+    throw new UsageError("load merge takes only --report-dir");
+  return args;
+}
+
+const parseSubcommand = (argv: string[]) =>
+  parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      "report-dir": { type: "string" },
+      "max-regression": { type: "string", multiple: true },
+      seed: { type: "string" },
+      help: { type: "boolean" },
+    },
+  });
+
+function parseMergeArgs(argv: string[]) {
+  const args = subcommandArgs(argv, "merge");
   if (!args.positionals.length) throw new UsageError("load merge needs the shards' report folders");
   return { dirs: args.positionals, reportDir: resolve(args.values["report-dir"] ?? "reports") };
 }
 
+export const COMPARE_USAGE = `usage: agent-harness load compare BASE CURRENT [--max-regression GATE]... [--report-dir DIR] [--seed N]
+
+Compares two load runs (each a run's report folder or its load.json): per scenario, endpoint and
+outcome, p50 p90 p95 p99 side by side with the change and whether it is beyond noise (a 95%
+bootstrap interval of the change, resampled from both runs' recorded histograms), throughput and
+error rates. Writes compare.html (both runs' latency distributions overlaid) and compare.json.
+
+  --max-regression GATE   how much worse a figure may get (repeatable): p99:+10% or p95:+20ms
+                          (latency of the 2xx answers, every endpoint of the scenarios whose latency
+                          is judged), rps:-10% (throughput), errors:+0.5% (error rate, in points)
+  --report-dir DIR        where compare-<id>/ goes (default reports)
+  --seed N                the bootstrap's seed (default 1: the same runs compare the same)
+
+exit codes: 0 no gate broke; 1 a figure got worse beyond both its tolerance and the noise;
+2 the runs are not comparable (other scenarios, other target settings: it says which) or bad usage`;
+
+function parseCompareArgs(argv: string[]) {
+  const args = subcommandArgs(argv, "compare");
+  const [base, current, ...extra] = args.positionals;
+  if (!base || !current || extra.length)
+    throw new UsageError("load compare takes two runs: BASE CURRENT (report folders or load.json files)");
+  const gates: Gate[] = [];
+  for (const source of args.values["max-regression"] ?? []) {
+    const gate = parseGate(source);
+    if (typeof gate === "string") throw new UsageError(gate);
+    gates.push(gate);
+  }
+  const seed = Number(args.values.seed ?? "1");
+  if (!Number.isInteger(seed)) throw new UsageError("--seed must be a whole number");
+  return { paths: { base, current }, gates, reportDir: args.values["report-dir"] ?? "reports", seed };
+}
+
 /** `agent-harness load`: its options parsed and validated, then the run (src/run/load.ts); `load merge`: the shards as one run. */
 export async function load(argv: string[]): Promise<number> {
+  if (argv[0] === "compare") {
+    const compare = parseOrHelp(() => parseCompareArgs(argv.slice(1)), COMPARE_USAGE);
+    return compare ? runCompare(compare.paths, compare.gates, compare.reportDir, compare.seed) : 0;
+  }
   if (argv[0] === "merge") {
     const merge = parseOrHelp(() => parseMergeArgs(argv.slice(1)), MERGE_USAGE);
     return merge ? runMerge(merge.dirs, merge.reportDir) : 0;
   }
   const parsed = parseOrHelp(() => parseLoadArgs(argv), LOAD_USAGE);
-  return parsed ? runLoad(parsed.config, parsed.scenarios, parsed.thresholds, parsed.options) : 0;
+  return parsed ? runLoad(parsed.config, parsed.scenarios, parsed.thresholds, parsed.options, parsed.remoteWrite) : 0;
 }

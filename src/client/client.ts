@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { Agent as UndiciAgent } from "undici";
+import type { Dispatcher } from "undici";
 import type { z } from "zod";
 import {
   type Agent,
@@ -36,6 +36,7 @@ import {
   retrying,
   undiciTransport,
 } from "./layers/index.js";
+import { networkAgent } from "./network.js";
 import { type ParseIssue, parseWith } from "./parse-issues.js";
 import type { RateBudget } from "./rate-budget.js";
 import { Redactor } from "./recorder.js";
@@ -106,7 +107,7 @@ export class ServiceClient {
   private readonly apiKey: string;
   private readonly timeoutMs: number;
   private readonly idField: string;
-  private readonly dispatcher: UndiciAgent;
+  private readonly dispatcher: Dispatcher;
   /** retry → record → (the caller's layers) → redact → pace → undici (src/client/layers) */
   private readonly dispatch: Dispatch;
 
@@ -120,7 +121,7 @@ export class ServiceClient {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.idField = options.idField ?? "id";
     const clock = options.clock ?? systemClock;
-    this.dispatcher = new UndiciAgent({ connections: options.connections ?? 16 });
+    this.dispatcher = networkAgent(options.connections ?? 16);
     const identity = { key: this.keyFingerprint, account: options.account, tierLimit: options.tierLimit };
     this.dispatch = compose(
       retrying(options.retry ?? false, clock, options.random),

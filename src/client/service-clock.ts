@@ -1,5 +1,6 @@
 import { request } from "undici";
 import { type Clock, systemClock } from "./clock.js";
+import { networkAgent } from "./network.js";
 
 /**
  * The service's clock as the runner estimates it. PROFILE §7 X-RateLimit-Reset and §4 createdAt
@@ -65,15 +66,22 @@ export interface EstimateOptions {
 }
 
 /** `GET {baseUrl}/agents` without a key: PROFILE §6, a 401 counts against no rate limit. */
-function dateProbe(baseUrl: string, clock: Clock = systemClock, timeoutMs = 15_000) {
-  return async (): Promise<DateSample> => {
+function dateProbe(baseUrl: string, clock: Clock, timeoutMs = 15_000) {
+  const dispatcher = networkAgent(1);
+  const probe = async (): Promise<DateSample> => {
     const sentAt = clock.now();
-    const res = await request(`${baseUrl}/agents`, { method: "GET", headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+    const res = await request(`${baseUrl}/agents`, {
+      method: "GET",
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      dispatcher,
+    });
     const receivedAt = clock.now();
     await res.body.dump();
     const date = res.headers.date;
     return { sentAt, receivedAt, date: Array.isArray(date) ? date[0] : date };
   };
+  return { probe, close: () => dispatcher.close() };
 }
 
 /**
@@ -82,14 +90,18 @@ function dateProbe(baseUrl: string, clock: Clock = systemClock, timeoutMs = 15_0
  */
 export async function estimateServiceClock(baseUrl: string, options: EstimateOptions = {}): Promise<ServiceClock> {
   const clock = options.clock ?? systemClock;
-  const probe = options.probe ?? dateProbe(baseUrl, clock);
+  const { probe, close } = options.probe ? { probe: options.probe, close: async () => {} } : dateProbe(baseUrl, clock);
   const samples: DateSample[] = [];
   let estimate = offsetFromSamples(samples);
-  for (let i = 0; i < (options.maxProbes ?? 12); i++) {
-    if (i > 0) await clock.sleep(options.spacingMs ?? 100);
-    samples.push(await probe());
-    estimate = offsetFromSamples(samples);
-    if (estimate.source === "runner" || estimate.uncertaintyMs <= (options.goodEnoughMs ?? 100)) break;
+  try {
+    for (let i = 0; i < (options.maxProbes ?? 12); i++) {
+      if (i > 0) await clock.sleep(options.spacingMs ?? 100);
+      samples.push(await probe());
+      estimate = offsetFromSamples(samples);
+      if (estimate.source === "runner" || estimate.uncertaintyMs <= (options.goodEnoughMs ?? 100)) break;
+    }
+  } finally {
+    await close();
   }
   return estimate;
 }

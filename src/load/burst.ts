@@ -1,5 +1,6 @@
 import autocannon from "autocannon";
 import { errorCodeOf, parseJson, parseRateHeaders } from "../client/index.js";
+import { networkSettings, tlsOptionsOf } from "../client/network.js";
 import { HEADERS, JSON_CONTENT_TYPE } from "../contract/index.js";
 import { nextRequestId } from "./concurrency-checks.js";
 import type { LoadRecorder, LoadResponse } from "./recorder.js";
@@ -185,6 +186,7 @@ export async function shoot(shot: Shot): Promise<ShotResult> {
       },
     };
   };
+  const tls = tlsOptionsOf(networkSettings());
   const instance = autocannon(
     {
       url: url.toString(),
@@ -193,6 +195,8 @@ export async function shoot(shot: Shot): Promise<ShotResult> {
       ...(shot.amount !== undefined ? { amount: shot.amount } : { duration: shot.durationSeconds ?? 1 }),
       timeout: shot.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
       excludeErrorStats: false,
+      // a target that demands a client certificate (--client-cert) gets it on these connections too
+      ...(typeof tls === "object" ? { tlsOptions: tls } : {}),
       requests: shapes.map(autocannonRequest),
       setupClient: (client) => {
         if (!isPipelinedClient(client))

@@ -45,7 +45,7 @@ interface HdrSeries {
  * The HDR percentile plot: x is the percentile on the usual log scale (1 / (1 − p): 90%, 99%,
  * 99.9% …), y the latency in ms; one line per series, its legend with the answers it rests on.
  */
-function hdrChart(title: string, series: HdrSeries[]): string {
+export function hdrChart(title: string, series: HdrSeries[]): string {
   const usable = series.filter((s) => s.h.count > 0 && s.h.distribution.length > 1);
   if (!usable.length) return "";
   const xOf = (p: number) => Math.log10(1 / (1 - Math.min(p, 99.999) / 100));
@@ -186,7 +186,7 @@ function latencyCharts(r: ScenarioReport): string {
   ).join("");
 }
 
-const CHART_STYLE = `
+export const CHART_STYLE = `
 #load .charts{display:flex;flex-wrap:wrap;gap:12px}#load figure{margin:12px 0}#load figcaption{font-weight:600;margin-bottom:4px}
 #load svg{background:#fff;border:1px solid #e5e7eb;border-radius:6px;font:11px system-ui,sans-serif}
 #load svg .grid{stroke:#e5e7eb}#load .scenario{border-top:1px solid #e5e7eb;padding-top:8px;margin-top:16px}

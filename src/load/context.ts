@@ -1,4 +1,3 @@
-import { Agent as UndiciAgent } from "undici";
 import { responseChecks } from "../checks/layer.js";
 import {
   clockReading,
@@ -14,6 +13,7 @@ import {
   TransportError,
   undiciTransport,
 } from "../client/index.js";
+import { networkAgent } from "../client/network.js";
 import {
   type Agent,
   type ClauseId,
@@ -66,7 +66,7 @@ export class ScenarioContext {
   private readonly clients = new Map<string, ServiceClient>();
   private readonly raw = new Map<string, { send: Dispatch; judging: (transport: Dispatch) => Dispatch }>();
   private readonly made: Array<{ key: string; id: string }> = [];
-  private readonly dispatcher = new UndiciAgent({ connections: 256 });
+  private readonly dispatcher = networkAgent(256);
   private readonly secrets: string[];
   /** the answers autocannon handed to the response checks, still in the layers */
   private readonly judging = new Set<Promise<unknown>>();

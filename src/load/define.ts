@@ -1,13 +1,19 @@
+import { proxyVariableFor } from "../client/network.js";
 import type { ClauseId } from "../contract/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { flagOf, needsKey } from "../target/key-roles.js";
 import { BURST_PIPELINING } from "./burst.js";
 import type { CapacityOptions } from "./capacity/plan.js";
 import { loadTierOf, type ScenarioContext } from "./context.js";
+import type { LoadRecorder } from "./recorder.js";
 
 /** What `agent-harness load` gives the scenarios besides the target: the tenants and drive of capacity. */
 export interface LoadOptions {
   capacity?: CapacityOptions;
+  /** each scenario's recorder as it starts: live metrics read it while it runs (--out prometheus-rw) */
+  onRecorder?: (recorder: LoadRecorder) => void;
+  /** more for the terminal's progress line (a long run's rate and errors) */
+  progressDetail?: () => string | undefined;
 }
 
 /** One load scenario: what it verifies, when it can run, how long it takes, and the run itself. */
@@ -31,6 +37,11 @@ export interface Scenario {
    * `agent-harness load` runs it, never verify's load suites.
    */
   tenants?: true;
+  /**
+   * Sends with autocannon (pipelined bursts on connections of its own): raw sockets, which no
+   * HTTP proxy carries, so it is skipped when HTTP_PROXY or HTTPS_PROXY applies to the target.
+   */
+  rawSockets?: true;
   /** why it cannot run against this target, or undefined */
   unavailable?(target: HarnessTarget, options?: LoadOptions): string | undefined;
   estimateSeconds(target: HarnessTarget, options?: LoadOptions): number;
@@ -47,6 +58,14 @@ export const MAX_ATTEMPTS = 3;
 
 /** A burst's answers: pipelined, so each one's latency includes its turn behind the others on its connection. */
 export const BURST_LATENCY = `pipelined bursts (${BURST_PIPELINING} requests a connection): an answer's latency includes its wait behind the others on its connection; the 429s are the burst's intended refusals`;
+
+/** Why a scenario on raw sockets cannot reach `target`, or undefined when no proxy variable applies to it. */
+export function behindHttpProxy(target: HarnessTarget): string | undefined {
+  const variable = proxyVariableFor(target.baseUrl);
+  return variable
+    ? `its pipelined bursts open raw connections, which cannot go through the proxy in $${variable}: run it where the target is reachable directly (or add the host to $NO_PROXY)`
+    : undefined;
+}
 
 export const needsReference = (target: HarnessTarget) =>
   target.referenceFaults ? undefined : "needs --reference-faults (a target with the PROFILE §10 mock models)";

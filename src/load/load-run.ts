@@ -24,7 +24,7 @@ interface Output {
 }
 
 /** A progress line with elapsed and (estimated) remaining time; redrawn in place on a terminal. */
-function progress(totalSeconds: number, err: Output & { isTTY?: boolean }) {
+function progress(totalSeconds: number, err: Output & { isTTY?: boolean }, detail?: () => string | undefined) {
   const started = Date.now();
   let timer: NodeJS.Timeout | undefined;
   let label = "";
@@ -34,7 +34,8 @@ function progress(totalSeconds: number, err: Output & { isTTY?: boolean }) {
     const width = 24;
     const bar = "#".repeat(Math.round(share * width)).padEnd(width, "-");
     const left = Math.max(0, totalSeconds - elapsed);
-    if (err.isTTY) err.write(`\r\x1b[2K[${bar}] ${elapsed.toFixed(0)} s elapsed, ~${left.toFixed(0)} s left — ${label}`);
+    if (err.isTTY)
+      err.write(`\r\x1b[2K[${bar}] ${elapsed.toFixed(0)} s elapsed, ~${left.toFixed(0)} s left — ${detail?.() ?? label}`);
   };
   return {
     start(id: string, estimate: number) {
@@ -84,7 +85,7 @@ export async function runScenarios(
     `target: ${target.kind} ${target.baseUrl} (W = ${target.windowSeconds} s, budget ${target.messageTimeoutSeconds} s); ${chosen.length} scenario(s), about ${Math.round(total)} s\n`,
   );
   const reports: ScenarioReport[] = [];
-  const bar = progress(total, err);
+  const bar = progress(total, err, options.progressDetail);
   try {
     for (const scenario of chosen) {
       if (signal.aborted) break;

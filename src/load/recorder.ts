@@ -158,6 +158,8 @@ export class LoadRecorder {
     ended: { done: 0, error: 0, neither: 0 },
   };
   readonly transportErrors = new Map<string, number>();
+  /** an open-model scenario's planned arrival rate (capacity): the progress line sets what was sent against it */
+  plannedPerSecond?: number;
   /** a capacity run's own figures (src/load/capacity), in load.json beside the others */
   capacity?: CapacityFigures;
   /** a shard of a capacity run: its tally, encoded into load.json for `load merge` (src/load/shard.ts) */

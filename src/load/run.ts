@@ -3,7 +3,7 @@ import { type Observation, observationMessage } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import type { CapacityFigures } from "./capacity/tally.js";
 import { ScenarioContext } from "./context.js";
-import type { LoadOptions, Scenario } from "./define.js";
+import { behindHttpProxy, type LoadOptions, type Scenario } from "./define.js";
 import {
   FEW_ANSWERS,
   failureLine,
@@ -16,7 +16,7 @@ import {
   type ScenarioFailure,
   summarizeHistogram,
 } from "./recorder.js";
-import { type MergeableFigures, mergeableOf } from "./shard/encode.js";
+import { encodedLatency, type MergeableFigures, mergeableOf } from "./shard/encode.js";
 
 /** One scenario's outcome and figures: what `load.json` holds per scenario. */
 export interface ScenarioReport {
@@ -56,6 +56,8 @@ export interface ScenarioReport {
   /** 5xx answers and transport errors (each failed request); a 429 is an outcome, never an error */
   errors: number;
   generator: GeneratorHealth;
+  /** the latency histograms themselves (HDR, µs, encoded): `load compare` tests a change against their noise */
+  histograms?: MergeableFigures["latency"];
   /** capacity: tenants, intervals, the worst tenants, the generator's headroom, noisy-neighbour's comparison */
   capacity?: CapacityFigures;
   /** a shard's histograms and tally, encoded: what `load merge` adds up (src/load/shard) */
@@ -71,6 +73,7 @@ export async function runScenario(
 ): Promise<ScenarioReport> {
   const started = Date.now();
   const recorder = new LoadRecorder(target, scenario.id);
+  options.onRecorder?.(recorder);
   const base = {
     id: scenario.id,
     title: scenario.title,
@@ -78,7 +81,7 @@ export async function runScenario(
     latencyNote: scenario.latency.note,
     latencyJudged: scenario.latency.judged,
   };
-  const unavailable = scenario.unavailable?.(target, options);
+  const unavailable = scenario.unavailable?.(target, options) ?? (scenario.rawSockets && behindHttpProxy(target));
   if (unavailable) return { ...base, ...emptyFigures(recorder), status: "skipped", message: unavailable, durationMs: 0 };
   const ctx = new ScenarioContext(target, recorder, signal, options);
   let status: ScenarioReport["status"] = "passed";
@@ -125,6 +128,7 @@ function emptyFigures(recorder: LoadRecorder) {
     failures: recorder.failures,
     observations: recorder.observations,
     latency,
+    ...(recorder.latency.size ? { histograms: encodedLatency(recorder) } : {}),
     statusPerSecond,
     ...(streams ? { streams } : {}),
     conformance: recorder.conformance,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { NETWORK_ENV, NETWORK_FLAGS, tlsOptionsOf } from "../client/network.js";
 import { parseDelay } from "../net/delay-proxy.js";
 import { PROFILES } from "../plan/profiles.js";
 import { FLAGGED_ROLES, type FlaggedRole, KEY_ROLES } from "../target/key-roles.js";
@@ -141,6 +142,24 @@ export const VERIFY_OPTIONS = {
     type: "string",
     help: "that proxy also acts as an intermediary: close-after-response (a load balancer without keep-alive), buffer-responses (holds a response until its end), or both comma-separated",
   },
+  caFile: {
+    flag: NETWORK_FLAGS.caFile,
+    env: NETWORK_ENV.caFile,
+    type: "string",
+    help: "PEM file of the CA that signed the deployment's certificate (a TLS terminator with a company CA), trusted besides the system's CAs; HTTP_PROXY, HTTPS_PROXY and NO_PROXY are honoured as curl does",
+  },
+  clientCert: {
+    flag: NETWORK_FLAGS.clientCert,
+    env: NETWORK_ENV.clientCert,
+    type: "string",
+    help: "PEM client certificate for a deployment that demands one (mutual TLS); needs --client-key",
+  },
+  clientKey: {
+    flag: NETWORK_FLAGS.clientKey,
+    env: NETWORK_ENV.clientKey,
+    type: "string",
+    help: "PEM private key of --client-cert",
+  },
   dryRun: {
     flag: "dry-run",
     env: "AGENT_HARNESS_DRY_RUN",
@@ -249,6 +268,9 @@ export const verifySchema = z
     maxRequests: number("--max-requests", { integer: true, min: 1 }).optional(),
     fault: z.array(z.string().min(1)).default([]),
     dryRun: z.boolean().default(false),
+    caFile: z.string().min(1).optional(),
+    clientCert: z.string().min(1).optional(),
+    clientKey: z.string().min(1).optional(),
     clockSkew: z
       .string()
       .trim()
@@ -298,6 +320,9 @@ export const verifySchema = z
         message: "--tier-burst-tier needs --tier-burst-key (the key of that account)",
         path: ["tierBurstKey"],
       });
+    // the PEM files are read now: a wrong path is a usage error, not a run that cannot connect
+    const tls = tlsOptionsOf({ caFile: o.caFile, clientCert: o.clientCert, clientKey: o.clientKey });
+    if (typeof tls === "string") ctx.addIssue({ code: "custom", message: tls, path: ["caFile"] });
     if (o.baseUrl && !/\/v1$/.test(o.baseUrl))
       ctx.addIssue({ code: "custom", message: "--base-url must end with /v1 (PROFILE §1)", path: ["baseUrl"] });
     if (o.baseUrl && o.fault.length)

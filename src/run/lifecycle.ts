@@ -1,6 +1,7 @@
 import { randomInt } from "node:crypto";
 import { join, resolve } from "node:path";
 import { ServiceClient, TransportError } from "../client/index.js";
+import { exportNetworkSettings } from "../client/network.js";
 import { type KeysFile, MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
 import { behindProxy, describeNetwork } from "../net/behind-proxy.js";
 import { newRunId } from "../report/index.js";
@@ -83,6 +84,8 @@ export function newRun(config: VerifyConfig, seed: number = config.seed ?? rando
 
 /** resolveTarget, where a reference target that cannot start is a usage error (exit 2). */
 export async function startTarget(config: VerifyConfig, run: Parameters<typeof resolveTarget>[1], tenants?: KeysFile) {
+  // every client of the run, and of the suites' workers (which inherit this environment), connects with them
+  exportNetworkSettings({ caFile: config.caFile, clientCert: config.clientCert, clientKey: config.clientKey });
   let started: Awaited<ReturnType<typeof resolveTarget>>;
   try {
     started = await resolveTarget(config, run, tenants);

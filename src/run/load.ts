@@ -1,6 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { MESSAGE_TIMING } from "../contract/index.js";
 import { type LoadOptions, SCENARIOS, type ScenarioReport, type Threshold } from "../load/index.js";
+import { RunProgress } from "../load/live/progress.js";
+import { RemoteWriteMetrics } from "../load/live/remote-write.js";
 import { closingLines, loadRunResult, reportLines, runScenarios, writeLoadReports } from "../load/load-run.js";
 import { MergeError, mergeShardRuns, readShardRuns } from "../load/shard/merge.js";
 import { exitCodeOf, newRunId } from "../report/index.js";
@@ -17,8 +19,23 @@ export async function runLoad(
   scenarioIds: readonly string[] | undefined,
   thresholds: readonly Threshold[],
   options: LoadOptions = {},
+  remoteWrite?: string,
 ): Promise<number> {
   const { runId, reportDir, runDir, seed, run } = newRun(config);
+  const live = remoteWrite
+    ? new RemoteWriteMetrics(remoteWrite, runId, (line) => process.stderr.write(`agent-harness: ${line}\n`))
+    : undefined;
+  // a long run says where it is: on the progress bar on a terminal, in plain lines every 10 s elsewhere
+  const where = new RunProgress();
+  if (!process.stderr.isTTY) where.printEvery((line) => process.stderr.write(line), 10_000);
+  options = {
+    ...options,
+    progressDetail: () => where.line(),
+    onRecorder: (recorder) => {
+      where.watch(recorder);
+      live?.watch(recorder);
+    },
+  };
   mkdirSync(runDir, { recursive: true });
   const out = process.stdout;
   out.write(`agent-harness load — run ${runId}\n`);
@@ -38,6 +55,8 @@ export async function runLoad(
   } finally {
     abort.release();
     await stop();
+    where.stop();
+    await live?.close();
   }
   const { result, loadRun } = loadRunResult({
     runId,

@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { NETWORK_ENV, networkSettings } from "../client/network.js";
 import type { Evidence, Finding, RunResult } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { KEY_VARIABLES, keyVariable } from "../target/key-roles.js";
@@ -71,6 +72,7 @@ function findingReplayScript(finding: Finding, target: HarnessTarget): string | 
     `: "\${AGENT_API_BASE_URL:=${target.baseUrl}}"`,
     `HARNESS="\${AGENT_HARNESS_BIN:-${BIN_PATH}}"`,
     "out=$(mktemp) && trap 'rm -f \"$out\"' EXIT",
+    ...curlNetworkLines(),
   ];
   // a call the rate limit refused did nothing (PROFILE §7): wait its Retry-After and send it again,
   // three times at most — a replay run right after the run that found the defect meets its spent buckets.
@@ -107,6 +109,22 @@ function findingReplayScript(finding: Finding, target: HarnessTarget): string | 
     );
   lines.push('exit "$verdict"', "");
   return lines.join("\n");
+}
+
+/**
+ * curl honours HTTP_PROXY, HTTPS_PROXY and NO_PROXY itself; the run's TLS material (--ca-file,
+ * --client-cert, --client-key) it takes as flags: every curl of the script adds them from the
+ * variables the harness reads, which default to the files the run used.
+ */
+function curlNetworkLines(): string[] {
+  const settings = networkSettings();
+  const flags = { caFile: "--cacert", clientCert: "--cert", clientKey: "--key" } as const;
+  const names = Object.keys(flags) as (keyof typeof flags)[];
+  if (!names.some((name) => settings[name])) return [];
+  return [
+    ...names.flatMap((name) => (settings[name] ? [`: "\${${NETWORK_ENV[name]}:=${settings[name]}}"`] : [])),
+    `curl() { command curl ${names.map((name) => `\${${NETWORK_ENV[name]}:+${flags[name]} "$${NETWORK_ENV[name]}"}`).join(" ")} "$@"; }`,
+  ];
 }
 
 /** Write `replay-F<n>.sh` for each response-level finding into the run's folder; sets `finding.replay`. */

@@ -13,8 +13,9 @@ export interface VerifyRun {
   runDir: string;
 }
 
-export function verify(args: string[], seed = 1): Promise<VerifyRun> {
-  return harnessRun(["verify", "--seed", String(seed), ...args]);
+/** `env`: more variables for the run (a proxy's), over this process's. */
+export function verify(args: string[], seed = 1, env: NodeJS.ProcessEnv = {}): Promise<VerifyRun> {
+  return harnessRun(["verify", "--seed", String(seed), ...args], env);
 }
 
 /** One `agent-harness load` in a child process: the same, and its load.json beside results.json. */
@@ -27,13 +28,13 @@ export function loadMerge(dirs: string[]): Promise<VerifyRun> {
   return harnessRun(["load", "merge", ...dirs]);
 }
 
-function harnessRun(args: string[]): Promise<VerifyRun> {
+function harnessRun(args: string[], env: NodeJS.ProcessEnv = {}): Promise<VerifyRun> {
   const reportDir = mkdtempSync(join(tmpdir(), "agent-harness-meta-"));
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
       ["bin/agent-harness.js", ...args, "--report-dir", reportDir],
-      { env: { ...process.env, NO_COLOR: "1" }, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 },
+      { env: { ...process.env, NO_COLOR: "1", ...env }, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 },
       (err, stdout, stderr) => {
         const runs = readdirSync(reportDir);
         if (runs.length !== 1) return reject(new Error(`no report written (${err?.message})\n${stdout}\n${stderr}`));
@@ -41,6 +42,19 @@ function harnessRun(args: string[]): Promise<VerifyRun> {
         const results = JSON.parse(readFileSync(join(runDir, "results.json"), "utf8")) as ResultsJson;
         resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, results, output: `${stdout}\n${stderr}`, runDir });
       },
+    );
+  });
+}
+
+/** A run that may end before it writes a report (a target it cannot reach): its exit code and output. */
+export function harnessExit(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ["bin/agent-harness.js", ...args],
+      { env: { ...process.env, NO_COLOR: "1", ...env }, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, output: `${stdout}\n${stderr}` }),
     );
   });
 }

@@ -3,6 +3,7 @@ import type { Dispatcher } from "undici";
 import { HEADERS, SSE_CONTENT_TYPE } from "../../contract/index.js";
 import type { Clock } from "../clock.js";
 import { type Exchange, parseJson, TransportError } from "../exchange.js";
+import { networkHint } from "../network.js";
 import { parseRateHeaders } from "../rate.js";
 import { EventStreamCollector } from "../sse.js";
 import type { Dispatch, OutgoingRequest } from "./dispatch.js";
@@ -18,7 +19,6 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 export function undiciTransport(dispatcher: Dispatcher, clock: Clock): Dispatch {
   return async (request) => {
     const timeout = request.stream ? undefined : AbortSignal.timeout(request.timeoutMs);
-    const signals = [timeout, request.signal].filter((s): s is AbortSignal => s !== undefined);
     const sentAt = clock.now();
     const started = performance.now();
     // to the microsecond: the load profile reads latencies well under a millisecond
@@ -27,16 +27,7 @@ export function undiciTransport(dispatcher: Dispatcher, clock: Clock): Dispatch 
 
     let response: Dispatcher.ResponseData;
     try {
-      response = await dispatcher.request({
-        origin: request.origin,
-        path: request.path,
-        method: request.method,
-        headers: request.headers,
-        body: request.body === undefined ? null : Buffer.from(request.body),
-        headersTimeout: request.timeoutMs,
-        bodyTimeout: request.timeoutMs,
-        signal: signals.length === 0 ? null : signals.length === 1 ? signals[0] : AbortSignal.any(signals),
-      });
+      response = await send(dispatcher, request, timeout);
     } catch (error) {
       throw fail(error);
     }
@@ -47,51 +38,18 @@ export function undiciTransport(dispatcher: Dispatcher, clock: Clock): Dispatch 
     request.onHead?.({ status, rate, receivedAt });
 
     const isStream = request.stream !== undefined && mediaType(headers["content-type"]) === SSE_CONTENT_TYPE;
-    let bodyText: string;
-    let stream: EventStreamCollector | undefined;
-    let aborted = false;
-    let midStreamError: string | undefined;
-    if (isStream) {
-      // An exception in the caller's onEvent is the caller's, not the transport's: it is rethrown.
-      let callbackError: { error: unknown } | undefined;
-      const onEvent = request.stream?.onEvent;
-      stream = new EventStreamCollector(
-        elapsed,
-        onEvent &&
-          ((event) => {
-            try {
-              onEvent(event);
-            } catch (error) {
-              callbackError = { error };
-              throw error;
-            }
-          }),
-      );
+    let read: BodyRead;
+    if (isStream) read = await readStream(response.body, request, elapsed);
+    else {
       try {
-        for await (const chunk of response.body) stream.feed(chunk);
-      } catch (error) {
-        if (callbackError !== undefined) throw callbackError.error;
-        if (request.signal?.aborted) aborted = true;
-        else midStreamError = describe(error);
-      } finally {
-        stream.end();
-      }
-      bodyText = stream.raw;
-    } else {
-      try {
-        bodyText = await readCapped(response.body);
+        read = { bodyText: await readCapped(response.body), aborted: false };
       } catch (error) {
         throw fail(error);
       }
     }
-
+    const { bodyText, stream, aborted, midStreamError } = read;
     const exchange: Exchange = {
-      request: {
-        method: request.method,
-        url: request.origin + request.path,
-        headers: { ...request.headers },
-        bodyBytes: request.body?.byteLength ?? 0,
-      },
+      request: recordedRequest(request),
       response: { status, headers, bodyText, json: isStream ? undefined : parseJson(bodyText) },
       durationMs: elapsed(),
       sentAt,
@@ -109,14 +67,77 @@ export function undiciTransport(dispatcher: Dispatcher, clock: Clock): Dispatch 
   };
 }
 
+/** A body as read: whole, or the event stream with how it ended. */
+interface BodyRead {
+  bodyText: string;
+  stream?: EventStreamCollector;
+  aborted: boolean;
+  midStreamError?: string;
+}
+
+function send(dispatcher: Dispatcher, request: OutgoingRequest, timeout: AbortSignal | undefined) {
+  const signals = [timeout, request.signal].filter((s): s is AbortSignal => s !== undefined);
+  return dispatcher.request({
+    origin: request.origin,
+    path: request.path,
+    method: request.method,
+    headers: request.headers,
+    body: request.body === undefined ? null : Buffer.from(request.body),
+    headersTimeout: request.timeoutMs,
+    bodyTimeout: request.timeoutMs,
+    signal: signals.length === 0 ? null : signals.length === 1 ? signals[0] : AbortSignal.any(signals),
+  });
+}
+
+/** An event stream fed to the collector as it arrives; a caller's abort or a broken connection ends it. */
+async function readStream(body: AsyncIterable<Buffer>, request: OutgoingRequest, elapsed: () => number): Promise<BodyRead> {
+  // An exception in the caller's onEvent is the caller's, not the transport's: it is rethrown.
+  let callbackError: { error: unknown } | undefined;
+  const onEvent = request.stream?.onEvent;
+  const stream = new EventStreamCollector(
+    elapsed,
+    onEvent &&
+      ((event) => {
+        try {
+          onEvent(event);
+        } catch (error) {
+          callbackError = { error };
+          throw error;
+        }
+      }),
+  );
+  let aborted = false;
+  let midStreamError: string | undefined;
+  try {
+    for await (const chunk of body) stream.feed(chunk);
+  } catch (error) {
+    if (callbackError !== undefined) throw callbackError.error;
+    if (request.signal?.aborted) aborted = true;
+    else midStreamError = describe(error);
+  } finally {
+    stream.end();
+  }
+  return { bodyText: stream.raw, stream, aborted, ...(midStreamError ? { midStreamError } : {}) };
+}
+
+function recordedRequest(request: OutgoingRequest): Exchange["request"] {
+  return {
+    method: request.method,
+    url: request.origin + request.path,
+    headers: { ...request.headers },
+    bodyBytes: request.body?.byteLength ?? 0,
+  };
+}
+
 function transportError(error: unknown, timeout: AbortSignal | undefined, request: OutgoingRequest): TransportError {
   const code = error instanceof Error && "code" in error ? error.code : undefined;
   const timedOut = timeout?.aborted === true || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT";
   const kind = request.signal?.aborted ? "aborted" : timedOut ? "timeout" : "network";
   const url = request.origin + request.path;
-  const message = `${request.method} ${url}: ${kind === "timeout" ? "no answer in time" : describe(error)}`;
-  const recorded = { method: request.method, url, headers: { ...request.headers }, bodyBytes: request.body?.byteLength ?? 0 };
-  return new TransportError(kind, message, recorded, "");
+  // a proxy or TLS setup that failed says which flag or variable fixes it
+  const hint = kind === "network" ? networkHint(error, url) : undefined;
+  const message = `${request.method} ${url}: ${kind === "timeout" ? "no answer in time" : describe(error)}${hint ? ` — ${hint}` : ""}`;
+  return new TransportError(kind, message, recordedRequest(request), "");
 }
 
 function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { request, Agent as UndiciAgent } from "undici";
+import { request } from "undici";
 import { mulberry32 } from "../../arbitraries/json-schema.js";
+import { networkAgent } from "../../client/network.js";
 import { HEADERS, JSON_CONTENT_TYPE } from "../../contract/index.js";
 import { ANSWER_CHECKS } from "../answer-checks.js";
 import { answerOf } from "../burst.js";
@@ -52,7 +53,7 @@ export class CapacityDrive {
   readonly ledger: BucketLedger;
   readonly settings: CapacitySettings;
   private readonly accounts: TenantAccount[];
-  private readonly dispatcher = new UndiciAgent({ connections: 64 });
+  private readonly dispatcher = networkAgent(64);
   /** each key's own agent (Get, Update, messages) and the agents its creates made, not yet deleted */
   private readonly agentOf = new Map<TenantKey, string>();
   private readonly created = new Map<TenantKey, string[]>();

@@ -2,13 +2,15 @@ import { expect, test } from "vitest";
 import { capacityOptionsOf, parseDurationSeconds, parseShard } from "./options.js";
 import { exampleTenants } from "./plan.js";
 
-test("--shard i/n, or n with the index an engine gives (Kubernetes Indexed Job, AWS Batch array)", () => {
-  expect(parseShard("1/3", {})).toEqual({ index: 1, count: 3 });
+test("--shard x/n numbered from 1 as test runners do, or n with the 0-based index an engine gives (Kubernetes Indexed Job, AWS Batch array)", () => {
+  expect(["1/3", "2/3", "3/3"].map((raw) => parseShard(raw, {}))).toEqual([0, 1, 2].map((index) => ({ index, count: 3 })));
   expect(parseShard("3", { JOB_COMPLETION_INDEX: "2" })).toEqual({ index: 2, count: 3 });
   expect(parseShard("4", { AWS_BATCH_JOB_ARRAY_INDEX: "0" })).toEqual({ index: 0, count: 4 });
   expect(parseShard("3", {})).toMatch(/JOB_COMPLETION_INDEX/);
-  expect(parseShard("3/3", {})).toMatch(/0 ≤ index < count/);
-  expect(parseShard("a/b", {})).toMatch(/expected i\/n/);
+  expect(parseShard("0/3", {})).toMatch(/1 ≤ x ≤ n/);
+  expect(parseShard("4/3", {})).toMatch(/1 ≤ x ≤ n/);
+  expect(parseShard("3", { JOB_COMPLETION_INDEX: "3" })).toMatch(/0-based, expected 0 ≤ index < 3/);
+  expect(parseShard("a/b", {})).toMatch(/expected x\/n/);
 });
 
 test("durations, shares and profiles", () => {

@@ -17,19 +17,26 @@ export function parseDurationSeconds(raw: string, flag: string): number | string
 const SHARD_INDEX_VARIABLES = ["JOB_COMPLETION_INDEX", "AWS_BATCH_JOB_ARRAY_INDEX"] as const;
 
 /**
- * `--shard i/n` (0 ≤ i < n), or `--shard n` with the index from one of SHARD_INDEX_VARIABLES;
- * a reason when it is neither.
+ * `--shard x/n` numbered as the test runners number theirs (vitest, Playwright, Jest: 1 ≤ x ≤ n,
+ * so a matrix copied from their workflows works), or `--shard n` with the engine's 0-based index
+ * from one of SHARD_INDEX_VARIABLES; a reason when it is neither. The Shard holds the 0-based index.
  */
 export function parseShard(raw: string, env: NodeJS.ProcessEnv): Shard | string {
   const m = /^\s*(?:([0-9]+)\s*\/\s*)?([0-9]+)\s*$/.exec(raw);
-  if (!m) return `--shard "${raw}": expected i/n (e.g. 0/3), or n with the index in ${SHARD_INDEX_VARIABLES.join(" or ")}`;
+  if (!m) return `--shard "${raw}": expected x/n (e.g. 1/3), or n with the index in ${SHARD_INDEX_VARIABLES.join(" or ")}`;
   const count = Number(m[2]);
+  if (m[1] !== undefined) {
+    const x = Number(m[1]);
+    if (count < 1 || x < 1 || x > count)
+      return `--shard ${raw}: shard ${x} of ${count}: expected 1 ≤ x ≤ n (numbered from 1, as vitest's --shard 1/3)`;
+    return { index: x - 1, count };
+  }
   const fromEnv = SHARD_INDEX_VARIABLES.map((v) => env[v]).find((v) => v !== undefined && v !== "");
-  const index = m[1] !== undefined ? Number(m[1]) : fromEnv !== undefined ? Number(fromEnv) : undefined;
-  if (index === undefined)
-    return `--shard ${raw}: no shard index: give i/n, or set ${SHARD_INDEX_VARIABLES.join(" or ")} (the engine that runs the copies does)`;
+  if (fromEnv === undefined)
+    return `--shard ${raw}: no shard index: give x/n, or set ${SHARD_INDEX_VARIABLES.join(" or ")} (the engine that runs the copies does)`;
+  const index = Number(fromEnv);
   if (!Number.isInteger(index) || count < 1 || index < 0 || index >= count)
-    return `--shard: index ${index} of ${count} shards: expected 0 ≤ index < count`;
+    return `--shard ${raw}: index ${fromEnv} of ${count} shards: the engine's index is 0-based, expected 0 ≤ index < ${count}`;
   return { index, count };
 }
 

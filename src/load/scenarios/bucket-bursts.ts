@@ -133,6 +133,7 @@ const bucketScenario = (endpoint: RateLimitedEndpoint) =>
       ...(endpoint === "updateAgent" ? (["update.merge-patch"] as const) : []),
     ],
     latency: { note: BURST_LATENCY, judged: true },
+    rawSockets: true,
     unavailable: needsRoomFor(SIZES[endpoint]),
     quickGroup: QUICK_GROUP[endpoint],
     estimateSeconds: (t) => 3 * t.windowSeconds + 1,

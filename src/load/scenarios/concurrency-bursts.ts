@@ -96,6 +96,7 @@ export const CONCURRENCY_BURSTS = defineScenario({
     judged: false,
   },
   quickGroup: 5,
+  rawSockets: true,
   unavailable: needsReference,
   estimateSeconds: () => 3 * (MESSAGE_TIMING.slowModelSeconds + 1),
   run: concurrencyBursts,

@@ -79,6 +79,7 @@ export const QUOTA_HEADERS = defineScenario({
     judged: true,
   },
   quickGroup: 1,
+  rawSockets: true,
   unavailable: (t) => (quotaKeyOf(t) && t.referenceFaults ? undefined : `${needsKey("quota")} and --reference-faults`),
   estimateSeconds: () => 2,
   run: quotaHeaders,

@@ -77,6 +77,7 @@ export const TIER_MIXED = defineScenario({
   clauses: ["limits.tier", "limits.429", "limits.recovery"],
   latency: { note: BURST_LATENCY, judged: true },
   quickGroup: 4,
+  rawSockets: true,
   unavailable: (t) => {
     const tier = t.loadTiers?.tierBurst;
     if (!t.keys.tierBurst || tier === undefined) return `${needsKey("tierBurst")} and --tier-burst-tier`;

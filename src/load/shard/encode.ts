@@ -13,10 +13,8 @@ export interface MergeableFigures {
   settings: CapacitySettings;
 }
 
-export function mergeableOf(
-  recorder: LoadRecorder,
-  capacity: { tally: CapacityTally; settings: CapacitySettings },
-): MergeableFigures {
+/** Every latency histogram of a scenario, encoded: what `load merge` adds up and `load compare` resamples. */
+export function encodedLatency(recorder: LoadRecorder): MergeableFigures["latency"] {
   const latency: MergeableFigures["latency"] = {};
   for (const [endpoint, byOutcome] of recorder.latency) {
     const row: Partial<Record<Outcome, string>> = {};
@@ -26,9 +24,16 @@ export function mergeableOf(
     }
     latency[endpoint] = row;
   }
+  return latency;
+}
+
+export function mergeableOf(
+  recorder: LoadRecorder,
+  capacity: { tally: CapacityTally; settings: CapacitySettings },
+): MergeableFigures {
   const s = recorder.streams;
   return {
-    latency,
+    latency: encodedLatency(recorder),
     streams: {
       ttfb: encodeHistogram(s.ttfb),
       firstDelta: encodeHistogram(s.firstDelta),
@@ -45,6 +50,20 @@ export function addHistograms(encoded: readonly (string | undefined)[]) {
   const h = newHistogram();
   for (const e of encoded) if (e !== undefined) h.add(decodeHistogram(e));
   return h;
+}
+
+/** Several shards' encoded latency histograms added up, per endpoint and outcome. */
+export function addEncodedLatency(parts: readonly (MergeableFigures["latency"] | undefined)[]): MergeableFigures["latency"] {
+  const out: MergeableFigures["latency"] = {};
+  for (const endpoint of new Set(parts.flatMap((p) => Object.keys(p ?? {})))) {
+    const row: Partial<Record<Outcome, string>> = {};
+    for (const o of OUTCOMES) {
+      const encoded = parts.map((p) => p?.[endpoint]?.[o]);
+      if (encoded.some((e) => e !== undefined)) row[o] = encodeHistogram(addHistograms(encoded));
+    }
+    out[endpoint] = row;
+  }
+  return out;
 }
 
 /** Several shards' tallies added into one. */

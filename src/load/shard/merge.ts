@@ -7,7 +7,7 @@ import { OUTCOMES, type ScenarioFailure, summarizeHistogram } from "../recorder.
 import type { ScenarioReport } from "../run.js";
 import { SCENARIOS } from "../scenarios.js";
 import { parseThreshold, type Threshold } from "../thresholds.js";
-import { addHistograms, addTallies } from "./encode.js";
+import { addEncodedLatency, addHistograms, addTallies } from "./encode.js";
 
 /** One shard's run as its report folder holds it. */
 export interface ShardRun {
@@ -57,19 +57,19 @@ function runFolders(dir: string, depth: number): string[] {
  * One run from its shards, as one process would have reported it: each scenario's histograms
  * added (HDR adds exactly, so every percentile is that of all the samples), its counters summed,
  * its findings deduplicated with their counts added, and the verdicts that compare tenants
- * (noisy-neighbour) judged again on the merged figures. Every shard of 0..n-1 must be there once.
+ * (noisy-neighbour) judged again on the merged figures. Every shard 1/n … n/n must be there once.
  */
 export function mergeShardRuns(runs: readonly ShardRun[], runId: string) {
   if (!runs.length) throw new MergeError("no shard to merge");
   const shards = runs.map((r) => ({ r, shard: r.loadRun.scenarios.find((s) => s.mergeable)?.mergeable?.settings.shard }));
   const unsharded = shards.filter((s) => !s.shard).map((s) => s.r.dir);
-  if (unsharded.length) throw new MergeError(`not a shard of a capacity run (load --shard i/n): ${unsharded.join(", ")}`);
+  if (unsharded.length) throw new MergeError(`not a shard of a capacity run (load --shard x/n): ${unsharded.join(", ")}`);
   const count = shards[0]!.shard!.count;
   const indices = shards.map((s) => s.shard!.index).sort((a, b) => a - b);
   const expected = Array.from({ length: count }, (_, i) => i);
   if (shards.some((s) => s.shard!.count !== count) || indices.join() !== expected.join())
     throw new MergeError(
-      `shards ${indices.map((i) => `${i}/${count}`).join(", ")} given: every shard 0…${count - 1} of ${count} exactly once`,
+      `shards ${indices.map((i) => `${i + 1}/${count}`).join(", ")} given: every shard 1/${count} … ${count}/${count} exactly once`,
     );
   const first = runs[0]!;
   const ids = [...new Set(runs.flatMap((r) => r.loadRun.scenarios.map((s) => s.id)))];
@@ -155,6 +155,8 @@ export function mergeReports(parts: readonly ScenarioReport[]): ScenarioReport {
     generator: parts.map((p) => p.generator).reduce((a, b) => (b.eventLoopLagP99Ms > a.eventLoopLagP99Ms ? b : a)),
   };
   delete merged.mergeable;
+  // the histograms added up too, so that a merged run compares as one (load compare)
+  if (parts.some((p) => p.histograms)) merged.histograms = addEncodedLatency(parts.map((p) => p.histograms));
   if (mergeable.length) {
     const settings = {
       ...mergeable[0]!.settings,

@@ -1,0 +1,137 @@
+import { readFileSync } from "node:fs";
+import { rootCertificates } from "node:tls";
+import { type Dispatcher, EnvHttpProxyAgent } from "undici";
+
+/**
+ * The network between the harness and a deployment: a corporate proxy, a TLS terminator with a
+ * company CA, one that demands a client certificate. Every connection the harness opens with
+ * undici goes through `networkAgent`, which honours HTTP_PROXY, HTTPS_PROXY and NO_PROXY (and
+ * their lower-case forms) as curl does, by undici's EnvHttpProxyAgent, and adds the TLS material
+ * the run was given. That material travels in environment variables so that the suites' worker
+ * processes, which inherit the run's environment, connect exactly as the run does.
+ */
+export const NETWORK_ENV = {
+  caFile: "AGENT_HARNESS_CA_FILE",
+  clientCert: "AGENT_HARNESS_CLIENT_CERT",
+  clientKey: "AGENT_HARNESS_CLIENT_KEY",
+} as const;
+
+export type NetworkSettings = Partial<Record<keyof typeof NETWORK_ENV, string>>;
+
+/** The flag of each setting, for the one-line hints (the option table in src/run/config.ts uses the same). */
+export const NETWORK_FLAGS = { caFile: "ca-file", clientCert: "client-cert", clientKey: "client-key" } as const;
+
+/** The settings in `env` (the run's, or a worker's inherited copy). */
+export function networkSettings(env: NodeJS.ProcessEnv = process.env): NetworkSettings {
+  const out: NetworkSettings = {};
+  for (const [name, variable] of Object.entries(NETWORK_ENV) as [keyof typeof NETWORK_ENV, string][]) {
+    const value = env[variable];
+    if (value) out[name] = value;
+  }
+  return out;
+}
+
+/** The run's settings put in the environment its workers inherit (absent ones left alone). */
+export function exportNetworkSettings(settings: NetworkSettings, env: NodeJS.ProcessEnv = process.env): void {
+  for (const [name, variable] of Object.entries(NETWORK_ENV) as [keyof typeof NETWORK_ENV, string][]) {
+    const value = settings[name];
+    if (value) env[variable] = value;
+  }
+}
+
+/** PEM files read and checked: a message naming the flag when one cannot be used, else the TLS options. */
+export function tlsOptionsOf(settings: NetworkSettings): { ca?: string[]; cert?: string; key?: string } | string {
+  const read = (name: keyof typeof NETWORK_ENV, marker: RegExp): string => {
+    const path = settings[name] ?? "";
+    let text: string;
+    try {
+      text = readFileSync(path, "utf8");
+    } catch (err) {
+      throw `--${NETWORK_FLAGS[name]} ${path}: cannot read it (${err instanceof Error && "code" in err ? err.code : String(err)})`;
+    }
+    if (!marker.test(text)) throw `--${NETWORK_FLAGS[name]} ${path}: not a PEM file (no ${marker.source} block)`;
+    return text;
+  };
+  try {
+    if (!!settings.clientCert !== !!settings.clientKey)
+      return settings.clientCert
+        ? "--client-cert needs --client-key (the certificate's private key)"
+        : "--client-key needs --client-cert";
+    return {
+      // added to Node's default trust, not replacing it: a proxy's or a public host's certificate still verifies
+      ...(settings.caFile ? { ca: [...rootCertificates, read("caFile", /-----BEGIN CERTIFICATE-----/)] } : {}),
+      ...(settings.clientCert ? { cert: read("clientCert", /-----BEGIN CERTIFICATE-----/) } : {}),
+      ...(settings.clientKey ? { key: read("clientKey", /-----BEGIN [A-Z ]*PRIVATE KEY-----/) } : {}),
+    };
+  } catch (message) {
+    if (typeof message === "string") return message;
+    throw message;
+  }
+}
+
+/** An undici dispatcher for the harness's requests: the proxy variables honoured, the run's TLS material added. */
+export function networkAgent(connections: number, env: NodeJS.ProcessEnv = process.env): Dispatcher {
+  const tls = tlsOptionsOf(networkSettings(env));
+  // the CLI checked the files before the run; a worker that cannot read them is a harness error
+  if (typeof tls === "string") throw new Error(tls);
+  return new EnvHttpProxyAgent({ connections, connect: tls, requestTls: tls });
+}
+
+/** The proxy variable curl and undici would use for `url`, unless NO_PROXY exempts it. */
+export function proxyVariableFor(url: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const { protocol, hostname, port } = new URL(url);
+  const names = protocol === "https:" ? ["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"] : ["http_proxy", "HTTP_PROXY"];
+  const name = names.find((n) => env[n]);
+  if (!name) return undefined;
+  const noProxy = env.no_proxy ?? env.NO_PROXY ?? "";
+  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  for (const entry of noProxy.split(/[,\s]+/).filter(Boolean)) {
+    if (entry === "*") return undefined;
+    const [entryHost = "", entryPort] = entry.toLowerCase().split(/:(?=\d+$)/);
+    if (entryPort && entryPort !== (port || (protocol === "https:" ? "443" : "80"))) continue;
+    const bare = entryHost.replace(/^\*?\./, "");
+    if (host === bare || host.endsWith(`.${bare}`)) return undefined;
+  }
+  return name;
+}
+
+const UNTRUSTED = new Set([
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "CERT_UNTRUSTED",
+]);
+
+/**
+ * What fixes a connection that failed, naming the flag or variable, or undefined when the
+ * failure says nothing about the network's setup. `error` is undici's (its `cause` is the socket's).
+ */
+export function networkHint(error: unknown, url: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const codes: string[] = [];
+  const texts: string[] = [];
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if ("code" in e && typeof e.code === "string") codes.push(e.code);
+    texts.push(e.message);
+  }
+  const text = texts.join(" ");
+  const proxy = proxyVariableFor(url, env);
+  if (codes.some((c) => UNTRUSTED.has(c)))
+    return `the TLS certificate is signed by a CA this machine does not trust: give that CA with --ca-file PEM`;
+  if (codes.includes("CERT_HAS_EXPIRED")) return "the TLS certificate has expired: the service's certificate must be renewed";
+  if (codes.includes("ERR_TLS_CERT_ALTNAME_INVALID"))
+    return "the TLS certificate does not name this host: use the host name the certificate was issued for in --base-url";
+  if (
+    /certificate required|alert handshake failure|ALERT_CERTIFICATE_REQUIRED|bad certificate/i.test(`${text} ${codes.join(" ")}`)
+  )
+    return "the service demands a client certificate: give it with --client-cert PEM --client-key PEM";
+  // TLS 1.3: a server that wants a certificate the client did not send closes after the handshake
+  if (new URL(url).protocol === "https:" && codes.includes("UND_ERR_SOCKET") && !networkSettings(env).clientCert)
+    return "the service closed the TLS connection: if it demands a client certificate, give it with --client-cert PEM --client-key PEM";
+  if (proxy && /Proxy response|tunnel|proxy/i.test(text))
+    return `the proxy in $${proxy} refused or failed the connection: check $${proxy}, or exempt the host with $NO_PROXY`;
+  if (proxy && codes.some((c) => ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ECONNRESET"].includes(c)))
+    return `the request went through the proxy in $${proxy} (${env[proxy]}): check it, or exempt the host with $NO_PROXY`;
+  return undefined;
+}

@@ -1,0 +1,125 @@
+import { describe, expect, test } from "vitest";
+import { mulberry32 } from "../../arbitraries/json-schema.js";
+import { encodeHistogram } from "../capacity/tally.js";
+import type { LoadRun } from "../load-run.js";
+import { newHistogram, summarizeHistogram } from "../recorder.js";
+import type { ScenarioReport } from "../run.js";
+import { compareRuns, notComparable, parseGate, regressions } from "./compare.js";
+
+const SEED = 20_261_128;
+const ENDPOINTS = ["GET /agents", "POST /agents"] as const;
+
+/** Latencies (ms) as a loopback service gives them: lognormal around `medianMs`, a long tail. */
+function latencies(random: () => number, n: number, medianMs: number, shiftMs = 0): number[] {
+  return Array.from({ length: n }, () => {
+    const normal = Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+    return medianMs * Math.exp(0.6 * normal) + shiftMs;
+  });
+}
+
+/** A run of one scenario whose endpoints answered `samples(endpoint)` (ms). */
+function run(id: string, samples: (endpoint: string) => number[], scenario = "capacity"): LoadRun {
+  const latency: ScenarioReport["latency"] = {};
+  const histograms: NonNullable<ScenarioReport["histograms"]> = {};
+  let answers = 0;
+  for (const endpoint of ENDPOINTS) {
+    const h = newHistogram();
+    for (const ms of samples(endpoint)) h.recordValue(Math.max(1, Math.round(ms * 1000)));
+    answers += h.totalCount;
+    latency[endpoint] = { "2xx": summarizeHistogram(h) };
+    histograms[endpoint] = { "2xx": encodeHistogram(h) };
+  }
+  const report: ScenarioReport = {
+    id: scenario,
+    title: scenario,
+    clauses: ["limits.tier"],
+    status: "passed",
+    durationMs: 10_000,
+    failures: [],
+    observations: [],
+    latency,
+    histograms,
+    latencyNote: "",
+    latencyJudged: true,
+    statusPerSecond: [],
+    conformance: { responses: answers, checked: answers, share: 1, sampling: "every response" },
+    transportErrors: {},
+    rps: answers / 10,
+    errors: 0,
+    generator: { eventLoopLagP99Ms: 1, eventLoopLagMaxMs: 1, cpuShare: 0.1, saturated: false, note: "" },
+  };
+  return {
+    runId: id,
+    startedAt: "2026-11-28T00:00:00Z",
+    finishedAt: "2026-11-28T00:00:10Z",
+    target: { kind: "embedded", baseUrl: "http://127.0.0.1:1/v1", windowSeconds: 2, messageTimeoutSeconds: 4.5 },
+    scenarios: [report],
+    thresholds: [],
+  };
+}
+
+const P99 = [parseGate("p99:+10%")].filter((g) => typeof g !== "string");
+const JUDGED = new Set(["capacity"]);
+
+describe(`load compare (seed ${SEED})`, () => {
+  test("A/A: two runs drawn from one service never alarm at p99:+10%", () => {
+    const random = mulberry32(SEED);
+    // five pairs of runs of 800 answers per endpoint: the same build, sampled twice each time
+    for (let pair = 0; pair < 5; pair++) {
+      const [a, b] = [run("a", () => latencies(random, 800, 4)), run("b", () => latencies(random, 800, 4))];
+      expect(notComparable(a, b)).toBeUndefined();
+      expect(regressions(compareRuns(a, b), P99, JUDGED).map((r) => r.message)).toEqual([]);
+    }
+  });
+
+  test("the same build 30 ms further away alarms, naming the endpoint and the figure", () => {
+    const random = mulberry32(SEED + 1);
+    const a = run("a", () => latencies(random, 800, 4));
+    const b = run("b", () => latencies(random, 800, 4, 30));
+    const broken = regressions(compareRuns(a, b), P99, JUDGED);
+    expect(broken.map((r) => r.message.split(" p99 ")[0])).toEqual(ENDPOINTS.map((e) => `capacity ${e}`));
+    expect(broken[0]?.gate).toBe("p99:+10%");
+  });
+
+  test("a slower endpoint alone is the one named; a change inside the tolerance is not", () => {
+    const random = mulberry32(SEED + 2);
+    const a = run("a", () => latencies(random, 800, 4));
+    const b = run("b", (e) => latencies(random, 800, 4, e === "POST /agents" ? 30 : 0));
+    expect(regressions(compareRuns(a, b), P99, JUDGED).map((r) => r.message.split(" p99 ")[0])).toEqual([
+      "capacity POST /agents",
+    ]);
+    const loose = [parseGate("p99:+500ms")].filter((g) => typeof g !== "string");
+    expect(regressions(compareRuns(a, b), loose, JUDGED)).toEqual([]);
+    // a scenario whose latency holds intended waits is shown, never judged
+    expect(regressions(compareRuns(a, b), P99, new Set())).toEqual([]);
+  });
+
+  test("other scenarios or other target settings are not comparable, and say which", () => {
+    const random = mulberry32(SEED + 3);
+    const a = run("a", () => latencies(random, 50, 4));
+    expect(
+      notComparable(
+        a,
+        run("b", () => latencies(random, 50, 4), "throughput"),
+      ),
+    ).toMatch(/BASE capacity, CURRENT throughput/);
+    const slower = run("c", () => latencies(random, 50, 4));
+    slower.target.windowSeconds = 60;
+    expect(notComparable(a, slower)).toMatch(/windowSeconds 2 in BASE, 60 in CURRENT/);
+  });
+
+  test.for([
+    ["p99:+10%", { figure: "p99", relative: 0.1 }],
+    ["p95:+20ms", { figure: "p95", absoluteMs: 20 }],
+    ["rps:-10%", { figure: "rps", relative: 0.1 }],
+    ["errors:+0.5%", { figure: "errors", relative: 0.005 }],
+    ["p99<10", /expected FIGURE/],
+    ["rps:+10%", /downwards/],
+    ["p99:-10%", /upwards/],
+    ["errors:+5ms", /only a latency quantile/],
+  ] as const)("--max-regression %s", ([source, expected]) => {
+    const gate = parseGate(source);
+    if (expected instanceof RegExp) expect(gate).toMatch(expected);
+    else expect(gate).toMatchObject(expected);
+  });
+});

@@ -1,0 +1,310 @@
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import * as hdr from "hdr-histogram-js";
+import { mulberry32 } from "../../arbitraries/json-schema.js";
+import { decodeHistogram } from "../capacity/tally.js";
+import type { LoadRun } from "../load-run.js";
+import { OUTCOMES, type Outcome } from "../recorder.js";
+import type { ScenarioReport } from "../run.js";
+
+/**
+ * `load compare BASE CURRENT`: is this build slower than the last one? Per scenario, endpoint
+ * and outcome, the quantiles of both runs side by side, and whether a change is beyond the
+ * noise of the runs' own samples: a bootstrap interval on the quantile's change, resampled
+ * from the recorded HDR histograms (seeded, so a comparison is repeatable).
+ */
+
+/** The figures a gate may name: latency quantiles of the 2xx answers, throughput, the error rate. */
+export const GATE_FIGURES = ["p50", "p90", "p95", "p99", "rps", "errors"] as const;
+export type GateFigure = (typeof GATE_FIGURES)[number];
+const QUANTILES = { p50: 50, p90: 90, p95: 95, p99: 99 } as const;
+type Quantile = keyof typeof QUANTILES;
+const isQuantile = (f: GateFigure): f is Quantile => f in QUANTILES;
+
+/** `--max-regression 'p99:+10%'`: how much worse a figure may get (latency up, rps down, errors up in points). */
+export interface Gate {
+  source: string;
+  figure: GateFigure;
+  /** relative (0.1 for 10%) unless `absoluteMs` */
+  relative?: number;
+  absoluteMs?: number;
+}
+
+export function parseGate(source: string): Gate | string {
+  const m = /^\s*(p50|p90|p95|p99|rps|errors)\s*:\s*([+-])?\s*([0-9]+(?:\.[0-9]+)?)\s*(%|ms)\s*$/.exec(source);
+  const figure = GATE_FIGURES.find((f) => f === m?.[1]);
+  if (!m || !figure)
+    return `--max-regression "${source}": expected FIGURE:+N% or FIGURE:+Nms, e.g. p99:+10%, p95:+20ms, rps:-10%, errors:+0.5% (figures: ${GATE_FIGURES.join(" ")})`;
+  const [, , sign, raw, unit] = m;
+  if (figure === "rps" && sign === "+") return `--max-regression "${source}": throughput regresses downwards: rps:-N%`;
+  if (figure !== "rps" && sign === "-") return `--max-regression "${source}": ${figure} regresses upwards: ${figure}:+N${unit}`;
+  if (unit === "ms" && !isQuantile(figure)) return `--max-regression "${source}": only a latency quantile takes ms`;
+  const n = Number(raw);
+  return unit === "ms" ? { source, figure, absoluteMs: n } : { source, figure, relative: n / 100 };
+}
+
+/** A run's load.json: a run folder, a folder holding one, or the file itself. */
+export function readLoadRun(path: string): LoadRun | string {
+  if (!existsSync(path)) return `${path}: no such file or folder`;
+  const file = statSync(path).isDirectory() ? join(path, "load.json") : path;
+  if (!existsSync(file)) return `${path}: no load.json in it (give a run's report folder or its load.json)`;
+  try {
+    const run = JSON.parse(readFileSync(file, "utf8")) as LoadRun;
+    if (!Array.isArray(run.scenarios) || !run.target) return `${file}: not a load.json (no scenarios, no target)`;
+    return run;
+  } catch (err) {
+    return `${file}: not JSON (${err instanceof Error ? err.message : String(err)})`;
+  }
+}
+
+/** Why two runs cannot be compared (other scenarios, other target settings), or undefined. */
+export function notComparable(base: LoadRun, current: LoadRun): string | undefined {
+  const ran = (run: LoadRun) =>
+    run.scenarios
+      .filter((s) => s.status !== "skipped")
+      .map((s) => s.id)
+      .sort()
+      .join(", ");
+  if (ran(base) !== ran(current))
+    return `the runs drove other scenarios: BASE ${ran(base) || "none"}, CURRENT ${ran(current) || "none"}`;
+  for (const key of ["windowSeconds", "messageTimeoutSeconds"] as const)
+    if (base.target[key] !== current.target[key])
+      return `the targets had other settings: ${key} ${base.target[key]} in BASE, ${current.target[key]} in CURRENT`;
+  for (const s of base.scenarios) {
+    const other = current.scenarios.find((c) => c.id === s.id);
+    const settings = (r: ScenarioReport | undefined) => {
+      const c = r?.capacity?.settings;
+      return c ? JSON.stringify({ share: c.share, profile: c.profile, durationSeconds: c.durationSeconds }) : "";
+    };
+    if (settings(s) !== settings(other))
+      return `scenario ${s.id} ran with other settings: ${settings(s)} in BASE, ${settings(other)} in CURRENT`;
+  }
+  return undefined;
+}
+
+/** One figure of one endpoint and outcome in both runs. */
+export interface FigureChange {
+  scenario: string;
+  endpoint: string;
+  outcome: Outcome;
+  figure: Quantile;
+  baseMs: number;
+  currentMs: number;
+  /** the 95% bootstrap interval of current − base, ms */
+  intervalMs: [number, number];
+  /** the interval excludes no change: the runs' own noise does not explain it */
+  beyondNoise: boolean;
+  counts: { base: number; current: number };
+}
+
+export interface ScenarioChange {
+  scenario: string;
+  rps: { base: number; current: number };
+  errors: { base: number; current: number; baseRate: number; currentRate: number; beyondNoise: boolean };
+  latency: FigureChange[];
+}
+
+/** The values a histogram holds, as (value µs, count) steps in ascending order. */
+function stepsOf(h: hdr.Histogram): { values: number[]; cumulative: number[] } {
+  if (!(h instanceof hdr.JsHistogram)) throw new Error("load compare needs the JavaScript HDR histograms");
+  const values: number[] = [];
+  const cumulative: number[] = [];
+  const it = h.recordedValuesIterator;
+  it.reset();
+  let total = 0;
+  while (it.hasNext()) {
+    const step = it.next();
+    total += step.countAtValueIteratedTo;
+    values.push(step.valueIteratedTo);
+    cumulative.push(total);
+  }
+  return { values, cumulative };
+}
+
+/** The q-th percentile of a sample given as counts per step. */
+function quantileOfCounts(values: readonly number[], counts: readonly number[], n: number, q: number): number {
+  const rank = Math.max(1, Math.ceil((q / 100) * n));
+  let seen = 0;
+  for (let i = 0; i < values.length; i++) {
+    seen += counts[i]!;
+    if (seen >= rank) return values[i]!;
+  }
+  return values[values.length - 1] ?? 0;
+}
+
+/** Bootstrap resamples of a histogram's quantiles (µs): each resample draws n values with replacement. */
+function resampledQuantiles(h: hdr.Histogram, quantiles: readonly number[], resamples: number, random: () => number) {
+  const { values, cumulative } = stepsOf(h);
+  const n = cumulative[cumulative.length - 1] ?? 0;
+  const out = quantiles.map(() => new Float64Array(resamples));
+  // n draws per resample, at most 5,000: past that the interval comes out wider than it is (never narrower), in bounded time
+  const draws = Math.min(n, 5_000);
+  const counts = new Array<number>(values.length);
+  for (let r = 0; r < resamples; r++) {
+    counts.fill(0);
+    for (let d = 0; d < draws; d++) {
+      const target = Math.floor(random() * n) + 1;
+      let lo = 0;
+      let hi = cumulative.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (cumulative[mid]! >= target) hi = mid;
+        else lo = mid + 1;
+      }
+      counts[lo]! += 1;
+    }
+    quantiles.forEach((q, i) => {
+      out[i]![r] = quantileOfCounts(values, counts, draws, q);
+    });
+  }
+  return out;
+}
+
+/** Under this many answers on either side a resample only repeats them: no change is called beyond noise. */
+export const MIN_ANSWERS = 20;
+
+/** The bootstrap resamples per figure; 400 keeps the ends of a 95% interval steady to a few percent. */
+const RESAMPLES = 200;
+
+function latencyChanges(scenario: string, base: ScenarioReport, current: ScenarioReport, seed: number): FigureChange[] {
+  const baseHist = base.histograms ?? base.mergeable?.latency ?? {};
+  const currentHist = current.histograms ?? current.mergeable?.latency ?? {};
+  const changes: FigureChange[] = [];
+  const figures = Object.keys(QUANTILES) as Quantile[];
+  for (const endpoint of Object.keys(baseHist).sort()) {
+    for (const outcome of OUTCOMES) {
+      const a = baseHist[endpoint]?.[outcome];
+      const b = currentHist[endpoint]?.[outcome];
+      if (a === undefined || b === undefined) continue;
+      const [ha, hb] = [decodeHistogram(a), decodeHistogram(b)];
+      if (!ha.totalCount || !hb.totalCount) continue;
+      const random = mulberry32(seed);
+      const qs = figures.map((f) => QUANTILES[f]);
+      const ra = resampledQuantiles(ha, qs, RESAMPLES, random);
+      const rb = resampledQuantiles(hb, qs, RESAMPLES, random);
+      figures.forEach((figure, i) => {
+        const diffs = Array.from(rb[i]!, (v, r) => (v - ra[i]![r]!) / 1000).sort((x, y) => x - y);
+        const interval: [number, number] = [diffs[Math.floor(0.025 * RESAMPLES)]!, diffs[Math.ceil(0.975 * RESAMPLES) - 1]!];
+        changes.push({
+          scenario,
+          endpoint,
+          outcome,
+          figure,
+          baseMs: ha.getValueAtPercentile(QUANTILES[figure]) / 1000,
+          currentMs: hb.getValueAtPercentile(QUANTILES[figure]) / 1000,
+          intervalMs: interval,
+          beyondNoise: Math.min(ha.totalCount, hb.totalCount) >= MIN_ANSWERS && (interval[0] > 0 || interval[1] < 0),
+          counts: { base: ha.totalCount, current: hb.totalCount },
+        });
+      });
+    }
+  }
+  return changes;
+}
+
+/** Answers of a scenario: every response, with the transport errors. */
+const answersOf = (r: ScenarioReport) => r.conformance.responses + Object.values(r.transportErrors).reduce((n, c) => n + c, 0);
+
+/** Two error rates differ beyond chance: a two-proportion z-test at 95%. */
+function ratesDiffer(errorsA: number, nA: number, errorsB: number, nB: number): boolean {
+  if (!nA || !nB) return false;
+  const pooled = (errorsA + errorsB) / (nA + nB);
+  const se = Math.sqrt(pooled * (1 - pooled) * (1 / nA + 1 / nB));
+  return se > 0 && Math.abs(errorsB / nB - errorsA / nA) / se > 1.96;
+}
+
+export function compareRuns(base: LoadRun, current: LoadRun, seed = 1): ScenarioChange[] {
+  const out: ScenarioChange[] = [];
+  for (const b of base.scenarios) {
+    const c = current.scenarios.find((s) => s.id === b.id);
+    if (!c || b.status === "skipped") continue;
+    const [nB, nC] = [answersOf(b), answersOf(c)];
+    out.push({
+      scenario: b.id,
+      rps: { base: b.rps, current: c.rps },
+      errors: {
+        base: b.errors,
+        current: c.errors,
+        baseRate: nB ? b.errors / nB : 0,
+        currentRate: nC ? c.errors / nC : 0,
+        beyondNoise: ratesDiffer(b.errors, nB, c.errors, nC),
+      },
+      latency: latencyChanges(b.id, b, c, seed),
+    });
+  }
+  return out;
+}
+
+/** A gate that broke: what, where, by how much. */
+export interface Regression {
+  gate: string;
+  message: string;
+}
+
+/**
+ * The gates judged: a latency gate on the 2xx answers of every endpoint of a scenario whose
+ * latency is judged (one holding intended waits is shown, never judged), broken when the whole
+ * 95% interval of the change lies past the tolerance — worse beyond both the tolerance and the
+ * noise. rps has no noise model from one run each: the tolerance alone judges it.
+ */
+export function regressions(
+  changes: readonly ScenarioChange[],
+  gates: readonly Gate[],
+  judged: ReadonlySet<string>,
+): Regression[] {
+  const out: Regression[] = [];
+  for (const gate of gates)
+    for (const s of changes) {
+      const { figure } = gate;
+      if (isQuantile(figure)) {
+        if (!judged.has(s.scenario)) continue;
+        for (const f of s.latency.filter((x) => x.figure === figure && x.outcome === "2xx")) {
+          const allowed = gate.absoluteMs ?? (gate.relative ?? 0) * f.baseMs;
+          if (f.beyondNoise && f.intervalMs[0] > allowed)
+            out.push({
+              gate: gate.source,
+              message: `${s.scenario} ${f.endpoint} ${figure} ${fmt(f.baseMs)} → ${fmt(f.currentMs)} ms (+${fmt(f.currentMs - f.baseMs)} ms, 95% interval of the change +${fmt(f.intervalMs[0])}…+${fmt(f.intervalMs[1])} ms) beyond ${gate.source}`,
+            });
+        }
+      } else if (figure === "rps") {
+        const drop = s.rps.base > 0 ? (s.rps.base - s.rps.current) / s.rps.base : 0;
+        if (drop > (gate.relative ?? 0))
+          out.push({
+            gate: gate.source,
+            message: `${s.scenario} rps ${s.rps.base} → ${s.rps.current} (−${pct(drop)}) beyond ${gate.source}`,
+          });
+      } else {
+        const rise = s.errors.currentRate - s.errors.baseRate;
+        if (s.errors.beyondNoise && rise > (gate.relative ?? 0))
+          out.push({
+            gate: gate.source,
+            message: `${s.scenario} errors ${pct(s.errors.baseRate)} → ${pct(s.errors.currentRate)} beyond ${gate.source}`,
+          });
+      }
+    }
+  return out;
+}
+
+const fmt = (ms: number) => (Math.abs(ms) >= 100 ? ms.toFixed(0) : Math.abs(ms) >= 10 ? ms.toFixed(1) : ms.toFixed(2));
+const pct = (share: number) => `${(share * 100).toFixed(2)}%`;
+
+/** The table a terminal shows: one line per scenario, endpoint and outcome. */
+export function compareLines(changes: readonly ScenarioChange[]): string[] {
+  const lines: string[] = [];
+  for (const s of changes) {
+    const errorNote = s.errors.beyondNoise ? " (beyond noise)" : "";
+    lines.push(
+      `${s.scenario}: rps ${s.rps.base} → ${s.rps.current}; errors ${pct(s.errors.baseRate)} → ${pct(s.errors.currentRate)}${errorNote}`,
+    );
+    const rows = new Map<string, FigureChange[]>();
+    for (const f of s.latency) rows.set(`${f.endpoint} [${f.outcome}]`, [...(rows.get(`${f.endpoint} [${f.outcome}]`) ?? []), f]);
+    for (const [row, figures] of rows) {
+      const cells = figures.map((f) => {
+        const change = f.baseMs > 0 ? ((f.currentMs - f.baseMs) / f.baseMs) * 100 : 0;
+        return `${f.figure} ${fmt(f.baseMs)} → ${fmt(f.currentMs)} ms (${change >= 0 ? "+" : ""}${change.toFixed(0)}%${f.beyondNoise ? ", beyond noise" : ""})`;
+      });
+      lines.push(`  ${row} n=${figures[0]!.counts.base}/${figures[0]!.counts.current}: ${cells.join("; ")}`);
+    }
+  }
+  return lines;
+}

@@ -1,0 +1,45 @@
+import { escapeHtml } from "../../report/index.js";
+import { CHART_STYLE, hdrChart } from "../charts.js";
+import type { LoadRun } from "../load-run.js";
+import { OUTCOME_LABEL, OUTCOMES } from "../recorder.js";
+import { compareLines, type Regression, type ScenarioChange } from "./compare.js";
+
+/**
+ * The comparison as a page: the verdict, the gates that broke, the table, and per scenario,
+ * endpoint and outcome the two runs' latency distributions overlaid on one HDR chart.
+ */
+export function renderCompareHtml(
+  runs: { base: LoadRun; current: LoadRun; baseName: string; currentName: string },
+  changes: readonly ScenarioChange[],
+  broken: readonly Regression[],
+): string {
+  const charts = changes.map((s) => {
+    const base = runs.base.scenarios.find((r) => r.id === s.scenario);
+    const current = runs.current.scenarios.find((r) => r.id === s.scenario);
+    const endpoints = Object.keys(base?.latency ?? {}).sort();
+    const figures = endpoints.flatMap((ep) =>
+      OUTCOMES.map((o) => {
+        const [a, b] = [base?.latency[ep]?.[o], current?.latency[ep]?.[o]];
+        if (!a || !b) return "";
+        return hdrChart(`${s.scenario} ${ep}: ${OUTCOME_LABEL[o]} answers, BASE and CURRENT`, [
+          { name: `BASE ${runs.baseName}`, h: a, color: "#64748b", dashed: true },
+          { name: `CURRENT ${runs.currentName}`, h: b, color: "#2563eb" },
+        ]);
+      }),
+    );
+    return `<div class="scenario"><h2>${escapeHtml(s.scenario)}</h2><div class="charts">${figures.join("")}</div></div>`;
+  });
+  const verdict = broken.length
+    ? `<p class="broken"><strong>${broken.length} regression(s) beyond tolerance and noise</strong></p><ul>${broken.map((r) => `<li>${escapeHtml(r.message)}</li>`).join("")}</ul>`
+    : "<p><strong>no regression beyond tolerance and noise</strong></p>";
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>agent-harness load compare · ${escapeHtml(runs.baseName)} → ${escapeHtml(runs.currentName)}</title>
+<style>body{font:14px system-ui,sans-serif;margin:24px;max-width:1700px}pre{background:#f8fafc;padding:8px;overflow:auto}.broken{color:#b91c1c}${CHART_STYLE}</style></head>
+<body><main><h1>agent-harness load compare</h1>
+<p>BASE ${escapeHtml(runs.baseName)} (${escapeHtml(runs.base.startedAt)}) → CURRENT ${escapeHtml(runs.currentName)} (${escapeHtml(runs.current.startedAt)}). A change is beyond noise when the 95% bootstrap interval of the quantile's change, resampled from both runs' recorded histograms, excludes zero.</p>
+${verdict}
+<pre>${escapeHtml(compareLines(changes).join("\n"))}</pre>
+<section id="load">${charts.join("\n")}</section>
+</main></body></html>
+`;
+}

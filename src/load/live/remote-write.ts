@@ -1,0 +1,151 @@
+import protobuf from "protobufjs";
+import { compress } from "snappyjs";
+import { request } from "undici";
+import { networkAgent } from "../../client/network.js";
+import type { LoadRecorder } from "../recorder.js";
+import { OUTCOMES } from "../recorder.js";
+
+/**
+ * `load --out prometheus-rw=URL`: the run's figures sent while it runs to a Prometheus
+ * remote-write endpoint (protocol 1.0: a snappy-compressed protobuf WriteRequest), as k6's
+ * Prometheus output does, so a tester watches them on the dashboards they already have. Every
+ * series carries the run id and the scenario; counters are cumulative per scenario, so a query
+ * of the last sample agrees with load.json.
+ */
+
+/** The WriteRequest of remote-write 1.0 (prometheus/prompb), only the fields a sender fills. */
+const WRITE_REQUEST = protobuf.Root.fromJSON({
+  nested: {
+    WriteRequest: { fields: { timeseries: { rule: "repeated", type: "TimeSeries", id: 1 } } },
+    TimeSeries: {
+      fields: { labels: { rule: "repeated", type: "Label", id: 1 }, samples: { rule: "repeated", type: "Sample", id: 2 } },
+    },
+    Label: { fields: { name: { type: "string", id: 1 }, value: { type: "string", id: 2 } } },
+    Sample: { fields: { value: { type: "double", id: 1 }, timestamp: { type: "int64", id: 2 } } },
+  },
+}).lookupType("WriteRequest");
+
+/** The metric names, one place: docs/load.md's PromQL reads them. */
+export const METRICS = {
+  requests: "agent_harness_requests_total",
+  latency: "agent_harness_latency_ms",
+  transportErrors: "agent_harness_transport_errors_total",
+  ttfb: "agent_harness_stream_ttfb_ms",
+  streamsEnded: "agent_harness_streams_ended_total",
+} as const;
+
+const QUANTILES = [50, 90, 95, 99] as const;
+
+interface Series {
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** What one recorder holds now, as series: answers and latency quantiles by endpoint and outcome, streams, errors. */
+export function seriesOf(recorder: LoadRecorder): Series[] {
+  const out: Series[] = [];
+  for (const [endpoint, byOutcome] of recorder.latency)
+    for (const outcome of OUTCOMES) {
+      const h = byOutcome.get(outcome);
+      if (!h?.totalCount) continue;
+      // a 429's endpoint is its bucket (PROFILE §7): outcome="429" by endpoint is the refusals by bucket
+      out.push({ labels: { __name__: METRICS.requests, endpoint, outcome }, value: h.totalCount });
+      for (const q of QUANTILES)
+        out.push({
+          labels: { __name__: METRICS.latency, endpoint, outcome, quantile: String(q / 100) },
+          value: h.getValueAtPercentile(q) / 1000,
+        });
+    }
+  for (const [message, n] of recorder.transportErrors)
+    out.push({ labels: { __name__: METRICS.transportErrors, error: message.slice(0, 80) }, value: n });
+  const s = recorder.streams;
+  if (s.ttfb.totalCount)
+    for (const q of QUANTILES)
+      out.push({ labels: { __name__: METRICS.ttfb, quantile: String(q / 100) }, value: s.ttfb.getValueAtPercentile(q) / 1000 });
+  for (const [how, n] of Object.entries(s.ended)) out.push({ labels: { __name__: METRICS.streamsEnded, how }, value: n });
+  return out;
+}
+
+/** The body of one push: the series with the run's labels, sorted by name as the protocol asks, at `at` ms. */
+export function writeRequest(series: readonly Series[], common: Record<string, string>, at: number): Uint8Array {
+  const timeseries = series.map((s) => ({
+    labels: Object.entries({ ...s.labels, ...common })
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([name, value]) => ({ name, value })),
+    samples: [{ value: s.value, timestamp: at }],
+  }));
+  return compress(WRITE_REQUEST.encode(WRITE_REQUEST.fromObject({ timeseries })).finish());
+}
+
+/** Pushes every `everyMs` while the run lasts, and once more at its end, for each scenario it saw. */
+export class RemoteWriteMetrics {
+  private readonly recorders: LoadRecorder[] = [];
+  private readonly timer: NodeJS.Timeout;
+  private readonly dispatcher = networkAgent(2);
+  private failure: string | undefined;
+  private pushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly url: string,
+    private readonly runId: string,
+    private readonly warn: (line: string) => void,
+    everyMs = 5_000,
+  ) {
+    this.timer = setInterval(() => this.push(), everyMs);
+    this.timer.unref();
+  }
+
+  /** A scenario's recorder, sent from now on (its last state is sent again at the end). */
+  watch(recorder: LoadRecorder): void {
+    this.recorders.push(recorder);
+    this.push();
+  }
+
+  /** One push of every scenario's current figures, after the one before it. */
+  push(): Promise<void> {
+    this.pushing = this.pushing.then(() => this.send());
+    return this.pushing;
+  }
+
+  private async send(): Promise<void> {
+    if (!this.recorders.length) return;
+    const at = Date.now();
+    const series = this.recorders.flatMap((r) =>
+      seriesOf(r).map((s) => ({ ...s, labels: { ...s.labels, scenario: r.scenario } })),
+    );
+    try {
+      const res = await request(this.url, {
+        method: "POST",
+        dispatcher: this.dispatcher,
+        headers: {
+          "content-type": "application/x-protobuf",
+          "content-encoding": "snappy",
+          "x-prometheus-remote-write-version": "0.1.0",
+        },
+        body: writeRequest(series, { run_id: this.runId, job: "agent-harness" }, at),
+        headersTimeout: 10_000,
+        bodyTimeout: 10_000,
+      });
+      const text = await res.body.text();
+      if (res.statusCode >= 300) this.fail(`answered ${res.statusCode}: ${text.slice(0, 200).trim()}`);
+    } catch (err) {
+      this.fail(err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  private fail(why: string): void {
+    // said once: the metrics are a view of the run, never its verdict
+    if (this.failure === undefined)
+      this.warn(`--out prometheus-rw: ${this.url} ${why} (the run goes on; load.json keeps every figure)`);
+    this.failure = why;
+  }
+
+  /** The last push, then stop; whether every push got through. */
+  async close(): Promise<boolean> {
+    clearInterval(this.timer);
+    this.failure = undefined;
+    await this.push();
+    await this.dispatcher.close();
+    return this.failure === undefined;
+  }
+}

@@ -1,0 +1,46 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect, test } from "vitest";
+import { exampleTenants } from "../../src/load/capacity/plan.js";
+import type { LoadRun } from "../../src/load/load-run.js";
+import { harnessExit, load } from "./verify-run.js";
+
+/**
+ * `load compare` as a release gate, on real runs: the same build twice (A/A) passes, the same
+ * build behind 30 ms more delay each way fails naming the endpoint and the figure, and runs of
+ * other scenarios are refused as not comparable. The three runs go at once, so the machine's
+ * load falls on all of them alike. The gate is on the median: on a shared runner the tail of a
+ * loopback run moves with whatever else runs (docs/figures.md has the A/A figures).
+ */
+const dir = mkdtempSync(join(tmpdir(), "agent-harness-compare-"));
+const keysFile = join(dir, "tenants.json");
+writeFileSync(keysFile, JSON.stringify(exampleTenants(10, 2, 12)));
+const DRIVE = ["--scenario", "capacity", "--keys-file", keysFile, "--duration", "10s"];
+const GATE = ["--max-regression", "p50:+25ms", "--report-dir", dir];
+
+test(
+  "A/A passes, +30 ms fails naming endpoint and figure, other scenarios are not comparable",
+  { timeout: 300_000 },
+  async () => {
+    const [a, b, delayed] = await Promise.all([load(DRIVE), load(DRIVE), load([...DRIVE, "--network-delay", "30"])]);
+    for (const r of [a, b, delayed]) expect(r.code, r.output.slice(-2000)).toBe(0);
+
+    const aa = await harnessExit(["load", "compare", a.runDir, b.runDir, ...GATE]);
+    expect(aa.code, aa.output).toBe(0);
+    expect(aa.output).toMatch(/no regression beyond tolerance and noise/);
+
+    const slower = await harnessExit(["load", "compare", a.runDir, join(delayed.runDir, "load.json"), ...GATE]);
+    expect(slower.code, slower.output).toBe(1);
+    expect(slower.output).toMatch(/✗ capacity (GET|POST|PATCH|DELETE) \/agents\S* p50 .* beyond p50:\+25ms/);
+
+    // the same run under another scenario's name: refused, saying which scenarios each drove
+    const other = JSON.parse(readFileSync(join(b.runDir, "load.json"), "utf8")) as LoadRun;
+    for (const s of other.scenarios) s.id = "throughput";
+    const otherFile = join(dir, "other-load.json");
+    writeFileSync(otherFile, JSON.stringify(other));
+    const refused = await harnessExit(["load", "compare", a.runDir, otherFile, ...GATE]);
+    expect(refused.code, refused.output).toBe(2);
+    expect(refused.output).toMatch(/not comparable: the runs drove other scenarios: BASE capacity, CURRENT throughput/);
+  },
+);

@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { startReferenceServer } from "../../src/target/embedded.js";
+import type { StartedReference } from "../../src/target/types.js";
+import { harnessExit, type VerifyRun, verify } from "../meta/verify-run.js";
+import { makePki, type Pki, startTinyproxy, tinyproxyMissing, tlsTerminator } from "./support/enterprise.js";
+
+/**
+ * A deployment behind a corporate network: reached through a forward proxy (HTTPS_PROXY, as curl
+ * reads it), behind a TLS terminator whose CA only `--ca-file` makes trusted, and behind one that
+ * demands a client certificate. Each row is `verify --profile smoke` in a child process; a
+ * setup it cannot get through is one line naming the flag or variable that fixes it, exit 2.
+ */
+const skip = tinyproxyMissing();
+const SMOKE = ["--profile", "smoke", "--rate-window", "2", "--message-timeout", "3.5"];
+
+let pki: Pki;
+let reference: StartedReference;
+beforeAll(async () => {
+  pki = makePki();
+  reference = await startReferenceServer({ windowSeconds: 2, messageTimeoutSeconds: 3.5 });
+}, 60_000);
+afterAll(async () => {
+  await reference?.close();
+});
+
+const portOf = (baseUrl: string) => Number(new URL(baseUrl).port);
+const lastLines = (run: Pick<VerifyRun, "output">) => run.output.slice(-3000);
+/** The one line the run ended on, naming what fixes it. */
+const refusal = (run: Pick<VerifyRun, "output">) =>
+  run.output
+    .split("\n")
+    .filter((l) => l.startsWith("agent-harness: "))
+    .join("\n") || lastLines(run);
+
+describe.skipIf(skip !== undefined)(`through tinyproxy to an https target${skip ? ` (skipped: ${skip})` : ""}`, () => {
+  test("with --ca-file: every check passes and the proxy's log holds the run's requests; without it: exit 2 naming --ca-file", async () => {
+    const proxy = await startTinyproxy();
+    const terminator = await tlsTerminator(pki, portOf(reference.baseUrl));
+    try {
+      const baseUrl = `${terminator.origin}/v1`;
+      const env = { HTTPS_PROXY: proxy.url, NO_PROXY: "" };
+      const target = ["--base-url", baseUrl, "--api-key", reference.keys.keys[0]!.key, ...SMOKE];
+      const [trusted, untrusted] = await Promise.all([
+        verify([...target, "--ca-file", pki.ca], 1, env),
+        harnessExit(["verify", ...target], env),
+      ]);
+      expect(trusted.code, lastLines(trusted)).toBe(0);
+      expect(trusted.results.checks.filter((c) => c.status === "passed").length).toBeGreaterThan(0);
+      // every request of the run was a tunnel through the proxy to the terminator
+      const tunnels = proxy.log().match(new RegExp(`CONNECT 127\\.0\\.0\\.1:${new URL(terminator.origin).port}`, "g")) ?? [];
+      expect(tunnels.length, proxy.log().slice(-2000)).toBeGreaterThan(0);
+      expect(untrusted.code, lastLines(untrusted)).toBe(2);
+      expect(refusal(untrusted)).toMatch(/--ca-file/);
+    } finally {
+      await terminator.close();
+      await proxy.stop();
+    }
+  });
+});
+
+describe("a target that demands a client certificate", () => {
+  test("with --client-cert and --client-key: exit 0; without: exit 2 naming --client-cert", async () => {
+    const terminator = await tlsTerminator(pki, portOf(reference.baseUrl), true);
+    try {
+      const target = [
+        "--base-url",
+        `${terminator.origin}/v1`,
+        "--api-key",
+        reference.keys.keys[0]!.key,
+        "--ca-file",
+        pki.ca,
+        ...SMOKE,
+      ];
+      const [withCert, without] = await Promise.all([
+        verify([...target, "--client-cert", pki.clientCert, "--client-key", pki.clientKey]),
+        harnessExit(["verify", ...target]),
+      ]);
+      expect(withCert.code, lastLines(withCert)).toBe(0);
+      expect(without.code, lastLines(without)).toBe(2);
+      expect(refusal(without)).toMatch(/--client-cert/);
+    } finally {
+      await terminator.close();
+    }
+  });
+});
