@@ -1,7 +1,14 @@
 import { appendFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import fc from "fast-check";
-import { EventStreamCollector, type Exchange, type ServiceClient, summarizeStream } from "../../src/client/index.js";
+import {
+  EventStreamCollector,
+  type Exchange,
+  RateLimitBreach,
+  RefusedAgain,
+  type ServiceClient,
+  summarizeStream,
+} from "../../src/client/index.js";
 import { isRecord, RATE_LIMITS } from "../../src/contract/index.js";
 import { RunHistory, type SeenRecord } from "../../src/model/history.js";
 import { type TransitionFrom, type TransitionTo, transitionKey } from "../../src/model/transitions.js";
@@ -321,6 +328,9 @@ export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): P
   };
   report(outcome);
   if (!details.failed) return cases;
+  // a 429 the pacing did not expect is no failure of this property: a §7 breach of its own, or the harness's (src/client/refusal.ts)
+  if (details.errorInstance instanceof RateLimitBreach || details.errorInstance instanceof RefusedAgain)
+    throw details.errorInstance;
   if (details.counterexample === null || details.counterexamplePath === null)
     throw new ConformanceFailure(`${run.title}: ${String(details.errorInstance ?? "failed without a counterexample")}`);
 
