@@ -2,6 +2,7 @@ import type { ApiResult, Exchange } from "../../src/client/index.js";
 import { RATE_LIMITS } from "../../src/contract/index.js";
 import {
   Blocked,
+  budget,
   ConformanceFailure,
   expect,
   expectError,
@@ -86,7 +87,7 @@ export async function drainBucket(size: number, counted: Probe, final: Probe = c
       if (needed > W * 1000)
         tooSlow = `a burst of ${remaining}, ${width} at a time, needs ${Math.round(needed)} ms at the round trip measured (${Math.round(roundTrip)} ms): more than the window of ${W} s, which must be at least ten round trips`;
       misses.push(`${Math.max(0, Math.round(left))} ms of the window left, the burst needs ${Math.round(needed)} ms`);
-      await waitForRefill(first.exchange);
+      await freshWindow(size, first.exchange);
       continue;
     }
     bursts++;
@@ -114,7 +115,7 @@ export async function drainBucket(size: number, counted: Probe, final: Probe = c
       misses.push(
         `the window ended mid-burst (${burst.length} sent in ${Math.round(over.exchange.sentAt - first.exchange.receivedAt)} ms)`,
       );
-      await waitForRefill(over.exchange);
+      await freshWindow(size, over.exchange);
       continue;
     }
     expect(over.status, `${label(over)}: one request past the ${size} of the bucket`).toBe(429);
@@ -129,6 +130,19 @@ export async function drainBucket(size: number, counted: Probe, final: Probe = c
   throw new HarnessError(
     `could not empty a bucket of ${size} within ${misses.length} windows${tooSlow ? `: ${tooSlow}` : ""} (${misses.join("; ")})`,
   );
+}
+
+/**
+ * Wait until the next request opens a fresh window of the bucket being emptied. With a tier the
+ * size of the bucket (a tier of 60, Send Message's 60 a window) the headers describe whichever has
+ * fewer left, and each paced request opens a window in the one that just refilled while the
+ * other's runs on: the two stay staggered, and waiting for one Reset never finds both fresh.
+ * PROFILE §7: every window that counted the last request has ended W + 1 s after it, so the next
+ * request opens both together. Otherwise the described bucket's own Reset is enough.
+ */
+async function freshWindow(size: number, last: Exchange): Promise<void> {
+  if (target.tierLimit === size) await budget.afterExhaustion({ receivedAt: last.receivedAt });
+  else await waitForRefill(last);
 }
 
 /**
