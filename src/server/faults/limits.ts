@@ -149,7 +149,7 @@ export const LIMITS_FAULTS: FaultRecord = {
   // sort a drain might take for another client's, which only the service's own count proves wrong
   "create-refused-with-room": fault(
     "limits.endpoint-bucket",
-    "the Create bucket refuses the sixth create of a window, its X-RateLimit-Remaining having said 5 left",
+    "the Create bucket refuses the 6th create of a window while Remaining said 5 left",
     (_app, ctx) => {
       wrap(ctx.limiter, "admit", (orig) => (buckets) => {
         const result = orig(buckets);
