@@ -10,12 +10,15 @@ import { guardExit } from "./exit-guard.js";
 const FAULT_NAMES = Object.keys(FAULTS).sort();
 
 export const SERVE_USAGE = `usage: agent-harness serve [--port N] [--host H] [--keys FILE]
-       [--window-seconds S] [--message-timeout-seconds S] [--clock-skew S] [--fault NAME]...
+       [--window-seconds S] [--windows-on-whole-seconds] [--message-timeout-seconds S] [--clock-skew S]
+       [--fault NAME]...
   --port N                     port to listen on (default 8080; 0 = any free port)
   --host H                     address to bind (default 127.0.0.1)
   --keys FILE                  JSON {"accounts": [...], "keys": [...]}; without it one
                                all-permission key is made and printed once
   --window-seconds S           rate-limit window W (default ${RATE_LIMITS.defaultWindowSeconds})
+  --windows-on-whole-seconds   a rate window starts on the whole second its first request fell in
+                               (default: at that request; PROFILE §7 leaves it to the service)
   --message-timeout-seconds S  Send Message time budget (default ${MESSAGE_TIMING.defaultBudgetSeconds})
   --clock-skew S               the server's clock S seconds ahead (negative: behind): every time it
                                shows moves (Date, X-RateLimit-Reset, createdAt), durations do not
@@ -71,6 +74,7 @@ export function parseServeArgs(argv: string[]) {
           host: { type: "string" },
           keys: { type: "string" },
           "window-seconds": { type: "string" },
+          "windows-on-whole-seconds": { type: "boolean" },
           "message-timeout-seconds": { type: "string" },
           "clock-skew": { type: "string" },
           fault: { type: "string", multiple: true },
@@ -93,6 +97,7 @@ export function parseServeArgs(argv: string[]) {
     keys: values.keys ? readKeysFile(values.keys) : singleKeyFile(RATE_LIMITS.tiers.standard),
     generatedKey: !values.keys,
     windowSeconds: positive("window-seconds", values["window-seconds"], RATE_LIMITS.defaultWindowSeconds),
+    windowStart: values["windows-on-whole-seconds"] ? ("whole-second" as const) : ("first-request" as const),
     messageTimeoutSeconds: positive(
       "message-timeout-seconds",
       values["message-timeout-seconds"],

@@ -33,6 +33,7 @@ import {
   pacing,
   recording,
   redaction,
+  refusals,
   retrying,
   undiciTransport,
 } from "./layers/index.js";
@@ -108,7 +109,7 @@ export class ServiceClient {
   private readonly timeoutMs: number;
   private readonly idField: string;
   private readonly dispatcher: Dispatcher;
-  /** retry → record → (the caller's layers) → redact → pace → undici (src/client/layers) */
+  /** retry → (with pacing: act on a 429 it did not expect) → record → (the caller's layers) → redact → pace → undici (src/client/layers) */
   private readonly dispatch: Dispatch;
 
   constructor(options: ServiceClientOptions) {
@@ -125,6 +126,7 @@ export class ServiceClient {
     const identity = { key: this.keyFingerprint, account: options.account, tierLimit: options.tierLimit };
     this.dispatch = compose(
       retrying(options.retry ?? false, clock, options.random),
+      ...(options.pacing ? [refusals(clock)] : []),
       recording(options.onExchange),
       ...(options.layers ?? []),
       redaction(new Redactor(options.apiKey, options.secrets, options.keyVariable)),

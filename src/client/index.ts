@@ -6,6 +6,7 @@ export * from "./parse-issues.js";
 export * from "./rate.js";
 export * from "./rate-budget.js";
 export { CURL_KEY_VARIABLE, Redactor } from "./recorder.js";
+export * from "./refusal.js";
 export * from "./retry.js";
 export * from "./service-clock.js";
 export * from "./sse.js";

@@ -2,6 +2,7 @@ import { type EndpointSpec, isCountedInBuckets, RATE_LIMITS } from "../contract/
 import { type Clock, systemClock } from "./clock.js";
 import type { RateHeaders } from "./rate.js";
 import { type AccountShare, SlidingCap, shareCap } from "./rate-share.js";
+import type { Refusal } from "./refusal.js";
 
 /**
  * Pacing so a full verification against a real deployment never trips a PROFILE §7 limit by
@@ -78,6 +79,17 @@ export interface RateBudgetOptions {
   onWait?: (wait: PaceWait) => void;
   /** by account label: accounts another process of the run uses too, and this side's part (src/client/rate-share.ts) */
   shares?: Readonly<Record<string, AccountShare>>;
+  /** a 429 the pacing did not expect, and not proven a breach: the request waits its Retry-After and goes again */
+  onRefusalWait?: (wait: RefusalWait) => void;
+}
+
+/** One wait for Retry-After after a 429 the pacing did not expect (src/client/refusal.ts). */
+export interface RefusalWait {
+  /** `<scope>/<bucket>`, or the 429's X-RateLimit-Limit when no bucket of the request has that size */
+  bucket: string;
+  waitMs: number;
+  /** why the 429 proves no breach */
+  why: string;
 }
 
 interface BucketState {
@@ -104,12 +116,23 @@ interface BucketState {
   distrusted: boolean;
   /** the account is shared with another process of the run: this side's sliding cap on the bucket */
   cap?: SlidingCap;
+  /** requests the budget let into the bucket so far, each counted once */
+  acquired: number;
+  /** the last counted answer whose headers described this bucket alone, and its request's mark (PaceTicket.marks) */
+  told?: { limit: number; remaining: number; reset: number; mark: number };
+  /** X-RateLimit-Remaining once dropped by more than the harness sent: another client spends this bucket */
+  foreign: boolean;
 }
 
 export interface PaceTicket {
   readonly buckets: readonly BucketState[];
   /** the budget let it through as within the buckets (not a check emptying one on purpose) */
   readonly paced?: boolean;
+  /**
+   * by bucket, as `buckets`: the requests of that bucket the service may count after this one are
+   * those acquired after the mark (this one included), as any still in flight may overtake it
+   */
+  readonly marks?: readonly number[];
 }
 
 export class RateBudget {
@@ -123,6 +146,7 @@ export class RateBudget {
   /** by account label: when its share stops applying (the other side ended a window ago) */
   private readonly sharesEnd = new Map<string, number>();
   private settled: Array<() => void> = [];
+  private readonly onRefusalWait: ((wait: RefusalWait) => void) | undefined;
 
   constructor(options: RateBudgetOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -132,6 +156,12 @@ export class RateBudget {
     this.onWait = options.onWait;
     this.serviceOffsetMs = options.serviceOffsetMs ?? 0;
     this.shares = options.shares ?? {};
+    this.onRefusalWait = options.onRefusalWait;
+  }
+
+  /** How long a 429 that announced no Retry-After waits: PROFILE §7, a bucket refills within W + 1 s. */
+  get unannouncedWaitMs(): number {
+    return this.maxWaitMs;
   }
 
   /**
@@ -178,12 +208,14 @@ export class RateBudget {
       }
       break;
     }
+    const marks = states.map((b) => b.acquired - b.inFlight);
     for (const b of states) {
       this.capOf(b)?.take();
       b.inFlight++;
+      b.acquired++;
       if (b.remaining !== undefined) b.remaining--;
     }
-    return { buckets: states, paced: wait };
+    return { buckets: states, paced: wait, marks };
   }
 
   /** Learn from the answer to a request `acquire` let through; `undefined` when it got none (transport error). */
@@ -201,6 +233,7 @@ export class RateBudget {
           if (b.remaining !== undefined) b.remaining = Math.min(b.remaining + 1, b.size ?? Infinity);
       const rate = answer.rate;
       if (rate?.limit !== undefined && rate.remaining !== undefined && rate.reset !== undefined) {
+        if (counted) this.remember(ticket, { limit: rate.limit, remaining: rate.remaining, reset: rate.reset });
         for (const b of ticket.buckets) b.headerless = false;
         this.learn(ticket, answer, { limit: rate.limit, remaining: rate.remaining, reset: rate.reset });
       } else if (counted) {
@@ -214,6 +247,52 @@ export class RateBudget {
       this.settled = [];
       for (const resolve of waiting) resolve();
     }
+  }
+
+  /**
+   * The bucket of the request whose size is `limit`, when the headers can describe no other: the
+   * endpoint's bucket, its size not the tier's (the tier's known). The tier is never told apart
+   * this way: other keys and lanes of the account spend it too.
+   */
+  private describedBucket(ticket: PaceTicket, limit: number | undefined): { bucket: BucketState; mark: number } | undefined {
+    const i = ticket.buckets.findIndex((b) => !b.isTier);
+    const endpoint = ticket.buckets[i];
+    const tier = ticket.buckets.find((b) => b.isTier);
+    if (endpoint === undefined || endpoint.size !== limit || tier?.size === undefined || tier.size === limit) return undefined;
+    return { bucket: endpoint, mark: ticket.marks?.[i] ?? 0 };
+  }
+
+  /** A counted answer that described the endpoint's bucket: the last word on it, and a drop it cannot explain is another client's. */
+  private remember(ticket: PaceTicket, rate: { limit: number; remaining: number; reset: number }): void {
+    const described = this.describedBucket(ticket, rate.limit);
+    if (described === undefined) return;
+    const { bucket: b, mark } = described;
+    if (b.told?.reset === rate.reset && b.told.remaining - rate.remaining > b.acquired - b.told.mark - 1) b.foreign = true;
+    b.told = { ...rate, mark };
+  }
+
+  /** What the budget knows of a 429 RATE_LIMIT_EXCEEDED it let through: the bucket its headers describe and that bucket's last word. */
+  refusal(ticket: PaceTicket, answer: PaceAnswer): Refusal {
+    const rate = answer.rate;
+    const described = this.describedBucket(ticket, rate?.limit);
+    const base = { remaining: rate?.remaining, reset: rate?.reset, retryAfterSeconds: rate?.retryAfter };
+    if (described === undefined) return base;
+    const b = described.bucket;
+    const notOwn = b.foreign
+      ? "its X-RateLimit-Remaining once dropped by more than the harness had sent: another client spends this bucket"
+      : this.shares[b.account] !== undefined
+        ? "another lane of this run uses the same account"
+        : undefined;
+    const told = b.told && { ...b.told, sentSince: Math.max(0, b.acquired - b.told.mark - 2) };
+    const kind = b.name.startsWith("agentMessages:") ? "limits.agent-bucket" : "limits.endpoint-bucket";
+    return { ...base, bucket: { label: `${b.name} bucket of ${b.scope}`, clause: kind, told, notOwn } };
+  }
+
+  /** A refusal that proved nothing: the request waits for Retry-After; the run counts the wait per bucket. */
+  refusalWait(ticket: PaceTicket, answer: PaceAnswer, why: string, waitMs: number): void {
+    const described = this.describedBucket(ticket, answer.rate?.limit);
+    const bucket = described ? label(described.bucket) : `a bucket of ${answer.rate?.limit ?? "unknown"} (not told apart)`;
+    this.onRefusalWait?.({ bucket, waitMs, why });
   }
 
   /**
@@ -310,6 +389,8 @@ export class RateBudget {
         headerless: false,
         overstated: 0,
         distrusted: false,
+        acquired: 0,
+        foreign: false,
       };
       this.buckets.set(id, b);
     }

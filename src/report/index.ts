@@ -7,6 +7,7 @@ export * from "./model.js";
 export * from "./plan-types.js";
 export * from "./property.js";
 export * from "./redact.js";
+export * from "./refusals.js";
 export * from "./terminal.js";
 export * from "./verdict.js";
 export * from "./write.js";

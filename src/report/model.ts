@@ -4,6 +4,7 @@ import { roleLabel } from "../target/key-roles.js";
 import type { Finding } from "./findings.js";
 import type { RunPlan } from "./plan-types.js";
 import type { PropertySummary } from "./property.js";
+import type { RefusalWaits } from "./refusals.js";
 
 /**
  * The results model of one `agent-harness verify` run. Every report (JUnit, JSON, HTML,
@@ -66,6 +67,8 @@ export interface RunResult {
   property?: PropertySummary;
   /** set when the run was stopped (Ctrl-C) before every check ran */
   interrupted?: { done: number; total: number };
+  /** 429s the pacing did not expect, proving no breach: waited out for Retry-After and sent again (src/report/refusals.ts) */
+  refusalWaits?: RefusalWaits;
 }
 
 /**

@@ -49,9 +49,14 @@ export interface Verdict {
   clauseAtFault?: string;
 }
 
-/** The names of the errors the harness throws: the client's TransportError is the harness's too. */
-const HARNESS_ERRORS = new Set(["HarnessError", "TransportError"]);
-const IN_CLAUSE_WORDS = new Set(["ConformanceFailure", "Blocked", ...HARNESS_ERRORS]);
+/**
+ * The names of the errors the harness throws: the client's TransportError is the harness's too,
+ * and so is its RefusedAgain (a request refused again and again though the pacing expected room:
+ * something else spends the bucket, src/client/refusal.ts).
+ */
+const HARNESS_ERRORS = new Set(["HarnessError", "TransportError", "RefusedAgain"]);
+/** The client's RateLimitBreach is a ConformanceFailure of a §7 bucket clause, proven by the service's own headers. */
+const IN_CLAUSE_WORDS = new Set(["ConformanceFailure", "Blocked", "RateLimitBreach", ...HARNESS_ERRORS]);
 
 /** One place that reads a check's errors: any harness error makes it an error, else any Blocked blocked, else failed. */
 export function classify(errors: readonly ThrownError[]): Verdict {

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { RateBudget, ServiceClient } from "../client/index.js";
 import { LIST_LIMITS, type Permission } from "../contract/index.js";
 import type { CheckResult } from "../report/index.js";
-import type { HarnessTarget } from "../target/harness-target.js";
+import { type HarnessTarget, RUN_NAME_PATTERN } from "../target/harness-target.js";
 import { KEY_ROLE_NAMES, KEY_ROLES } from "../target/key-roles.js";
 
 /** A list page read leniently: `data` an array of anything, `totalPages` when it is a number. */
@@ -209,7 +209,7 @@ export async function deleteByPrefix(
     retry: { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: (window + 1) * 1000 },
   });
   try {
-    const matches = (await listAll(client)).filter((a) => a.name.startsWith(prefix) && /^ah-\d{4}-\d{2}-\d{2}T/.test(a.name));
+    const matches = (await listAll(client)).filter((a) => a.name.startsWith(prefix) && RUN_NAME_PATTERN.test(a.name));
     out.write(`${matches.length} agent(s) named ${prefix}…\n`);
     let failed = 0;
     for (const a of matches) {

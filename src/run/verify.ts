@@ -10,11 +10,14 @@ import {
   exitCodeOf,
   formatProgress,
   formatPropertySummary,
+  formatRefusalWaits,
   formatSummary,
   ProgressFailures,
   type PropertySummary,
+  type RefusalWaits,
   type RunResult,
   readPropertySummary,
+  readRefusalWaits,
   writeReports,
 } from "../report/index.js";
 import { type HarnessTarget, keysOf, type PropertyReplay } from "../target/harness-target.js";
@@ -196,6 +199,7 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
   const suiteOptions = suiteOptionsOf(config, target);
   let planned: PlannedRun | undefined;
   let property: PropertySummary | undefined;
+  let refusalWaits: RefusalWaits | undefined;
   let started = performance.now();
   // a planned run has a bound: no target (rate headers that lie to the pacing) makes it crawl
   const bounded = new AbortController();
@@ -242,6 +246,8 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
     });
     property = readPropertySummary(runDir);
     out.write(formatPropertySummary(property));
+    refusalWaits = readRefusalWaits(runDir);
+    out.write(formatRefusalWaits(refusalWaits));
   } finally {
     abort.release();
     clearTimeout(overrun);
@@ -287,6 +293,7 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
     },
     checks,
     ...(property ? { property } : {}),
+    ...(refusalWaits ? { refusalWaits } : {}),
     findings: suites.findings,
     ...(abort.signal.aborted
       ? { interrupted: { done: checks.filter((c) => c.suite !== "run" && c.status !== "skipped").length, total: suites.total } }

@@ -8,6 +8,8 @@ import { AgentStore } from "./store.js";
 export interface BuildOptions {
   keys: KeysFile;
   windowSeconds?: number;
+  /** where a rate window starts (PROFILE §7 leaves it open): the bucket's first counted request (default), or the whole second it fell in */
+  windowStart?: "first-request" | "whole-second";
   messageTimeoutSeconds?: number;
   clock?: Clock;
   /** the server's clock this many seconds ahead of `clock` (behind when negative): see skewedClock */
@@ -43,7 +45,7 @@ export class ServerContext {
     this.keyRing = new KeyRing(options.keys);
     this.clock = skewedClock(options.clock ?? systemClock, (options.clockSkewSeconds ?? 0) * 1000);
     this.store = new AgentStore(this.clock);
-    this.limiter = new RateLimiter(this.clock, windowSeconds);
+    this.limiter = new RateLimiter(this.clock, windowSeconds, options.windowStart);
   }
 
   /** Spend one message unit; false when the quota is already spent. */

@@ -484,6 +484,10 @@ const PROBES: Record<string, Probe> = {
     expected: 429,
     probe: async (s) => (await repeat(11, () => s.call("POST", "/v1/agents", { body: { name: "A" } }))).status,
   },
+  "create-refused-with-room": {
+    expected: 201,
+    probe: async (s) => (await repeat(6, () => s.call("POST", "/v1/agents", { body: { name: "A" } }))).status,
+  },
   "agent-bucket-per-key": {
     expected: 429,
     probe: async (s) => {

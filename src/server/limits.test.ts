@@ -275,3 +275,17 @@ describe("§7 sizes and content types", () => {
     expect(listOf(await s.call("GET", "/v1/agents")).pagination.total).toBe(0);
   });
 });
+
+describe("§7 windows on whole seconds (--windows-on-whole-seconds)", () => {
+  test("a window opened mid-second ends W after that second began, and its Reset says so exactly", async () => {
+    const s = makeServer({ windowStart: "whole-second" });
+    await s.clock.advance(700); // 0.7 s into a second
+    const first = await s.call("GET", "/v1/agents");
+    const secondBegan = Math.floor(s.clock.now() / 1000);
+    expect(num(first, "x-ratelimit-reset")).toBe(secondBegan + WINDOW_SECONDS);
+    // the clean server's window would start at the request: W later, rounded up
+    const clean = makeServer();
+    await clean.clock.advance(700);
+    expect(num(await clean.call("GET", "/v1/agents"), "x-ratelimit-reset")).toBe(Math.ceil(nowSeconds(clean) + WINDOW_SECONDS));
+  });
+});

@@ -82,8 +82,20 @@ export class RateLimiter {
   constructor(
     private readonly clock: Clock,
     windowSeconds: number,
+    /**
+     * PROFILE §7 leaves a window's start to the service: the reference starts it at the bucket's
+     * first counted request; with `wholeSecond` it starts on the whole second that request fell in,
+     * as services that keep windows on their clock's seconds do (a window then ends up to 1 s
+     * sooner than W after the request that opened it)
+     */
+    private readonly windowStart: "first-request" | "whole-second" = "first-request",
   ) {
     this.windowMs = windowSeconds * 1000;
+  }
+
+  /** When a window opened now ends. */
+  private windowEnd(now: number): number {
+    return (this.windowStart === "whole-second" ? Math.floor(now / 1000) * 1000 : now) + this.windowMs;
   }
 
   private current(key: string, now: number): Window | undefined {
@@ -108,7 +120,7 @@ export class RateLimiter {
     for (const b of buckets) {
       const w = this.current(b.key, now);
       // Stryker disable next-line ArithmeticOperator,LogicalOperator: only an empty bucket's reset is used, and a bucket without a window is never empty
-      const resetAt = w?.resetAt ?? now + this.windowMs;
+      const resetAt = w?.resetAt ?? this.windowEnd(now);
       if ((w?.count ?? 0) >= b.size && (!last || resetAt > last.resetAt)) last = { size: b.size, remaining: 0, resetAt };
     }
     // Retry-After: whole seconds until that bucket refills, at least 1
@@ -116,7 +128,7 @@ export class RateLimiter {
     for (const b of buckets) {
       const w = this.windows.get(b.key); // current() above dropped the windows that had ended
       if (w) w.count++;
-      else this.windows.set(b.key, { count: 1, resetAt: now + this.windowMs });
+      else this.windows.set(b.key, { count: 1, resetAt: this.windowEnd(now) });
     }
     return ADMITTED;
   }
@@ -132,7 +144,7 @@ export class RateLimiter {
       if (!best || remaining < bestRemaining) {
         best = b;
         bestRemaining = remaining;
-        bestResetAt = w ? w.resetAt : now + this.windowMs;
+        bestResetAt = w ? w.resetAt : this.windowEnd(now);
       }
     }
     // Stryker disable next-line StringLiteral: every request has at least its tier bucket: unreachable

@@ -8,6 +8,7 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
   const { app } = buildServer({
     keys,
     windowSeconds: options.windowSeconds,
+    windowStart: options.windowStart,
     messageTimeoutSeconds: options.messageTimeoutSeconds,
     faults: options.faults,
     clockSkewSeconds: options.clockSkewSeconds,

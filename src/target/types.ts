@@ -10,6 +10,8 @@ export interface ReferenceServerOptions {
   keys?: KeysFileInput;
   /** rate-limit window W in seconds (default 60) */
   windowSeconds?: number;
+  /** where a window starts: the bucket's first counted request (default), or the whole second it fell in */
+  windowStart?: "first-request" | "whole-second";
   /** Send Message time budget in seconds (default 30) */
   messageTimeoutSeconds?: number;
   /** injected defects by name (see src/server/faults.ts); empty for a conformant server */

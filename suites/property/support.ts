@@ -1,12 +1,27 @@
 import { appendFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import fc from "fast-check";
-import { EventStreamCollector, type Exchange, type ServiceClient, summarizeStream } from "../../src/client/index.js";
+import {
+  EventStreamCollector,
+  type Exchange,
+  RateLimitBreach,
+  RefusedAgain,
+  type ServiceClient,
+  summarizeStream,
+} from "../../src/client/index.js";
 import { isRecord, RATE_LIMITS } from "../../src/contract/index.js";
 import { RunHistory, type SeenRecord } from "../../src/model/history.js";
 import { type TransitionFrom, type TransitionTo, transitionKey } from "../../src/model/transitions.js";
 import { deploymentPropertyRequests, type PropertyReplay } from "../../src/target/harness-target.js";
-import { ConformanceFailure, clientFor, expect, observeExchanges, rememberToken, target } from "../support/harness.js";
+import {
+  ConformanceFailure,
+  clientFor,
+  expect,
+  HarnessError,
+  observeExchanges,
+  rememberToken,
+  target,
+} from "../support/harness.js";
 
 /**
  * The property suites' runner: seeds from the run (`--seed`), budgets (`--max-requests`), and a
@@ -326,6 +341,10 @@ export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): P
   };
   report(outcome);
   if (!details.failed) return cases;
+  // a 429 the pacing did not expect is no failure of this property: a §7 breach of its own, or the
+  // harness's (src/client/refusal.ts); nor is a case the harness could not judge (another client in the account)
+  const thrown = details.errorInstance;
+  if (thrown instanceof RateLimitBreach || thrown instanceof RefusedAgain || thrown instanceof HarnessError) throw thrown;
   if (details.counterexample === null || details.counterexamplePath === null)
     throw new ConformanceFailure(`${run.title}: ${String(details.errorInstance ?? "failed without a counterexample")}`);
 

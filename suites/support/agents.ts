@@ -3,7 +3,7 @@ import type { ServiceClient } from "../../src/client/index.js";
 import type { Agent, CreateAgentBody, MockModel } from "../../src/contract/index.js";
 import { Blocked } from "../../src/report/index.js";
 import { expectOk } from "./assertions.js";
-import { budget, clientFor, rememberToken } from "./exchanges.js";
+import { clientFor, rememberToken } from "./exchanges.js";
 import { target } from "./target.js";
 
 /** Agents made by a test: named with the run prefix, recorded in the ledger, deleted after the test. */
@@ -23,14 +23,9 @@ export class AgentFactory {
   /** Create an agent that must succeed; the test fails with the target's answer otherwise. */
   async create(body: Partial<CreateAgentBody> = {}): Promise<Agent> {
     for (const p of Object.values(body.platforms ?? {})) if (p?.token) rememberToken(p.token);
-    const send = () => this.api.createAgent({ name: this.name(), ...body } as CreateAgentBody);
-    let res = await send();
-    // a 429 the pacing did not expect: wait for the refill PROFILE §7 guarantees and try once more,
-    // rather than let a wrong header cascade into every later check (the 429 itself is a finding)
-    if (res.status === 429 && res.error?.code === "RATE_LIMIT_EXCEEDED") {
-      await budget.afterExhaustion(res.exchange);
-      res = await send();
-    }
+    // a 429 the pacing did not expect never reaches here: the client waited its Retry-After and
+    // sent again, or threw the §7 breach it proves (src/client/refusal.ts)
+    const res = await this.api.createAgent({ name: this.name(), ...body } as CreateAgentBody);
     let agent: Agent;
     try {
       agent = expectOk(res, 201);

@@ -1,5 +1,5 @@
 import { appendFileSync, existsSync, readFileSync, watch } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { RESPONSE_CHECKS } from "../../src/checks/registry.js";
 import { runChecks } from "../../src/checks/run.js";
 import {
@@ -21,6 +21,7 @@ import {
   findingKey,
   HarnessError,
   type Observation,
+  REFUSALS_FILE,
 } from "../../src/report/index.js";
 import { keyVariable, roleOfKey } from "../../src/target/key-roles.js";
 import { ALL_KEYS, SERVICE_CLOCK, target } from "./target.js";
@@ -155,6 +156,8 @@ export const budget = new RateBudget({
   serviceOffsetMs: SERVICE_CLOCK.offsetSeconds * 1000,
   // an account another lane uses too: this lane keeps to its share of its buckets (src/plan/lanes.ts)
   ...(target.accountShares ? { shares: target.accountShares } : {}),
+  // a 429 the pacing did not expect that proved nothing: the run counts each wait for its Retry-After, per bucket
+  onRefusalWait: (wait) => appendFileSync(join(dirname(target.ledgerFile), REFUSALS_FILE), `${JSON.stringify(wait)}\n`),
 });
 
 /**

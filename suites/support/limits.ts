@@ -1,6 +1,16 @@
 import type { ApiResult, Exchange } from "../../src/client/index.js";
 import { RATE_LIMITS } from "../../src/contract/index.js";
-import { Blocked, ConformanceFailure, expect, expectError, HarnessError, target, waitForRefill } from "./harness.js";
+import {
+  Blocked,
+  budget,
+  ConformanceFailure,
+  expect,
+  expectError,
+  HarnessError,
+  SERVICE_CLOCK,
+  target,
+  waitForRefill,
+} from "./harness.js";
 
 /**
  * PROFILE §7 helpers shared by the limits suites. Each check that empties a bucket does it on
@@ -40,7 +50,11 @@ export function expectTierLimit(res: Result): void {
  */
 export async function drainBucket(size: number, counted: Probe, final: Probe = counted, width = size): Promise<Result> {
   let tooSlow = "";
-  for (let attempt = 1; attempt <= MAX_DRAIN_ATTEMPTS; attempt++) {
+  /** why each window tried did not serve, for the error that ends the tries */
+  const misses: string[] = [];
+  // a window with too little left is waited out for a fresh one, and a burst a window cut short is
+  // tried again in a fresh one: MAX_DRAIN_ATTEMPTS bursts at most, each after at most one such wait
+  for (let tried = 1, bursts = 0; bursts < MAX_DRAIN_ATTEMPTS && tried <= 2 * MAX_DRAIN_ATTEMPTS; tried++) {
     const first = await counted(true);
     expect(first.status, `${label(first)}: a paced request`).not.toBe(429);
     const rate = first.exchange.rate;
@@ -50,26 +64,33 @@ export async function drainBucket(size: number, counted: Probe, final: Probe = c
     if (limit !== size) {
       // PROFILE §7: the headers describe the bucket with the fewest remaining; now it is the tier's
       expectTierLimit(first);
+      misses.push("the tier had fewer left than the bucket");
       await waitForRefill(first.exchange);
       continue;
     }
-    // STYLE §12: the burst is planned on the round trip just measured, not on loopback. It takes
-    // one round trip per batch, then the request past it and the one whose effect matters: it
-    // must fit in what is left of the window (a window that does end mid-burst is caught below
-    // and retried). That end: W after the paced request when it opened the window (PROFILE §7:
-    // the reference starts it at the first counted request), else Reset, which is rounded up,
-    // so up to 1 s of it may be gone.
+    // STYLE §12: the burst is planned on the round trip just measured, not on loopback: `width`
+    // in flight together, one round trip per `width`, then the request past it and the one whose
+    // effect matters (drainMs). It must fit in what is left of the window (a window that does end
+    // mid-burst is caught below and tried again in a fresh one). That end: W after the paced
+    // request when it opened the window (PROFILE §7: the reference starts it at the first counted
+    // request) or, when the service keeps its windows on its clock's whole seconds, its Reset (up
+    // to 1 s sooner): the earlier of the two. Else Reset, rounded up, so up to 1 s of it may be gone.
     const roundTrip = first.exchange.durationMs;
-    const needed = (Math.ceil(remaining / width) + 2) * roundTrip + BURST_SLACK_MS;
-    const windowEnd = remaining === limit - 1 ? first.exchange.sentAt + W * 1000 : reset * 1000 - 1000;
-    if (windowEnd - first.exchange.receivedAt < needed) {
+    const needed = drainMs(remaining, width, roundTrip);
+    const windowEnd =
+      remaining === limit - 1
+        ? Math.min(first.exchange.sentAt + W * 1000, reset * 1000 - SERVICE_CLOCK.offsetSeconds * 1000)
+        : reset * 1000 - 1000;
+    const left = windowEnd - first.exchange.receivedAt;
+    if (left < needed) {
       // a round trip that long on a window this short (a busy runner, a far service): measure again in the next window
       if (needed > W * 1000)
         tooSlow = `a burst of ${remaining}, ${width} at a time, needs ${Math.round(needed)} ms at the round trip measured (${Math.round(roundTrip)} ms): more than the window of ${W} s, which must be at least ten round trips`;
-      await waitForRefill(first.exchange);
+      misses.push(`${Math.max(0, Math.round(left))} ms of the window left, the burst needs ${Math.round(needed)} ms`);
+      await freshWindow(size, first.exchange);
       continue;
     }
-    // all at once (or `width` at a time): the burst must fit in what is left of the window
+    bursts++;
     const tierRanOutFirst = (res: Result) => res.status === 429 && res.exchange.rate?.limit !== size;
     const burst = await inBatches(remaining, width, () => counted(false), tierRanOutFirst);
     const tierRanOut = burst.find(tierRanOutFirst);
@@ -83,13 +104,20 @@ export async function drainBucket(size: number, counted: Probe, final: Probe = c
           );
     if (tierRanOut !== undefined) {
       expectTierLimit(tierRanOut);
+      misses.push("the tier ran out first");
       await waitForRefill(tierRanOut.exchange);
       continue;
     }
     // first a request without effect: a window that ended mid-burst refilled the bucket — not a
-    // breach, and nothing happened, so try again in the new window
+    // breach, and nothing happened, so try again from the start of a fresh window
     const over = await counted(false);
-    if (over.status !== 429 && (over.exchange.rate?.reset ?? 0) > reset) continue;
+    if (over.status !== 429 && (over.exchange.rate?.reset ?? 0) > reset) {
+      misses.push(
+        `the window ended mid-burst (${burst.length} sent in ${Math.round(over.exchange.sentAt - first.exchange.receivedAt)} ms)`,
+      );
+      await freshWindow(size, over.exchange);
+      continue;
+    }
     expect(over.status, `${label(over)}: one request past the ${size} of the bucket`).toBe(429);
     if (final === counted) return over;
     // the bucket is empty and a 429 counts in no bucket: the request whose effect matters must find it empty too
@@ -100,8 +128,21 @@ export async function drainBucket(size: number, counted: Probe, final: Probe = c
     return last;
   }
   throw new HarnessError(
-    `could not empty a bucket of ${size} within ${MAX_DRAIN_ATTEMPTS} windows${tooSlow ? `: ${tooSlow}` : ""}`,
+    `could not empty a bucket of ${size} within ${misses.length} windows${tooSlow ? `: ${tooSlow}` : ""} (${misses.join("; ")})`,
   );
+}
+
+/**
+ * Wait until the next request opens a fresh window of the bucket being emptied. With a tier the
+ * size of the bucket (a tier of 60, Send Message's 60 a window) the headers describe whichever has
+ * fewer left, and each paced request opens a window in the one that just refilled while the
+ * other's runs on: the two stay staggered, and waiting for one Reset never finds both fresh.
+ * PROFILE §7: every window that counted the last request has ended W + 1 s after it, so the next
+ * request opens both together. Otherwise the described bucket's own Reset is enough.
+ */
+async function freshWindow(size: number, last: Exchange): Promise<void> {
+  if (target.tierLimit === size) await budget.afterExhaustion({ receivedAt: last.receivedAt });
+  else await waitForRefill(last);
 }
 
 /**
@@ -121,14 +162,32 @@ export function expectEmptyBucket429(res: Result, size: number): void {
   ).toBe(true);
 }
 
-/** `count` requests, `width` at a time; stops after the batch in which `stop` held for one. */
+/**
+ * How long a burst of `count` requests, `width` in flight together, takes at `roundTrip` ms: one
+ * round trip per `width` (each place sends its next request as soon as its answer came), then the
+ * request past it and the one whose effect matters, and what a busy machine adds.
+ */
+export const drainMs = (count: number, width: number, roundTrip: number): number =>
+  (Math.ceil(count / width) + 2) * roundTrip + BURST_SLACK_MS;
+
+/**
+ * `count` requests with `width` in flight together, in the order of `i`: each place sends the next
+ * request as soon as its answer came (a slow answer holds back one place, not a batch, so the
+ * burst takes ⌈count / width⌉ round trips on average, not its slowest answers' sum). Once `stop`
+ * held for an answer no more are sent; the answers come back by `i`.
+ */
 export async function inBatches<T>(count: number, width: number, send: (i: number) => Promise<T>, stop: (r: T) => boolean) {
-  const results: T[] = [];
-  for (let start = 0; start < count; start += width) {
-    const batch = Array.from({ length: Math.min(width, count - start) }, (_, j) => send(start + j));
-    const answers = await Promise.all(batch);
-    results.push(...answers);
-    if (answers.some(stop)) break;
-  }
-  return results;
+  const answers: (T | undefined)[] = [];
+  let next = 0;
+  let stopped = false;
+  const place = async () => {
+    while (!stopped && next < count) {
+      const i = next++;
+      const answer = await send(i);
+      answers[i] = answer;
+      if (stop(answer)) stopped = true;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(width, count)) }, place));
+  return answers.filter((a): a is T => a !== undefined);
 }

@@ -1,6 +1,7 @@
 import type { EndpointId } from "../../contract/index.js";
 import type { Exchange } from "../exchange.js";
 import type { RateHeaders } from "../rate.js";
+import type { RefusalDecision } from "../refusal.js";
 import type { RetryPolicy } from "../retry.js";
 import type { EventStreamCollector, SseEvent } from "../sse.js";
 
@@ -49,6 +50,8 @@ export interface Outcome {
   aborted: boolean;
   /** the connection failed mid-stream */
   transportError?: string;
+  /** the answer was a 429 the pacing did not expect: what it proves, or how long to wait (src/client/refusal.ts) */
+  refusal?: RefusalDecision;
 }
 
 export type Dispatch = (request: OutgoingRequest) => Promise<Outcome>;

@@ -1,6 +1,7 @@
 import { ENDPOINTS, matchEndpoint } from "../../contract/index.js";
 import { errorCodeOf } from "../exchange.js";
 import { endpointBucket, type PaceAnswer, type RateBudget } from "../rate-budget.js";
+import { judgeRefusal } from "../refusal.js";
 import type { Layer, OutgoingRequest } from "./dispatch.js";
 
 export interface PacingIdentity {
@@ -36,8 +37,17 @@ export function pacing(budget: RateBudget, identity: PacingIdentity): Layer {
         },
       });
       const { response, rate, receivedAt } = outcome.exchange;
-      settle({ status: response.status, code: errorCodeOf(response.json), rate, receivedAt });
-      return outcome;
+      const answer = { status: response.status, code: errorCodeOf(response.json), rate, receivedAt };
+      settle(answer);
+      // a 429 the pacing did not expect: a §7 breach the service's answers prove, or a wait (src/client/refusal.ts)
+      if (!ticket.paced || answer.status !== 429 || answer.code !== "RATE_LIMIT_EXCEEDED") return outcome;
+      const decision = judgeRefusal(budget.refusal(ticket, answer));
+      if (decision.kind === "wait") {
+        const waitMs = decision.waitMs ?? budget.unannouncedWaitMs;
+        budget.refusalWait(ticket, answer, decision.why, waitMs);
+        return { ...outcome, refusal: { ...decision, waitMs } };
+      }
+      return { ...outcome, refusal: decision };
     } catch (error) {
       settle(undefined); // counted or not, unknown
       throw error;

@@ -1,0 +1,146 @@
+import { describe, expect, test } from "vitest";
+import { ENDPOINTS } from "../contract/index.js";
+import { FakeClock } from "./clock.js";
+import { compose, pacing, recording, refusals } from "./layers/index.js";
+import { outgoing, scripted } from "./layers/test-support.js";
+import type { RateHeaders } from "./rate.js";
+import { endpointBucket, type PaceRequest, RateBudget, type RefusalWait } from "./rate-budget.js";
+import { judgeRefusal, RateLimitBreach, type Refusal, RefusedAgain } from "./refusal.js";
+
+const told = { limit: 10, remaining: 4, reset: 1_000, sentSince: 1 };
+const bucket = { label: "keyEndpoint:createAgent bucket of key:a", clause: "limits.endpoint-bucket" as const, told };
+const refused: Refusal = { remaining: 0, reset: 1_000, retryAfterSeconds: 2, bucket };
+
+describe("judgeRefusal: a 429 the pacing did not expect", () => {
+  test("is a breach of the bucket's clause when its last answer in the window left more room than was sent since", () => {
+    const decision = judgeRefusal(refused);
+    expect(decision).toMatchObject({ kind: "breach", clause: "limits.endpoint-bucket" });
+    expect(decision.kind === "breach" && decision.message).toContain("said Remaining 4 of 10");
+  });
+
+  test.for([
+    ["Remaining was spent by what was sent since", { bucket: { ...bucket, told: { ...told, sentSince: 4 } } }, "sent 4 since"],
+    ["the last answer was of another window", { reset: 1_001 }, "another window"],
+    ["no answer of the bucket yet", { bucket: { ...bucket, told: undefined } }, "no earlier answer"],
+    ["another client spends the bucket", { bucket: { ...bucket, notOwn: "another client" } }, "another client"],
+    ["the 429 left room (the in-flight cap's)", { remaining: 3 }, "not 0"],
+    ["no bucket of the request has its Limit", { bucket: undefined }, "tell apart"],
+  ] as const)("is a wait for Retry-After when %s", ([, change, why]) => {
+    const decision = judgeRefusal({ ...refused, ...change });
+    expect(decision).toMatchObject({ kind: "wait", waitMs: 2_000 });
+    expect(decision.kind === "wait" && decision.why).toContain(why);
+  });
+
+  test("without a Retry-After the wait is left to the caller (the window W)", () => {
+    expect(judgeRefusal({ ...refused, retryAfterSeconds: undefined, bucket: undefined })).toMatchObject({ waitMs: undefined });
+  });
+});
+
+describe("RateBudget: what it knows of a refusal", () => {
+  const create = endpointBucket(ENDPOINTS.createAgent);
+  const request: PaceRequest = { key: "key:a", bucket: create, tierLimit: 60 };
+  const rate = (remaining: number, reset = 1_000, limit = 10): RateHeaders => ({ limit, remaining, reset, malformed: [] });
+
+  function setup(shares = {}) {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ clock, windowSeconds: 5, shares });
+    const answer = async (status: number, headers: RateHeaders, code?: string) => {
+      const ticket = await budget.acquire(request);
+      const a = { status, code, rate: headers, receivedAt: clock.now() };
+      budget.settle(ticket, a);
+      return budget.refusal(ticket, a);
+    };
+    return { budget, answer };
+  }
+
+  test("counts what was sent since the bucket's last answer, requests in flight included", async () => {
+    const { budget, answer } = setup();
+    await answer(201, rate(6));
+    // one more in flight when the 429 comes: it may have been counted first
+    const inFlight = await budget.acquire(request);
+    const refusal = await answer(429, { ...rate(0), retryAfter: 2 }, "RATE_LIMIT_EXCEEDED");
+    expect(refusal.bucket?.told).toEqual({ limit: 10, remaining: 6, reset: 1_000, mark: 0, sentSince: 1 });
+    expect(judgeRefusal(refusal).kind).toBe("breach");
+    budget.settle(inFlight, undefined);
+  });
+
+  test("a Remaining that dropped by more than was sent shows another client: no breach then", async () => {
+    const { answer } = setup();
+    await answer(201, rate(6));
+    await answer(201, rate(3)); // one sent, three gone
+    const refusal = await answer(429, { ...rate(0), retryAfter: 2 }, "RATE_LIMIT_EXCEEDED");
+    expect(refusal.bucket?.notOwn).toContain("another client");
+    expect(judgeRefusal(refusal).kind).toBe("wait");
+  });
+
+  test("a bucket whose size is the tier's is not told apart; nor is one of an account another lane shares", async () => {
+    const list = { ...request, bucket: endpointBucket(ENDPOINTS.listAgents) };
+    const { budget } = setup();
+    const ticket = await budget.acquire(list);
+    expect(budget.refusal(ticket, { status: 429, rate: rate(0, 1_000, 60), receivedAt: 0 }).bucket).toBeUndefined();
+    const shared = setup({ "key:a": { side: "host", guest: { tier: 10, endpoint: 3 } } });
+    expect((await shared.answer(429, { ...rate(0), retryAfter: 2 }, "RATE_LIMIT_EXCEEDED")).bucket?.notOwn).toContain(
+      "another lane",
+    );
+  });
+});
+
+describe("refusals: the client layer acting on it", () => {
+  const limited = (remaining: number) => ({
+    status: 429,
+    body: '{"success":false,"error":{"code":"RATE_LIMIT_EXCEEDED","message":""}}',
+    headers: { "retry-after": "2" },
+    rate: { limit: 10, remaining, reset: 1_000, retryAfter: 2, malformed: [] },
+  });
+  const ok = (remaining: number) => ({ status: 201, rate: { limit: 10, remaining, reset: 1_000, malformed: [] } });
+
+  function client(answers: Parameters<typeof scripted>[0]) {
+    const clock = new FakeClock();
+    const waits: RefusalWait[] = [];
+    const budget = new RateBudget({ clock, windowSeconds: 5, onRefusalWait: (w) => waits.push(w) });
+    const seen: number[] = [];
+    const transport = scripted(answers, () => clock.now());
+    const dispatch = compose(
+      refusals(clock),
+      recording((ex) => seen.push(ex.response.status)),
+      pacing(budget, { key: "key:a", tierLimit: 60 }),
+    )(transport);
+    const create = () => dispatch(outgoing({ method: "POST", endpoint: "createAgent" }));
+    return { clock, waits, seen, create };
+  }
+
+  test("a refusal that proves nothing waits exactly Retry-After, goes again and is counted per bucket", async () => {
+    const { clock, waits, seen, create } = client([limited(0), ok(9)]);
+    const outcome = await create();
+    expect(outcome.exchange.response.status).toBe(201);
+    expect(seen, "both attempts are recorded").toEqual([429, 201]);
+    expect(clock.sleeps[0]).toBe(2_000);
+    expect(waits).toEqual([
+      { bucket: "key:a/keyEndpoint:createAgent", waitMs: 2_000, why: expect.stringContaining("no earlier") },
+    ]);
+  });
+
+  test("a refusal the bucket's own answer disproves is thrown as a §7 finding, never handed to the check", async () => {
+    const { create } = client([ok(5), limited(0)]);
+    await create();
+    await expect(create()).rejects.toBeInstanceOf(RateLimitBreach);
+    await expect(
+      client([ok(5), limited(0)])
+        .create()
+        .then((c) => c.exchange.response.status),
+    ).resolves.toBe(201);
+  });
+
+  test("refused again and again: the harness cannot judge, a harness error", async () => {
+    const { create } = client([limited(0)]);
+    await expect(create()).rejects.toBeInstanceOf(RefusedAgain);
+  });
+
+  test("a request not paced (a check emptying a bucket on purpose) gets its 429 as it came", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ clock });
+    const unpaced = compose(refusals(clock), pacing(budget, { key: "key:a" }))(scripted([limited(0)]));
+    const outcome = await unpaced(outgoing({ method: "POST", endpoint: "createAgent", pace: false }));
+    expect([outcome.exchange.response.status, clock.sleeps]).toEqual([429, []]);
+  });
+});
