@@ -106,6 +106,7 @@ async function worker() {
     out.write(
       `[${i + 1}/${configs.length}] ${verdict} exit ${outcome.code}, ${outcome.ran} ran${outcome.promised !== undefined ? ` of ${outcome.promised} promised` : ""}, ${outcome.findings} finding(s), ${Math.round(outcome.durationMs / 1000)} s — ${describe(config)}\n`,
     );
+    if (outcome.code !== 0 && !outcome.broken.length) out.write(`    last line: ${outcome.lastLine}\n`);
     for (const b of outcome.broken)
       out.write(`    ✗ ${b}\n      last line: ${outcome.lastLine}\n      replay: ${replayCommand(outcome)}\n`);
   }

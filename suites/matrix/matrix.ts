@@ -310,8 +310,16 @@ const lastLineOf = (output: string) =>
     .filter((l) => l.trim())
     .at(-1) ?? "";
 
+/** What the matrix reads of a run: its exit code, output, and its checks' and findings' outlines. */
+export interface RunSeen {
+  code: number | null;
+  output: string;
+  results: { checks: readonly { status: string; suite: string }[]; findings?: readonly { message: string }[] };
+}
+
 /** The checks a run ran: not skipped, and of the selected suites (the run's own cleanup check is its own). */
-const ranIn = (run: VerifyRun) => run.results.checks.filter((c) => c.status !== "skipped" && c.suite !== "run").length;
+const ranIn = (run: Pick<RunSeen, "results">) =>
+  run.results.checks.filter((c) => c.status !== "skipped" && c.suite !== "run").length;
 
 /** Runs one configuration (its dry run, then the run) and holds it to the promises. */
 export async function runConfig(config: MatrixConfig, seed: number): Promise<Outcome> {
@@ -352,14 +360,42 @@ export async function runConfig(config: MatrixConfig, seed: number): Promise<Out
       lastLine: crash.slice(-300),
     };
   }
+  const ran = ranIn(run);
+  broken.push(
+    ...judgeRun(run, { promised, busy: busy !== undefined, deployment: target !== undefined, command: config.command }),
+  );
   const findings = run.results.findings?.length ?? 0;
+  return {
+    config,
+    seed,
+    code: run.code,
+    findings,
+    ran,
+    promised,
+    broken,
+    durationMs: Date.now() - started,
+    lastLine: lastLineOf(run.output),
+  };
+}
+
+/**
+ * The promises, judged on one run of a conformant server: each broken one in a sentence.
+ * `promised` is the dry run's count (undefined when it printed none).
+ */
+export function judgeRun(
+  run: RunSeen,
+  context: { promised: number | undefined; busy: boolean; deployment: boolean; command: MatrixConfig["command"] },
+): string[] {
+  const broken: string[] = [];
+  const { promised, busy } = context;
+  const findings = run.results.findings ?? [];
   const ran = ranIn(run);
   const lastLine = lastLineOf(run.output);
   const errored = run.results.checks.some((c) => c.status === "error");
   // a conformant server: never a finding, never exit 1
-  if (findings > 0 || run.code === 1)
+  if (findings.length > 0 || run.code === 1)
     broken.push(
-      `exit ${run.code} with ${findings} finding(s) on a conformant server: ${(run.results.findings ?? [])
+      `exit ${run.code} with ${findings.length} finding(s) on a conformant server: ${findings
         .map((f) => f.message)
         .join(" | ")
         .slice(0, 600)}`,
@@ -373,10 +409,10 @@ export async function runConfig(config: MatrixConfig, seed: number): Promise<Out
   // what the dry run promised is what ran
   if (promised !== undefined && run.code === 0 && promised !== ran)
     broken.push(`the dry run promised ${promised} checks; ${ran} ran`);
-  if (promised === undefined && target && config.command === "verify" && run.code === 0)
+  if (promised === undefined && context.deployment && context.command === "verify" && run.code === 0)
     broken.push("the dry run of a deployment printed no count of the checks it would run");
-  if (run.code === 0 && ran === 0 && config.command === "verify") broken.push("exit 0 with no check run");
-  return { config, seed, code: run.code, findings, ran, promised, broken, durationMs: Date.now() - started, lastLine };
+  if (run.code === 0 && ran === 0 && context.command === "verify") broken.push("exit 0 with no check run");
+  return broken;
 }
 
 /** The command that replays one configuration. */
