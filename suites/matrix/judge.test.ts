@@ -26,10 +26,20 @@ describe("the matrix's judge", () => {
     ["fewer checks than the dry run promised", run({ checks: checks(2) }), quiet, /promised 3 checks; 2 ran/],
     ["a deployment's dry run with no count", run({}), { ...quiet, promised: undefined }, /no count/],
     ["green with nothing run", run({ checks: [] }), { ...quiet, promised: 0 }, /no check run/],
-    ["exit 2 with no reason on the last line", run({ code: 2, output: "3 passed, 0 failed" }), quiet, /without a harness error/],
+    [
+      "exit 2 on a quiet conformant server",
+      run({ code: 2, checks: [...checks(2), { status: "error", suite: "functional", id: "x", message: "inconclusive" }] }),
+      quiet,
+      /quiet conformant server \(1 erred: x: inconclusive/,
+    ],
+    ["exit 2 with nothing run and no reason", run({ code: 2, checks: [], output: "bye" }), quiet, /no reason given/],
     ["exit 2 with another client busy, naming nothing", run({ code: 2 }), { ...quiet, busy: true }, /names no inconclusive/],
   ] as const)("%s is named", ([, seen, context, pattern]) => {
     expect(judgeRun(seen, context).join("\n")).toMatch(pattern);
+  });
+  test("exit 2 with every scenario skipped, each naming the flag that enables it, keeps the promise", () => {
+    const seen = run({ code: 2, checks: [], output: "○ tier-mixed — needs --tier-burst-key\nnothing ran" });
+    expect(judgeRun(seen, { ...quiet, promised: undefined, command: "load" })).toEqual([]);
   });
   test("exit 2 naming the other client's activity keeps the promise", () => {
     const seen = run({ code: 2, output: "inconclusive: another client is busy in the account (agents the run did not make)" });

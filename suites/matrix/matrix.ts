@@ -314,7 +314,10 @@ const lastLineOf = (output: string) =>
 export interface RunSeen {
   code: number | null;
   output: string;
-  results: { checks: readonly { status: string; suite: string }[]; findings?: readonly { message: string }[] };
+  results: {
+    checks: readonly { status: string; suite: string; id?: string; message?: string }[];
+    findings?: readonly { message: string }[];
+  };
 }
 
 /** The checks a run ran: not skipped, and of the selected suites (the run's own cleanup check is its own). */
@@ -401,11 +404,18 @@ export function judgeRun(
         .slice(0, 600)}`,
     );
   // a harness error (a check that erred, an internal error) is exit 2
-  if ((errored || /internal error/.test(run.output)) && run.code !== 2) broken.push(`a harness error ended ${run.code}, not 2`);
-  if (run.code === 2 && !errored && ran > 0 && !busy && !/inconclusive|skipped|nothing ran/i.test(lastLine))
-    broken.push(`exit 2 on a conformant server without a harness error or a reason on the last line: ${lastLine}`);
-  if (run.code === 2 && busy && !/inconclusive|another client|foreign|not the run's/i.test(run.output))
+  // (alongside a finding, exit 1 is the finding's: that promise is broken above already)
+  if ((errored || /internal error/.test(run.output)) && run.code !== 2 && findings.length === 0)
+    broken.push(`a harness error ended ${run.code}, not 2`);
+  // exit 2: with checks run, only another client's activity excuses it, and the run must name it;
+  // with none run (every one skipped), the run must say why
+  const erred = run.results.checks.filter((c) => c.status === "error").map((c) => `${c.id ?? "?"}: ${c.message ?? ""}`);
+  if (run.code === 2 && ran > 0 && !busy)
+    broken.push(`exit 2 on a quiet conformant server (${erred.length} erred: ${erred.join(" | ").slice(0, 600)}): ${lastLine}`);
+  if (run.code === 2 && ran > 0 && busy && !/inconclusive|another client|foreign|not the run's/i.test(run.output))
     broken.push(`exit 2 with another client busy, but the output names no inconclusive reason: ${lastLine}`);
+  if (run.code === 2 && ran === 0 && !/skipped|nothing ran|no check ran|needs --/i.test(run.output))
+    broken.push(`exit 2 with nothing run and no reason given: ${lastLine}`);
   // what the dry run promised is what ran
   if (promised !== undefined && run.code === 0 && promised !== ran)
     broken.push(`the dry run promised ${promised} checks; ${ran} ran`);
