@@ -10,7 +10,8 @@ import { configArbitrary, type MatrixConfig, type Outcome, replayCommand, runCon
  *   npm run matrix -- --seed 1 --runs 40 --time-budget 30m [--concurrency 2]
  *   npm run matrix -- --config '<json>' --seed S        (one configuration again)
  */
-const USAGE = "usage: npm run matrix -- [--seed N] [--runs N] [--time-budget 30m|90s|N] [--concurrency N] [--config JSON]";
+const USAGE =
+  "usage: npm run matrix -- [--seed N] [--runs N] [--time-budget 30m|90s|N] [--concurrency N] [--skip N] [--config JSON]";
 
 function fail(message: string): never {
   process.stderr.write(`matrix: ${message}\n${USAGE}\n`);
@@ -39,6 +40,7 @@ try {
       "time-budget": { type: "string" },
       concurrency: { type: "string" },
       config: { type: "string" },
+      skip: { type: "string" },
     },
   }));
 } catch (err) {
@@ -79,7 +81,8 @@ out.write(
 );
 const started = Date.now();
 const outcomes: Outcome[] = [];
-let next = 0;
+// --skip N: resume a seed's draw after its first N configurations
+let next = values.skip === undefined ? 0 : count("skip", values.skip, 1);
 async function worker() {
   while (next < configs.length && Date.now() - started < budgetMs) {
     const i = next++;
