@@ -341,6 +341,8 @@ export async function runConfig(config: MatrixConfig, seed: number): Promise<Out
     if (dry.code !== 0 && dry.code !== 2)
       broken.push(`the dry run ended ${dry.code} (a dry run judges nothing): ${lastLineOf(dry.output)}`);
     if (/internal error/.test(dry.output) && dry.code !== 2) broken.push("an internal error in the dry run was not exit 2");
+    // a dry run says so and runs nothing; one that ran the checks also spent the target's buckets before the run
+    if (!/dry run/i.test(dry.output)) broken.push("--dry-run ran the checks: its output never says it is a dry run");
     try {
       run = await (config.command === "verify" ? verify(args, seed) : load(args, seed));
     } catch (err) {
