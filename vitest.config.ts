@@ -111,6 +111,18 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          name: "matrix",
+          // last and alone: each row is a dry run and a run of the harness in child processes, the
+          // targets it starts included; three rows at a time, mostly waiting on windows
+          sequence: { groupOrder: 7 },
+          include: ["suites/matrix/**/*.test.ts"],
+          maxConcurrency: 3,
+          testTimeout: 400_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: "container",
           sequence: { groupOrder: 3 },
           include: ["suites/container/**/*.test.ts"],

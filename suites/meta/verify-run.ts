@@ -39,7 +39,17 @@ function harnessRun(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Verify
         const runs = readdirSync(reportDir);
         if (runs.length !== 1) return reject(new Error(`no report written (${err?.message})\n${stdout}\n${stderr}`));
         const runDir = join(reportDir, runs[0]!);
-        const results = JSON.parse(readFileSync(join(runDir, "results.json"), "utf8")) as ResultsJson;
+        let results: ResultsJson;
+        try {
+          results = JSON.parse(readFileSync(join(runDir, "results.json"), "utf8")) as ResultsJson;
+        } catch (e) {
+          // a run killed by the timeout above writes no results.json: a rejection, never a throw that ends the caller's process
+          return reject(
+            new Error(
+              `no results.json in ${runDir} (${err?.message ?? (e as Error).message})\n${stdout.slice(-2000)}\n${stderr.slice(-2000)}`,
+            ),
+          );
+        }
         resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, results, output: `${stdout}\n${stderr}`, runDir });
       },
     );

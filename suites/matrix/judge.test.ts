@@ -1,0 +1,48 @@
+import { describe, expect, test } from "vitest";
+import { judgeRun, type RunSeen } from "./matrix.js";
+
+/** The matrix's own judge can fail: each promise, broken on purpose, is named. */
+const checks = (n: number, status = "passed") => Array.from({ length: n }, () => ({ status, suite: "functional" }));
+const run = (over: Partial<RunSeen> & { checks?: RunSeen["results"]["checks"]; findings?: { message: string }[] }): RunSeen => ({
+  code: over.code ?? 0,
+  output: over.output ?? "3 passed, 0 failed",
+  results: { checks: over.checks ?? checks(3), ...(over.findings ? { findings: over.findings } : {}) },
+});
+const quiet = { promised: 3, busy: false, deployment: true, command: "verify" as const };
+
+describe("the matrix's judge", () => {
+  test("a clean run that ran what the dry run promised keeps every promise", () => {
+    expect(judgeRun(run({}), quiet)).toEqual([]);
+  });
+  test.for([
+    ["a finding on a conformant server", run({ code: 1, findings: [{ message: "PROFILE §5 list.order" }] }), quiet, /finding/],
+    [
+      "a harness error that ends 1",
+      run({ code: 1, checks: [...checks(2), { status: "error", suite: "functional" }] }),
+      quiet,
+      /not 2/,
+    ],
+    ["an internal error that ends 1", run({ code: 1, output: "agent-harness: internal error: Error: x" }), quiet, /not 2/],
+    ["fewer checks than the dry run promised", run({ checks: checks(2) }), quiet, /promised 3 checks; 2 ran/],
+    ["a deployment's dry run with no count", run({}), { ...quiet, promised: undefined }, /no count/],
+    ["green with nothing run", run({ checks: [] }), { ...quiet, promised: 0 }, /no check run/],
+    [
+      "exit 2 on a quiet conformant server",
+      run({ code: 2, checks: [...checks(2), { status: "error", suite: "functional", id: "x", message: "inconclusive" }] }),
+      quiet,
+      /quiet conformant server \(1 erred: x: inconclusive/,
+    ],
+    ["exit 2 with nothing run and no reason", run({ code: 2, checks: [], output: "bye" }), quiet, /no reason given/],
+    ["exit 2 with another client busy, naming nothing", run({ code: 2 }), { ...quiet, busy: true }, /names no inconclusive/],
+  ] as const)("%s is named", ([, seen, context, pattern]) => {
+    expect(judgeRun(seen, context).join("\n")).toMatch(pattern);
+  });
+  test("exit 2 with every scenario skipped, each naming the flag that enables it, keeps the promise", () => {
+    const seen = run({ code: 2, checks: [], output: "○ tier-mixed — needs --tier-burst-key\nnothing ran" });
+    expect(judgeRun(seen, { ...quiet, promised: undefined, command: "load" })).toEqual([]);
+  });
+  test("exit 2 naming the other client's activity keeps the promise", () => {
+    const seen = run({ code: 2, output: "inconclusive: another client is busy in the account (agents the run did not make)" });
+    expect(judgeRun(seen, { ...quiet, busy: true })).toEqual([]);
+  });
+});

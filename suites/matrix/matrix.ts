@@ -1,0 +1,461 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { CLAUSES } from "../../src/contract/index.js";
+import { SCENARIO_IDS } from "../../src/load/scenarios.js";
+import { load, type VerifyRun, verify } from "../meta/verify-run.js";
+import { type AltKeys, altKeysFile } from "./alt-server/keys.js";
+import { startAltServer } from "./alt-server/server.js";
+
+/**
+ * The configuration matrix: the harness held to its two promises — it never blames a conformant
+ * service, and it never says green for checks it did not run — across what a user may type.
+ * A configuration is a command with its selection and flags, a key set, a target (the embedded
+ * reference, the reference started by `serve`, the independent server of ./alt-server, each
+ * possibly behind the delaying proxy and with a second client busy in the same account) and W, T.
+ */
+
+export const VERIFY_SUITES = ["functional", "property", "quick-load"] as const;
+/** capacity drives for a minute and more by design: the full matrix's time is better spent elsewhere */
+export const LOAD_SCENARIOS = SCENARIO_IDS.filter((id) => id !== "capacity");
+export const KEY_SETS = ["main", "main+read-only", "main+read-only+other", "main+read-only+other+quota", "all+tier"] as const;
+export const TARGETS = ["embedded", "serve", "alt"] as const;
+/** PROFILE's sections, as --sections takes them */
+export const SECTIONS = [...new Set(CLAUSES.map((c) => c.section))];
+export const NETWORKS = { none: undefined, near: "40±20", far: "150±50" } as const;
+
+export interface MatrixConfig {
+  command: "verify" | "load";
+  /** verify: --suites; load: --scenario */
+  selection: string[];
+  referenceFaults: boolean;
+  profile?: "smoke";
+  bail: boolean;
+  sections?: string[];
+  keySet: (typeof KEY_SETS)[number];
+  target: (typeof TARGETS)[number];
+  network: keyof typeof NETWORKS;
+  /** a second client busy in the main account all along (external targets only) */
+  busy: boolean;
+  windowSeconds: number;
+  messageTimeoutSeconds: number;
+}
+
+const subset = <T>(items: readonly T[], max = items.length) =>
+  fc.uniqueArray(fc.constantFrom(...items), { minLength: 1, maxLength: max });
+
+/** Every configuration the matrix may draw. W of at least ten round trips on the far network (STYLE §12). */
+export function configArbitrary(): fc.Arbitrary<MatrixConfig> {
+  return fc
+    .record({
+      command: fc.constantFrom("verify" as const, "load" as const),
+      suites: subset(VERIFY_SUITES),
+      scenarios: subset(LOAD_SCENARIOS, 3),
+      referenceFaults: fc.boolean(),
+      smoke: fc.boolean(),
+      bail: fc.boolean(),
+      sections: fc.option(subset(SECTIONS, 3), { nil: undefined }),
+      keySet: fc.constantFrom(...KEY_SETS),
+      target: fc.constantFrom(...TARGETS),
+      network: fc.constantFrom("none" as const, "near" as const, "far" as const),
+      busy: fc.boolean(),
+      windowSeconds: fc.constantFrom(2, 3, 5),
+      messageTimeoutSeconds: fc.constantFrom(3, 4.5),
+    })
+    .map((r) => normalise(r));
+}
+
+function normalise(r: {
+  command: MatrixConfig["command"];
+  suites: string[];
+  scenarios: string[];
+  referenceFaults: boolean;
+  smoke: boolean;
+  bail: boolean;
+  sections: string[] | undefined;
+  keySet: MatrixConfig["keySet"];
+  target: MatrixConfig["target"];
+  network: MatrixConfig["network"];
+  busy: boolean;
+  windowSeconds: number;
+  messageTimeoutSeconds: number;
+}): MatrixConfig {
+  const verifying = r.command === "verify";
+  return {
+    command: r.command,
+    selection: verifying ? r.suites : r.scenarios,
+    referenceFaults: r.referenceFaults,
+    ...(verifying && r.smoke ? { profile: "smoke" as const } : {}),
+    bail: verifying && r.bail,
+    ...(verifying && r.sections ? { sections: r.sections } : {}),
+    // the embedded target makes its own accounts; another client needs a deployment to share
+    keySet: r.target === "embedded" ? "all+tier" : r.keySet,
+    target: r.target,
+    network: r.network,
+    busy: r.target !== "embedded" && r.busy,
+    // ten round trips of the far network fit in 5 s, not in 2
+    windowSeconds: r.network === "far" ? 5 : r.windowSeconds,
+    messageTimeoutSeconds: r.messageTimeoutSeconds,
+  };
+}
+
+/** The harness's arguments for a configuration on a started target (keys and URL included). */
+export function harnessArgs(config: MatrixConfig, started?: { baseUrl: string; keys: AltKeys }): string[] {
+  const args = [
+    ...(config.command === "verify" ? ["--suites", config.selection.join(",")] : ["--scenario", config.selection.join(",")]),
+    "--rate-window",
+    String(config.windowSeconds),
+    "--message-timeout",
+    String(config.messageTimeoutSeconds),
+  ];
+  if (config.referenceFaults) args.push("--reference-faults");
+  if (config.profile) args.push("--profile", config.profile);
+  if (config.bail) args.push("--bail");
+  if (config.sections) args.push("--sections", config.sections.join(","));
+  const delay = NETWORKS[config.network];
+  if (delay) args.push("--network-delay", delay);
+  if (!started) return [...args, "--workers", "2"];
+  const { keys } = started;
+  args.push("--base-url", started.baseUrl, "--api-key", keys.main);
+  if (config.keySet !== "main") args.push("--read-only-key", keys.readOnly);
+  if (config.keySet.includes("other") || config.keySet === "all+tier") args.push("--other-account-key", keys.other);
+  if (config.keySet.includes("quota") || config.keySet === "all+tier") args.push("--quota-key", keys.quota);
+  if (config.keySet === "all+tier") args.push("--tier", String(TIER));
+  return args;
+}
+
+/** The standard tier (PROFILE §7), every account of the targets the matrix starts. */
+const TIER = 60;
+
+export interface StartedTarget {
+  baseUrl: string;
+  keys: AltKeys;
+  stop: () => Promise<void>;
+}
+
+/** A deployment for the configuration: the reference through `serve`, or the independent server. */
+export async function startTarget(config: MatrixConfig): Promise<StartedTarget | undefined> {
+  if (config.target === "embedded") return undefined;
+  const { keys, file } = altKeysFile(TIER);
+  if (config.target === "alt") {
+    const server = await startAltServer({
+      keys: file,
+      windowSeconds: config.windowSeconds,
+      messageTimeoutSeconds: config.messageTimeoutSeconds,
+      // its own clock, as a deployment has
+      clockOffsetSeconds: 7.3,
+    });
+    return { baseUrl: server.baseUrl, keys, stop: server.close };
+  }
+  const dir = mkdtempSync(join(tmpdir(), "agent-harness-matrix-"));
+  const keysPath = join(dir, "keys.json");
+  writeFileSync(keysPath, JSON.stringify(file));
+  const child = spawn(
+    process.execPath,
+    [
+      "bin/agent-harness.js",
+      "serve",
+      "--port",
+      "0",
+      "--keys",
+      keysPath,
+      "--window-seconds",
+      String(config.windowSeconds),
+      "--message-timeout-seconds",
+      String(config.messageTimeoutSeconds),
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  const baseUrl = await readyLine(child);
+  return {
+    baseUrl,
+    keys,
+    stop: async () => {
+      await stopChild(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function readyLine(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => {
+      child.kill();
+      reject(new Error(`serve printed no ready line within 60 s:\n${out}`));
+    }, 60_000);
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /listening on (\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.stderr?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve ended (${code}) before its ready line:\n${out}`));
+    });
+  });
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once("exit", () => resolve());
+    child.kill("SIGTERM");
+  });
+}
+
+/**
+ * Another client of the same account, as a deployment under test rarely is idle: an agent of its
+ * own made, read, listed and deleted over and over, a few requests a second, until stopped.
+ * Bounded by a count as well as by the run.
+ */
+export function busyClient(baseUrl: string, key: string): { stop: () => Promise<number> } {
+  let stopped = false;
+  let sent = 0;
+  const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+  const call = async (method: string, path: string, body?: unknown) => {
+    sent++;
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(10_000),
+    }).catch(() => undefined);
+    const text = await res?.text().catch(() => "");
+    // a refusal says when to come back: wait for that, not a guess
+    const retry = Number(res?.headers.get("retry-after") ?? 0);
+    if (res?.status === 429 && retry > 0) await pause(retry * 1000);
+    return text ? safeJson(text) : undefined;
+  };
+  const loop = (async () => {
+    for (let i = 0; i < 2000 && !stopped; i++) {
+      const made = await call("POST", "/agents", { name: `someone-else-${i}` });
+      const id = isAgent(made) ? made.data.id : undefined;
+      await call("GET", "/agents?limit=5");
+      if (id) {
+        await call("GET", `/agents/${id}`);
+        await call("DELETE", `/agents/${id}`);
+      }
+      // paces itself at a few requests a second, far under every bucket, as a quiet neighbour would
+      await pause(400);
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await loop;
+      return sent;
+    },
+  };
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const safeJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+};
+const isAgent = (v: unknown): v is { data: { id: string } } =>
+  typeof v === "object" && v !== null && "data" in v && typeof (v as { data: { id?: unknown } }).data?.id === "string";
+
+/** What a configuration's runs showed, and whether the harness kept its promises. */
+export interface Outcome {
+  config: MatrixConfig;
+  seed: number;
+  code: number | null;
+  findings: number;
+  ran: number;
+  promised?: number;
+  /** each promise broken, in a sentence; empty when the harness kept them */
+  broken: string[];
+  durationMs: number;
+  lastLine: string;
+}
+
+/** `--dry-run` of the same command: its exit code and output (a dry run writes no report). */
+function dryRun(args: string[], seed: number): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [
+        "bin/agent-harness.js",
+        ...args,
+        "--seed",
+        String(seed),
+        "--dry-run",
+        "--report-dir",
+        mkdtempSync(join(tmpdir(), "ah-dry-")),
+      ],
+      { env: { ...process.env, NO_COLOR: "1" }, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, output: `${stdout}\n${stderr}` }),
+    );
+  });
+}
+
+const lastLineOf = (output: string) =>
+  output
+    .trim()
+    .split("\n")
+    .filter((l) => l.trim())
+    .at(-1) ?? "";
+
+/** What the matrix reads of a run: its exit code, output, and its checks' and findings' outlines. */
+export interface RunSeen {
+  code: number | null;
+  output: string;
+  results: {
+    checks: readonly { status: string; suite: string; id?: string; message?: string }[];
+    findings?: readonly { message: string }[];
+  };
+}
+
+/** The checks a run ran: not skipped, and of the selected suites (the run's own cleanup check is its own). */
+const ranIn = (run: Pick<RunSeen, "results">) =>
+  run.results.checks.filter((c) => c.status !== "skipped" && c.suite !== "run").length;
+
+/** Runs one configuration (its dry run, then the run) and holds it to the promises. */
+export async function runConfig(config: MatrixConfig, seed: number): Promise<Outcome> {
+  const started = Date.now();
+  const target = await startTarget(config);
+  const busy = target && config.busy ? busyClient(target.baseUrl, target.keys.main) : undefined;
+  const broken: string[] = [];
+  let run: VerifyRun | undefined;
+  let crash = "";
+  let promised: number | undefined;
+  try {
+    const args = harnessArgs(config, target);
+    const dry = await dryRun([config.command, ...args], seed);
+    const will = /will run: (\d+) checks/.exec(dry.output);
+    promised = will ? Number(will[1]) : undefined;
+    if (dry.code !== 0 && dry.code !== 2)
+      broken.push(`the dry run ended ${dry.code} (a dry run judges nothing): ${lastLineOf(dry.output)}`);
+    if (/internal error/.test(dry.output) && dry.code !== 2) broken.push("an internal error in the dry run was not exit 2");
+    // a dry run says so and runs nothing; one that ran the checks also spent the target's buckets before the run
+    if (!/dry run/i.test(dry.output)) broken.push("--dry-run ran the checks: its output never says it is a dry run");
+    try {
+      run = await (config.command === "verify" ? verify(args, seed) : load(args, seed));
+    } catch (err) {
+      crash = err instanceof Error ? err.message : String(err);
+    }
+  } finally {
+    await busy?.stop();
+    await target?.stop();
+  }
+  if (!run) {
+    broken.push(`the run wrote no report: ${crash.split("\n").slice(0, 3).join(" / ")}`);
+    return {
+      config,
+      seed,
+      code: null,
+      findings: 0,
+      ran: 0,
+      broken,
+      durationMs: Date.now() - started,
+      lastLine: crash.slice(-300),
+    };
+  }
+  const ran = ranIn(run);
+  broken.push(
+    ...judgeRun(run, { promised, busy: busy !== undefined, deployment: target !== undefined, command: config.command }),
+  );
+  const findings = run.results.findings?.length ?? 0;
+  return {
+    config,
+    seed,
+    code: run.code,
+    findings,
+    ran,
+    promised,
+    broken,
+    durationMs: Date.now() - started,
+    lastLine: lastLineOf(run.output),
+  };
+}
+
+/**
+ * The promises, judged on one run of a conformant server: each broken one in a sentence.
+ * `promised` is the dry run's count (undefined when it printed none).
+ */
+export function judgeRun(
+  run: RunSeen,
+  context: { promised: number | undefined; busy: boolean; deployment: boolean; command: MatrixConfig["command"] },
+): string[] {
+  const broken: string[] = [];
+  const { promised, busy } = context;
+  const findings = run.results.findings ?? [];
+  const ran = ranIn(run);
+  const lastLine = lastLineOf(run.output);
+  const errored = run.results.checks.some((c) => c.status === "error");
+  // a conformant server: never a finding, never exit 1
+  if (findings.length > 0 || run.code === 1)
+    broken.push(
+      `exit ${run.code} with ${findings.length} finding(s) on a conformant server: ${findings
+        .map((f) => f.message)
+        .join(" | ")
+        .slice(0, 600)}`,
+    );
+  // a harness error (a check that erred, an internal error) is exit 2
+  // (alongside a finding, exit 1 is the finding's: that promise is broken above already)
+  if ((errored || /internal error/.test(run.output)) && run.code !== 2 && findings.length === 0)
+    broken.push(`a harness error ended ${run.code}, not 2`);
+  // exit 2: with checks run, only another client's activity excuses it, and the run must name it;
+  // with none run (every one skipped), the run must say why
+  const erred = run.results.checks.filter((c) => c.status === "error").map((c) => `${c.id ?? "?"}: ${c.message ?? ""}`);
+  if (run.code === 2 && ran > 0 && !busy)
+    broken.push(`exit 2 on a quiet conformant server (${erred.length} erred: ${erred.join(" | ").slice(0, 600)}): ${lastLine}`);
+  if (run.code === 2 && ran > 0 && busy && !/inconclusive|another client|foreign|not the run's/i.test(run.output))
+    broken.push(`exit 2 with another client busy, but the output names no inconclusive reason: ${lastLine}`);
+  if (run.code === 2 && ran === 0 && !/skipped|nothing ran|no check ran|needs --/i.test(run.output))
+    broken.push(`exit 2 with nothing run and no reason given: ${lastLine}`);
+  // what the dry run promised is what ran
+  if (promised !== undefined && run.code === 0 && promised !== ran)
+    broken.push(`the dry run promised ${promised} checks; ${ran} ran`);
+  if (promised === undefined && context.deployment && context.command === "verify" && run.code === 0)
+    broken.push("the dry run of a deployment printed no count of the checks it would run");
+  if (run.code === 0 && ran === 0 && context.command === "verify") broken.push("exit 0 with no check run");
+  return broken;
+}
+
+/** The command that replays one configuration. */
+export const replayCommand = (o: Pick<Outcome, "config" | "seed">) =>
+  `npm run matrix -- --config '${JSON.stringify(o.config)}' --seed ${o.seed}`;
+
+/**
+ * The cheap corner of the matrix the npm-test slice draws from: one suite, the smoke profile, one
+ * or two small sections, W = 2 s, on loopback or near; every target and key set.
+ */
+export function sliceArbitrary(): fc.Arbitrary<MatrixConfig> {
+  return fc
+    .record({
+      sections: fc.constantFrom(["§2"], ["§3"], ["§1", "§9"], ["§8"]),
+      keySet: fc.constantFrom(...KEY_SETS),
+      target: fc.constantFrom(...TARGETS),
+      network: fc.constantFrom("none" as const, "near" as const),
+      referenceFaults: fc.boolean(),
+    })
+    .map((r) => ({
+      command: "verify" as const,
+      selection: ["functional"],
+      referenceFaults: r.referenceFaults,
+      profile: "smoke" as const,
+      bail: false,
+      sections: [...r.sections],
+      keySet: r.target === "embedded" ? ("all+tier" as const) : r.keySet,
+      target: r.target,
+      network: r.network,
+      busy: false,
+      windowSeconds: 2,
+      messageTimeoutSeconds: 3,
+    }));
+}
