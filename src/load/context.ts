@@ -23,7 +23,7 @@ import {
   JSON_CONTENT_TYPE,
   matchEndpoint,
 } from "../contract/index.js";
-import type { HarnessTarget } from "../target/harness-target.js";
+import { type HarnessTarget, targetSecrets } from "../target/harness-target.js";
 import { keyVariable, roleOfKey } from "../target/key-roles.js";
 import { ConcurrencyChecks, echoes, nextRequestId } from "./concurrency-checks.js";
 import type { LoadOptions } from "./define.js";
@@ -80,7 +80,7 @@ export class ScenarioContext {
     readonly signal: AbortSignal,
     readonly options: LoadOptions = {},
   ) {
-    this.secrets = Object.values(target.keys).filter((k): k is string => typeof k === "string");
+    this.secrets = targetSecrets(target, options.capacity?.tenants);
     this.concurrency = new ConcurrencyChecks({
       windowSeconds: target.windowSeconds,
       clock: targetClock(target),

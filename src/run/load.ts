@@ -4,6 +4,7 @@ import { type LoadOptions, SCENARIOS, type ScenarioReport, type Threshold } from
 import { closingLines, loadRunResult, reportLines, runScenarios, writeLoadReports } from "../load/load-run.js";
 import { MergeError, mergeShardRuns, readShardRuns } from "../load/shard/merge.js";
 import { exitCodeOf, newRunId } from "../report/index.js";
+import { targetSecrets } from "../target/harness-target.js";
 import type { VerifyConfig } from "./config.js";
 import { assertReachable, interruptible, newRun, startTarget, targetOptions } from "./lifecycle.js";
 import { UsageError } from "./usage-error.js";
@@ -50,7 +51,7 @@ export async function runLoad(
     thresholds,
     interrupted: abort.signal.aborted,
   });
-  const secrets = Object.values(target.keys).filter((k): k is string => !!k);
+  const secrets = targetSecrets(target, options.capacity?.tenants);
   const dir = await writeLoadReports(result, loadRun, reportDir, secrets);
   out.write(`${closingLines(result, loadRun).join("\n")}\nreports: ${dir} (load.json, report.html)\n`);
   return exitCodeOf(result);

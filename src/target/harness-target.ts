@@ -1,7 +1,7 @@
 import type { AccountShare } from "../client/rate-share.js";
 import type { ServiceClock } from "../client/service-clock.js";
 import { type KeysFileInput, MESSAGE_TIMING, newApiKey, RATE_LIMITS } from "../contract/index.js";
-import { KEY_ROLES, type KeyRoleName } from "./key-roles.js";
+import { KEY_ROLES, type KeyRoleName, keysOfSet } from "./key-roles.js";
 import type { StartedReference } from "./types.js";
 
 /**
@@ -239,13 +239,21 @@ export function workerTarget(target: HarnessTarget, workerId: number): HarnessTa
   return { ...target, keys: pool[(Math.max(1, workerId) - 1) % pool.length]! };
 }
 
-/** Every key of a key set, main keys first. */
-export function keysOf(keys: HarnessTarget["keys"]): string[] {
-  const { mainKeys, propertyKeys, ...single } = keys;
+/**
+ * Every secret a target holds, each once: every key of every key set (`keys` and the worker
+ * pool), the keys a lane names by label, and the keys of any tenants the run serves. The one list
+ * that every report, replay and recorder scrubs (PROFILE §6: a key never appears in what we write).
+ */
+export function targetSecrets(
+  target: Pick<HarnessTarget, "keys" | "keyPool" | "keyLabels">,
+  tenants?: { keys: readonly { key: string }[] },
+): string[] {
   return [
-    ...new Set(
-      [...(mainKeys ?? []), ...Object.values(single), ...(propertyKeys ?? [])].filter((k): k is string => typeof k === "string"),
-    ),
+    ...new Set([
+      ...[target.keys, ...(target.keyPool ?? [])].flatMap(keysOfSet),
+      ...Object.keys(target.keyLabels ?? {}),
+      ...(tenants?.keys ?? []).map((k) => k.key),
+    ]),
   ];
 }
 

@@ -118,14 +118,21 @@ export function roleLabel(role: string): string {
   return known ? KEY_ROLES[known].label : role;
 }
 
+/** A key set as the table reads it: each role's key (or keys), and the main role's keys listed. */
+export type KeySet = { [R in KeyRoleName]?: string | readonly string[] } & { mainKeys?: readonly string[] };
+
+/** The keys a set holds for `role`: the main role's are `mainKeys` when listed, else `main`. */
+export function keysOfRole(keys: KeySet, role: KeyRoleName): readonly string[] {
+  const value = role === "main" ? (keys.mainKeys ?? keys.main) : keys[role];
+  return typeof value === "string" ? [value] : (value ?? []);
+}
+
+/** Every key a set holds, role by role in the table's order (main keys first), each once. */
+export function keysOfSet(keys: KeySet): string[] {
+  return [...new Set(KEY_ROLE_NAMES.flatMap((role) => keysOfRole(keys, role)))];
+}
+
 /** The role `key` plays in a key set, in the table's order (the main role first); undefined when none. */
-export function roleOfKey(
-  keys: { [R in KeyRoleName]?: string | readonly string[] } & { mainKeys?: readonly string[] },
-  key: string,
-): KeyRoleName | undefined {
-  if (keys.mainKeys?.includes(key)) return "main";
-  return KEY_ROLE_NAMES.find((role) => {
-    const value = keys[role];
-    return typeof value === "string" ? value === key : value?.includes(key);
-  });
+export function roleOfKey(keys: KeySet, key: string): KeyRoleName | undefined {
+  return KEY_ROLE_NAMES.find((role) => keysOfRole(keys, role).includes(key));
 }

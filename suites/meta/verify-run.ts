@@ -13,27 +13,28 @@ export interface VerifyRun {
   runDir: string;
 }
 
-export function verify(args: string[], seed = 1): Promise<VerifyRun> {
-  return harnessRun(["verify", "--seed", String(seed), ...args]);
+export function verify(args: string[], seed = 1, env: NodeJS.ProcessEnv = {}): Promise<VerifyRun> {
+  return harnessRun(["verify", "--seed", String(seed), ...args], env);
 }
 
 /** One `agent-harness load` in a child process: the same, and its load.json beside results.json. */
-export function load(args: string[], seed = 1): Promise<VerifyRun> {
-  return harnessRun(["load", "--seed", String(seed), ...args]);
+export function load(args: string[], seed = 1, env: NodeJS.ProcessEnv = {}): Promise<VerifyRun> {
+  return harnessRun(["load", "--seed", String(seed), ...args], env);
 }
 
 /** `agent-harness load merge` of the shards' report folders, as a CI merge step runs it. */
-export function loadMerge(dirs: string[]): Promise<VerifyRun> {
-  return harnessRun(["load", "merge", ...dirs]);
+export function loadMerge(dirs: string[], env: NodeJS.ProcessEnv = {}): Promise<VerifyRun> {
+  return harnessRun(["load", "merge", ...dirs], env);
 }
 
-function harnessRun(args: string[]): Promise<VerifyRun> {
+/** `env` is added to this process's (e.g. GITHUB_STEP_SUMMARY, for a run's job summary). */
+function harnessRun(args: string[], env: NodeJS.ProcessEnv = {}): Promise<VerifyRun> {
   const reportDir = mkdtempSync(join(tmpdir(), "agent-harness-meta-"));
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
       ["bin/agent-harness.js", ...args, "--report-dir", reportDir],
-      { env: { ...process.env, NO_COLOR: "1" }, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 },
+      { env: { ...process.env, NO_COLOR: "1", ...env }, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 },
       (err, stdout, stderr) => {
         const runs = readdirSync(reportDir);
         if (runs.length !== 1) return reject(new Error(`no report written (${err?.message})\n${stdout}\n${stderr}`));
