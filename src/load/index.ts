@@ -1,4 +1,3 @@
-export * from "./answer-checks.js";
 export * from "./burst.js";
 export * from "./concurrency-checks.js";
 export * from "./context.js";
