@@ -1,7 +1,7 @@
 import { type ApiResult, ServiceClient, TransportError } from "../client/index.js";
 import { ENDPOINTS, type EndpointId, endpointPath } from "../contract/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
-import { FLAGGED_ROLES, flagOf, KEY_ROLES, type FlaggedRole as Role } from "../target/key-roles.js";
+import { FLAGGED_ROLES, flagOf, KEY_ROLES, keysOfRole, type FlaggedRole as Role } from "../target/key-roles.js";
 import { UsageError } from "./usage-error.js";
 
 /** One request of the key check, counted; a target that does not answer is a usage error. */
@@ -70,11 +70,9 @@ export async function checkKeys(target: HarnessTarget, options: { timeoutMs?: nu
   try {
     const totals = new Map<Role, number>();
     const mainAccountAnswers: ApiResult<unknown>[] = [];
-    const keysOfRole = (role: Role): string[] =>
-      role === "main" && target.keys.mainKeys?.length ? target.keys.mainKeys : [target.keys[role]!];
     // each key authenticates and can read (every role lists agents)
     for (const role of roles)
-      for (const key of keysOfRole(role)) {
+      for (const key of keysOfRole(target.keys, role)) {
         const flag = flagOf(role);
         const res = await send(() => clientOf(key).listAgents({ limit: 1 }));
         if (res.status === 401) throw new UsageError(`${flag}: the target refused this key (401 UNAUTHORIZED)`);

@@ -20,6 +20,8 @@ export interface KeyRole {
   account: string;
   /** how a report names the role */
   label: string;
+  /** the account has a small message quota (PROFILE §7 Quota): a reference the harness starts gives it its plan's */
+  smallQuota?: boolean;
   /** what the key enables: help text of its flag */
   help?: string;
 }
@@ -69,6 +71,7 @@ export const KEY_ROLES = {
     permissions: PERMISSIONS,
     account: "quota",
     label: "quota",
+    smallQuota: true,
     help: "key of an account with a small message quota: enables the quota check",
   },
   // a deployment is given no key of an account without agents: its other account's stands in
@@ -89,7 +92,7 @@ export const KEY_ROLES = {
     label: "tier-burst",
     help: "key of an account of its own whose tier is below the Get, List and Update buckets together (e.g. 100): enables the tier-mixed load scenario",
   },
-  loadQuota: { standsIn: "quota", permissions: PERMISSIONS, account: "load-quota", label: "load-quota" },
+  loadQuota: { standsIn: "quota", permissions: PERMISSIONS, account: "load-quota", label: "load-quota", smallQuota: true },
   propertyKeys: { standsIn: "main", permissions: PERMISSIONS, account: "property", label: "property" },
 } as const satisfies Record<KeyRoleName, KeyRole>;
 
