@@ -171,9 +171,11 @@ export function loadRunResult(input: LoadRunInput): { result: RunResult; loadRun
     thresholds,
   };
   const scenarioChecks = reports.map(checkOf);
-  const findings = collectFindings(scenarioChecks.map((check, i) => ({ check, observations: reports[i]!.observations })));
+  const { findings, checks: judged } = collectFindings(
+    scenarioChecks.map((check, i) => ({ check, observations: reports[i]!.observations })),
+  );
   const checks = [
-    ...scenarioChecks,
+    ...judged,
     ...(ran ? thresholds : input.thresholds.map((t) => ({ source: t.source, skipped: "no scenario ran" }))).map(thresholdCheck),
   ];
   const result: RunResult = {

@@ -208,7 +208,8 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   } finally {
     if (handOff) rmSync(handOff, { force: true });
   }
-  return { checks, findings: collectFindings(collected), total, planned };
+  const judged = collectFindings(collected);
+  return { checks: judged.checks, findings: judged.findings, total, planned };
 }
 
 /**
