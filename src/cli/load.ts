@@ -4,7 +4,7 @@ import { z } from "zod";
 import { capacityOptionsOf } from "../load/capacity/options.js";
 import { parseThreshold, SCENARIO_IDS, SCENARIOS, type Threshold } from "../load/index.js";
 import { commaList, VERIFY_OPTIONS } from "../run/config.js";
-import { runLoad, runMerge } from "../run/load.js";
+import { runLoad, runMerge } from "../run/load-command.js";
 import { UsageError } from "../run/usage-error.js";
 import { optionsHelp, parseOrHelp, parseVerifyConfig, readOptions } from "./config.js";
 import { readKeysFile } from "./serve.js";
@@ -185,7 +185,7 @@ function parseMergeArgs(argv: string[]) {
   return { dirs: args.positionals, reportDir: resolve(args.values["report-dir"] ?? "reports") };
 }
 
-/** `agent-harness load`: its options parsed and validated, then the run (src/run/load.ts); `load merge`: the shards as one run. */
+/** `agent-harness load`: its options parsed and validated, then the run (src/run/load-command.ts); `load merge`: the shards as one run. */
 export async function load(argv: string[]): Promise<number> {
   if (argv[0] === "merge") {
     const merge = parseOrHelp(() => parseMergeArgs(argv.slice(1)), MERGE_USAGE);

@@ -1,7 +1,7 @@
 import { escapeHtml, type ReportOptions, type RunResult, renderHtml } from "../report/index.js";
 import { capacityLines } from "./capacity/tally.js";
 import { FEW_ANSWERS, formatMs as fmt, type HistogramSummary, OUTCOME_LABEL, OUTCOMES, outcomeOf } from "./recorder.js";
-import { brokenClauses, type ScenarioReport } from "./run.js";
+import { brokenClauses, type ScenarioReport } from "./scenario-run.js";
 
 /** What the charts read of a load run (load.json). */
 export interface LoadRunView {

@@ -4,6 +4,6 @@ export * from "./context.js";
 export * from "./define.js";
 export * from "./recorder.js";
 export * from "./requests.js";
-export * from "./run.js";
+export * from "./scenario-run.js";
 export * from "./scenarios.js";
 export * from "./thresholds.js";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import type { HistogramSummary } from "./recorder.js";
-import { runScenario } from "./run.js";
+import { runScenario } from "./scenario-run.js";
 import { answer, deploymentAt, observing, recordingScenario } from "./test-support.js";
 import { evaluateThreshold, parseThreshold, type Threshold, thresholdInputOf } from "./thresholds.js";
 

@@ -1,5 +1,5 @@
 import { formatMs, type LatencyByOutcome, OUTCOME_LABEL, OUTCOMES, type Outcome } from "./recorder.js";
-import type { ScenarioReport } from "./run.js";
+import type { ScenarioReport } from "./scenario-run.js";
 
 /**
  * Pass/fail thresholds in k6's spirit: `p99<250` (ms, every endpoint, admitted answers),

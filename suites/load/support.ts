@@ -21,7 +21,7 @@ function scenarioCheck(scenario: Scenario): void {
     if (unavailable) skip(unavailable);
     const report = await runScenario(target, scenario);
     const judged = { failures: report.failures, observations: FINDINGS_COLLECTED ? [] : report.observations };
-    // a broken clause makes the scenario failed (src/load/run.ts): an error is one that could not judge
+    // a broken clause makes the scenario failed (src/load/scenario-run.ts): an error is one that could not judge
     if (report.status === "error") throw new HarnessError(report.message ?? "scenario error");
     if (report.observations.length) task.meta.observations = report.observations;
     // in words: each broken clause in its clause's terms, then whether the generator kept up

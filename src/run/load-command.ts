@@ -1,7 +1,8 @@
+/** The `load` and `load merge` commands once their options are valid: target, scenarios, reports, exit code. */
 import { mkdirSync } from "node:fs";
 import { MESSAGE_TIMING } from "../contract/index.js";
 import { type LoadOptions, SCENARIOS, type ScenarioReport, type Threshold } from "../load/index.js";
-import { closingLines, loadRunResult, reportLines, runScenarios, writeLoadReports } from "../load/load-run.js";
+import { closingLines, loadRunResult, reportLines, runScenarios, writeLoadReports } from "../load/run-of-scenarios.js";
 import { MergeError, mergeShardRuns, readShardRuns } from "../load/shard/merge.js";
 import { exitCodeOf, newRunId } from "../report/index.js";
 import { targetSecrets } from "../target/harness-target.js";

@@ -1,3 +1,4 @@
+/** One load scenario run: driven against the target, judged, and its report (ScenarioReport). */
 import type { ClauseId } from "../contract/index.js";
 import { type Observation, observationMessage } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
