@@ -26,8 +26,8 @@ import {
 import { type HarnessTarget, targetSecrets } from "../target/harness-target.js";
 import { type KeyRoleName, keyVariable, roleOfKey } from "../target/key-roles.js";
 import { ConcurrencyChecks, echoes, nextRequestId } from "./concurrency-checks.js";
-import type { LoadOptions } from "./define.js";
 import { loadResponseOf, receivedExchange } from "./exchanges.js";
+import type { LoadOptions } from "./options.js";
 import type { LoadRecorder, LoadResponse } from "./recorder.js";
 import { type LoadRequest, labelOf, labelOfUrl } from "./requests.js";
 

@@ -2,13 +2,10 @@ import type { ClauseId } from "../contract/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { flagOf, needsKey } from "../target/key-roles.js";
 import { BURST_PIPELINING } from "./burst.js";
-import type { CapacityOptions } from "./capacity/plan.js";
 import { loadTierOf, type ScenarioContext } from "./context.js";
+import type { LoadOptions } from "./options.js";
 
-/** What `agent-harness load` gives the scenarios besides the target: the tenants and drive of capacity. */
-export interface LoadOptions {
-  capacity?: CapacityOptions;
-}
+export type { LoadOptions };
 
 /** One load scenario: what it verifies, when it can run, how long it takes, and the run itself. */
 export interface Scenario {

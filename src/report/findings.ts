@@ -1,6 +1,8 @@
 import { RESPONSE_CHECKS } from "../checks/registry.js";
 import { CLAUSE_BY_ID } from "../contract/clauses.js";
-import type { CheckResult, Evidence } from "./model.js";
+import type { CheckResult, Evidence, Finding } from "./model.js";
+
+export type { Finding };
 
 /** The response-level checks whose violation leaves an answer unreadable to the checks that needed it. */
 const MASKING_CHECKS: ReadonlySet<string> = new Set(RESPONSE_CHECKS.filter((c) => c.masksAnswer).map((c) => c.id));
@@ -23,31 +25,6 @@ export interface Observation {
   count: number;
   evidence: Evidence;
   /** the create whose agent the failing request addressed, and that agent's id: the replay runs it first */
-  setup?: { evidence: Evidence; agentId: string };
-}
-
-export interface Finding {
-  /** F1, F2, … in order of importance */
-  id: string;
-  /** a response-level check (seen on responses) or a check's own assertion */
-  kind: "response" | "check";
-  /** the response-level check id, or the check (test) id */
-  check: string;
-  clauseIds: string[];
-  sections: string[];
-  endpoints: string[];
-  /** the headline, in the words of the clause: expected and received */
-  message: string;
-  occurrences: number;
-  /** the checks it was seen in (response) or the check that failed (check) */
-  seenIn: string[];
-  /** checks it kept from running */
-  blocked: string[];
-  firstRequestId?: string;
-  evidence: Evidence[];
-  /** the replay script's file name in the report folder */
-  replay?: string;
-  /** the steps a replay runs: the setup create (if any), then the failing call */
   setup?: { evidence: Evidence; agentId: string };
 }
 
