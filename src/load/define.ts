@@ -22,7 +22,14 @@ export interface Scenario {
    * What its latency figures measure besides the target's work, said next to them in every
    * report; `judged`: latency thresholds may judge them (false where they hold intended waits).
    */
-  latency: { note: string; judged: boolean };
+  latency: {
+    note: string;
+    judged: boolean;
+    /** the run's latency profile: when it ran, latency thresholds judge its figures alone (the others hold bursts and waits) */
+    profile?: true;
+  };
+  /** its charts lead the load report (a profile, the streams): what a person looks at first */
+  chartsFirst?: true;
   /**
    * Drives the tenants of `agent-harness load --keys-file` (open model, for minutes): only
    * `agent-harness load` runs it, never verify's load suites.

@@ -64,7 +64,7 @@ const holds = (op: Threshold["op"], a: number, b: number) =>
  */
 export function thresholdInputOf(reports: readonly ScenarioReport[]): ThresholdInput {
   const ran = reports.filter((r) => r.status !== "skipped");
-  const profile = ran.filter((r) => r.id === "throughput");
+  const profile = ran.filter((r) => r.latencyProfile);
   const judged = profile.length ? profile : ran.filter((r) => r.latencyJudged);
   return {
     latency: judged.map((r) => ({ scenario: r.id, endpoints: r.latency })),
