@@ -208,8 +208,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   } finally {
     if (handOff) rmSync(handOff, { force: true });
   }
-  const judged = collectFindings(collected);
-  return { checks: judged.checks, findings: judged.findings, total, planned };
+  return { ...collectFindings(collected), total, planned };
 }
 
 /**
