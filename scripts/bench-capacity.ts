@@ -17,7 +17,7 @@ import { parseArgs } from "node:util";
 import type { KeysFile } from "../src/contract/index.js";
 import { exampleTenants } from "../src/load/capacity/plan.js";
 import { HEADROOM_LAG_MS } from "../src/load/capacity/tally.js";
-import type { LoadRun } from "../src/load/load-run.js";
+import type { LoadRun } from "../src/load/run-of-scenarios.js";
 import { mergeShardRuns, readShardRuns } from "../src/load/shard/merge.js";
 
 const { values } = parseArgs({

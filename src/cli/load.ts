@@ -6,7 +6,7 @@ import { type Gate, parseGate } from "../load/compare/compare.js";
 import { parseThreshold, SCENARIO_IDS, SCENARIOS, type Threshold } from "../load/index.js";
 import { runCompare } from "../run/compare.js";
 import { commaList, VERIFY_OPTIONS } from "../run/config.js";
-import { runLoad, runMerge } from "../run/load.js";
+import { runLoad, runMerge } from "../run/load-command.js";
 import { UsageError } from "../run/usage-error.js";
 import { optionsHelp, parseOrHelp, parseVerifyConfig, readOptions } from "./config.js";
 import { readKeysFile } from "./serve.js";
@@ -270,7 +270,7 @@ function parseCompareArgs(argv: string[]) {
   return { paths: { base, current }, gates, reportDir: args.values["report-dir"] ?? "reports", seed };
 }
 
-/** `agent-harness load`: its options parsed and validated, then the run (src/run/load.ts); `load merge`: the shards as one run. */
+/** `agent-harness load`: its options parsed and validated, then the run (src/run/load-command.ts); `load merge`: the shards as one run. */
 export async function load(argv: string[]): Promise<number> {
   if (argv[0] === "compare") {
     const compare = parseOrHelp(() => parseCompareArgs(argv.slice(1)), COMPARE_USAGE);

@@ -2,6 +2,7 @@ import autocannon from "autocannon";
 import { errorCodeOf, parseJson, parseRateHeaders } from "../client/index.js";
 import { networkSettings, tlsOptionsOf } from "../client/network.js";
 import { HEADERS, JSON_CONTENT_TYPE } from "../contract/index.js";
+import { pipelinedClient } from "./autocannon-client.js";
 import { nextRequestId } from "./concurrency-checks.js";
 import type { LoadRecorder, LoadResponse } from "./recorder.js";
 import { type LoadRequest, labelOf } from "./requests.js";
@@ -15,51 +16,6 @@ export const BURST_PIPELINING = 10;
 let idSeq = 0;
 const ID_PREFIX = Date.now().toString(36);
 const uniqueId = () => `${ID_PREFIX}${(++idSeq).toString(36)}`;
-
-const REQUEST_ID_LINE = Buffer.from(`\r\n${HEADERS.requestId}: `);
-/** The X-Request-Id written in a request autocannon built (src/load/concurrency-checks.ts gave each its own). */
-function requestIdIn(request: Buffer): string | undefined {
-  const at = request.indexOf(REQUEST_ID_LINE);
-  if (at < 0) return undefined;
-  const from = at + REQUEST_ID_LINE.length;
-  return request.toString("latin1", from, request.indexOf("\r\n", from));
-}
-
-/** The parts of autocannon's (untyped) client that a bounded pipelined burst needs. */
-interface PipelinedClient {
-  responseMax: number;
-  reqsMade: number;
-  pipelinedRequests: { size(): number };
-  destroy(): void;
-  _doRequest(): void;
-  /** the bytes of the request about to be written (called once per request, as it is queued for its answer) */
-  getRequestBuffer(): Buffer;
-  /** opens the connection: again after the target closed it, with the requests still owed on the old one lost */
-  _connect(): void;
-  /** emitted as each request is written (autocannon's typings leave it out) */
-  on(event: "request", listener: () => void): unknown;
-}
-
-function isPipelinedClient(client: autocannon.Client): client is autocannon.Client & PipelinedClient {
-  return ["responseMax", "reqsMade", "pipelinedRequests", "destroy", "_doRequest", "getRequestBuffer", "_connect"].every(
-    (field) => field in client,
-  );
-}
-
-/**
- * autocannon with both `amount` and `pipelining` closes a connection as soon as it has sent
- * its share, dropping the answers still owed on it. Wait for them, then close.
- */
-function keepPipelineUntilAnswered(client: PipelinedClient): void {
-  const doRequest = client._doRequest;
-  client._doRequest = function (this: PipelinedClient) {
-    if (this.responseMax && this.reqsMade >= this.responseMax) {
-      if (this.pipelinedRequests.size() === 0) this.destroy();
-      return;
-    }
-    doRequest.call(this);
-  };
-}
 
 /**
  * An answer as the scenarios read it, from its status, headers (any case, repeated ones
@@ -139,6 +95,40 @@ export interface ShotResult {
 }
 
 /**
+ * One request shape as autocannon sends it. PROFILE §1: each request gets an X-Request-Id of its
+ * own, so each answer can be told to be its own, and a unique value where the body says `[<id>]`
+ * (content-length follows the body); each answer, read as the scenarios read it, goes to `answered`.
+ */
+function autocannonRequest(
+  shot: Shot,
+  shape: LoadRequest,
+  on: { sentWithId: (requestId: string) => void; answered: (answer: LoadResponse) => void },
+) {
+  const body = shape.body === undefined ? undefined : JSON.stringify(shape.body);
+  const shapeUrl = new URL(shot.baseUrl.replace(/\/+$/, "") + shape.path);
+  return {
+    method: shape.method,
+    ...(shot.mix ? { path: shapeUrl.pathname + shapeUrl.search } : {}),
+    headers: {
+      authorization: `Bearer ${shot.key}`,
+      ...(body !== undefined ? { "content-type": JSON_CONTENT_TYPE } : {}),
+    },
+    ...(body !== undefined ? { body } : {}),
+    setupRequest: (req: autocannon.Request) => {
+      const requestId = nextRequestId();
+      on.sentWithId(requestId);
+      return {
+        ...req,
+        headers: { ...req.headers, [HEADERS.requestId]: requestId },
+        ...(shot.uniqueIds && body !== undefined ? { body: body.replaceAll("[<id>]", uniqueId()) } : {}),
+      };
+    },
+    onResponse: (status: number, text: string, _context: unknown, headers: autocannon.Request["headers"]) =>
+      on.answered(answerOf(shape, shapeUrl.toString(), { status, headers: headers ?? {}, text, latencyMs: 0 })),
+  };
+}
+
+/**
  * Drive one request shape with autocannon's programmatic API: every answer goes to the
  * recorder (latency, status timeline), through the response-level checks, and, when `keep`, back to
  * the scenario. Bounded by `amount` or `durationSeconds`, and by a per-request timeout.
@@ -159,33 +149,6 @@ export async function shoot(shot: Shot): Promise<ShotResult> {
     failed = reject;
   });
   const measureFrom = Date.now() + (shot.warmUpSeconds ?? 0) * 1000;
-  const autocannonRequest = (shape: LoadRequest) => {
-    const body = shape.body === undefined ? undefined : JSON.stringify(shape.body);
-    const shapeUrl = new URL(shot.baseUrl.replace(/\/+$/, "") + shape.path);
-    return {
-      method: shape.method,
-      ...(shot.mix ? { path: shapeUrl.pathname + shapeUrl.search } : {}),
-      headers: {
-        authorization: `Bearer ${shot.key}`,
-        ...(body !== undefined ? { "content-type": JSON_CONTENT_TYPE } : {}),
-      },
-      ...(body !== undefined ? { body } : {}),
-      // PROFILE §1: an X-Request-Id of its own per request, so each answer can be told to be its own;
-      // a unique value per request where the body says `[<id>]` (content-length follows the body)
-      setupRequest: (req: autocannon.Request) => {
-        const requestId = nextRequestId();
-        if (shot.mix) shapeOfId.set(requestId, shape);
-        return {
-          ...req,
-          headers: { ...req.headers, [HEADERS.requestId]: requestId },
-          ...(shot.uniqueIds && body !== undefined ? { body: body.replaceAll("[<id>]", uniqueId()) } : {}),
-        };
-      },
-      onResponse: (status: number, text: string, _context: unknown, headers: autocannon.Request["headers"]) => {
-        pending = answerOf(shape, shapeUrl.toString(), { status, headers: headers ?? {}, text, latencyMs: 0 });
-      },
-    };
-  };
   const tls = tlsOptionsOf(networkSettings());
   const instance = autocannon(
     {
@@ -197,33 +160,24 @@ export async function shoot(shot: Shot): Promise<ShotResult> {
       excludeErrorStats: false,
       // a target that demands a client certificate (--client-cert) gets it on these connections too
       ...(typeof tls === "object" ? { tlsOptions: tls } : {}),
-      requests: shapes.map(autocannonRequest),
+      requests: shapes.map((shape) =>
+        autocannonRequest(shot, shape, {
+          sentWithId: (requestId) => {
+            if (shot.mix) shapeOfId.set(requestId, shape);
+          },
+          answered: (answer) => {
+            pending = answer;
+          },
+        }),
+      ),
       setupClient: (client) => {
-        if (!isPipelinedClient(client))
-          throw new Error("autocannon's client no longer has the internals a pipelined burst relies on");
-        keepPipelineUntilAnswered(client);
-        client.on("request", () => sent++);
-        // HTTP/1.1 answers come in the order of their requests on a connection: the ids sent, in that order
-        const sentIds: Array<string | undefined> = [];
-        const requestBuffer = client.getRequestBuffer;
-        client.getRequestBuffer = function (this: PipelinedClient) {
-          const bytes = requestBuffer.call(this);
-          sentIds.push(requestIdIn(bytes));
-          return bytes;
-        };
-        // a connection the target closed (a proxy's request cap, say) never answers what was still
-        // owed on it: the answers on the new one are to the requests written on it
-        const connect = client._connect;
-        client._connect = function (this: PipelinedClient) {
-          sentIds.length = 0;
-          connect.call(this);
-        };
+        const { nextAnsweredId } = pipelinedClient(client, { onSent: () => sent++ });
         // autocannon reports the answer's timing right after its body: pair the two
         client.on("response", (_status: number, _bytes: number, durationMs: number) => {
           answered++;
           const res = pending;
           pending = undefined;
-          const sentRequestId = sentIds.shift();
+          const sentRequestId = nextAnsweredId();
           const shape = (sentRequestId !== undefined && shapeOfId.get(sentRequestId)) || shot.request;
           if (sentRequestId !== undefined) shapeOfId.delete(sentRequestId);
           if (!res) return;

@@ -7,7 +7,7 @@ import { ENDPOINTS as CONTRACT, ENDPOINT_LIST } from "../contract/index.js";
 import { sampleRun } from "../report/test-support.js";
 import { renderLoadHtml } from "./charts.js";
 import { labelOf } from "./requests.js";
-import { runScenario } from "./run.js";
+import { runScenario } from "./scenario-run.js";
 import { answer, deploymentAt, recordingScenario } from "./test-support.js";
 
 /**

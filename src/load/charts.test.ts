@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { sampleRun } from "../report/test-support.js";
 import { renderLoadHtml } from "./charts.js";
-import { runScenario } from "./run.js";
+import { runScenario } from "./scenario-run.js";
 import { answer, deploymentAt, observing, recordingScenario } from "./test-support.js";
 
 const target = deploymentAt("http://127.0.0.1:9/v1", { windowSeconds: 2 });

@@ -1,7 +1,7 @@
 import { escapeHtml, type ReportOptions, type RunResult, renderHtml } from "../report/index.js";
 import { capacityLines } from "./capacity/tally.js";
 import { FEW_ANSWERS, formatMs as fmt, type HistogramSummary, OUTCOME_LABEL, OUTCOMES, outcomeOf } from "./recorder.js";
-import { brokenClauses, type ScenarioReport } from "./run.js";
+import { brokenClauses, type ScenarioReport } from "./scenario-run.js";
 
 /** What the charts read of a load run (load.json). */
 export interface LoadRunView {
@@ -192,8 +192,6 @@ export const CHART_STYLE = `
 #load svg .grid{stroke:#e5e7eb}#load .scenario{border-top:1px solid #e5e7eb;padding-top:8px;margin-top:16px}
 #load .saturated{color:#b45309}`;
 
-const rank = (id: string, first: string[]) => (first.includes(id) ? first.indexOf(id) : first.length);
-
 /** The load section: per scenario its verdict, the generator's health, its charts and latency table. */
 /**
  * capacity: the admitted p99 of each endpoint per interval (one HDR histogram per interval and
@@ -227,9 +225,8 @@ function capacityBlock(r: ScenarioReport): string {
 }
 
 export function loadSection(run: LoadRunView): string {
-  // the profile and the streams first: the charts a person looks at
-  const first = ["throughput", "streams-at-budget"];
-  const ordered = [...run.scenarios].sort((a, b) => rank(a.id, first) - rank(b.id, first));
+  // the scenarios that say so first (the profile, the streams): the charts a person looks at; the sort is stable
+  const ordered = [...run.scenarios].sort((a, b) => Number(!a.chartsFirst) - Number(!b.chartsFirst));
   const parts = ordered.map((r) => {
     const broken = brokenClauses(r);
     const charts = [

@@ -23,11 +23,11 @@ import {
   JSON_CONTENT_TYPE,
   matchEndpoint,
 } from "../contract/index.js";
-import type { HarnessTarget } from "../target/harness-target.js";
-import { keyVariable, roleOfKey } from "../target/key-roles.js";
+import { type HarnessTarget, targetSecrets } from "../target/harness-target.js";
+import { type KeyRoleName, keyVariable, roleOfKey } from "../target/key-roles.js";
 import { ConcurrencyChecks, echoes, nextRequestId } from "./concurrency-checks.js";
-import type { LoadOptions } from "./define.js";
 import { loadResponseOf, receivedExchange } from "./exchanges.js";
+import type { LoadOptions } from "./options.js";
 import type { LoadRecorder, LoadResponse } from "./recorder.js";
 import { type LoadRequest, labelOf, labelOfUrl } from "./requests.js";
 
@@ -47,18 +47,11 @@ const targetClock = (target: HarnessTarget) => clockReading(target.serviceClock,
 export const loadTierOf = (target: HarnessTarget): number | undefined =>
   target.keys.load ? target.loadTiers?.load : target.tierLimit;
 
-/** The tier of the account behind `key`, when the target says it. */
+/** The tier of the account behind `key`, when the target says it: the main account's, or a load account's by its role. */
 function tierOfKey(target: HarnessTarget, key: string): number | undefined {
-  switch (roleOfKey(target.keys, key)) {
-    case "main":
-      return target.tierLimit;
-    case "load":
-      return target.loadTiers?.load;
-    case "tierBurst":
-      return target.loadTiers?.tierBurst;
-    default:
-      return undefined;
-  }
+  const tiers: Partial<Record<KeyRoleName, number>> = { ...target.loadTiers, main: target.tierLimit };
+  const role = roleOfKey(target.keys, key);
+  return role && tiers[role];
 }
 
 /** What a scenario works with: the target, its recorder, clients for its keys, agents it cleans up. */
@@ -80,7 +73,7 @@ export class ScenarioContext {
     readonly signal: AbortSignal,
     readonly options: LoadOptions = {},
   ) {
-    this.secrets = Object.values(target.keys).filter((k): k is string => typeof k === "string");
+    this.secrets = targetSecrets(target, options.capacity?.tenants);
     this.concurrency = new ConcurrencyChecks({
       windowSeconds: target.windowSeconds,
       clock: targetClock(target),

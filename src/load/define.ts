@@ -3,18 +3,10 @@ import type { ClauseId } from "../contract/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { flagOf, needsKey } from "../target/key-roles.js";
 import { BURST_PIPELINING } from "./burst.js";
-import type { CapacityOptions } from "./capacity/plan.js";
 import { loadTierOf, type ScenarioContext } from "./context.js";
-import type { LoadRecorder } from "./recorder.js";
+import type { LoadOptions } from "./options.js";
 
-/** What `agent-harness load` gives the scenarios besides the target: the tenants and drive of capacity. */
-export interface LoadOptions {
-  capacity?: CapacityOptions;
-  /** each scenario's recorder as it starts: live metrics read it while it runs (--out prometheus-rw) */
-  onRecorder?: (recorder: LoadRecorder) => void;
-  /** more for the terminal's progress line (a long run's rate and errors) */
-  progressDetail?: () => string | undefined;
-}
+export type { LoadOptions };
 
 /** One load scenario: what it verifies, when it can run, how long it takes, and the run itself. */
 export interface Scenario {
@@ -31,7 +23,14 @@ export interface Scenario {
    * What its latency figures measure besides the target's work, said next to them in every
    * report; `judged`: latency thresholds may judge them (false where they hold intended waits).
    */
-  latency: { note: string; judged: boolean };
+  latency: {
+    note: string;
+    judged: boolean;
+    /** the run's latency profile: when it ran, latency thresholds judge its figures alone (the others hold bursts and waits) */
+    profile?: true;
+  };
+  /** its charts lead the load report (a profile, the streams): what a person looks at first */
+  chartsFirst?: true;
   /**
    * Drives the tenants of `agent-harness load --keys-file` (open model, for minutes): only
    * `agent-harness load` runs it, never verify's load suites.

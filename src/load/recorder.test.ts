@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { LoadRecorder, outcomeOf } from "./recorder.js";
-import { formatLatency, runScenario } from "./run.js";
+import { formatLatency, runScenario } from "./scenario-run.js";
 import { answer, deploymentAt, observing, recordingScenario } from "./test-support.js";
 
 const target = deploymentAt("http://127.0.0.1:9/v1", { windowSeconds: 2 });

@@ -1,17 +1,15 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import * as hdr from "hdr-histogram-js";
+import type * as hdr from "hdr-histogram-js";
 import type { Violation } from "../checks/define.js";
 import type { Exchange, RateHeaders } from "../client/index.js";
 import type { ClauseId } from "../contract/index.js";
 import { evidenceOf, findingKey, type Observation, observationMessage } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import type { CapacityFigures, CapacitySettings, CapacityTally } from "./capacity/tally.js";
+import { formatMs, newHistogram } from "./histogram.js";
 import { type LoadRequest, labelOfUrl } from "./requests.js";
 
-/** HDR histograms in microseconds, 1 µs to 10 min, 3 significant digits (autocannon's own settings). */
-export function newHistogram(): hdr.Histogram {
-  return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: 3 });
-}
+export { formatMs, newHistogram };
 
 /** Record `ms` into a histogram kept in µs. */
 export function recordMs(h: hdr.Histogram, ms: number): void {
@@ -19,9 +17,6 @@ export function recordMs(h: hdr.Histogram, ms: number): void {
 }
 
 const PERCENTILES = [50, 90, 95, 99, 99.9] as const;
-
-/** Milliseconds with three significant digits or so, as every load report prints them. */
-export const formatMs = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
 
 /** Under this many answers a p99 is about the largest of them: the reports say so. */
 export const FEW_ANSWERS = 100;

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import type { HistogramSummary } from "./recorder.js";
-import { runScenario } from "./run.js";
+import { runScenario } from "./scenario-run.js";
 import { answer, deploymentAt, observing, recordingScenario } from "./test-support.js";
 import { evaluateThreshold, parseThreshold, type Threshold, thresholdInputOf } from "./thresholds.js";
 
@@ -71,13 +71,13 @@ describe("load thresholds", () => {
     expect(evaluateThreshold(parsed("rps>300"), input).passed).toBe(false);
   });
 
-  test("the latency judged is the throughput profile's when it ran, else every scenario's without intended waits", async () => {
+  test("the latency judged is the latency profile's when it ran, else every scenario's without intended waits", async () => {
     const target = deploymentAt("http://127.0.0.1:9/v1", { windowSeconds: 2 });
     const fast = observing((at) => [answer(200, 5, at)]);
     const slow = observing((at) => [answer(200, 2000, at)]);
     const bursts = await runScenario(target, recordingScenario(fast, { note: "", judged: true }, "bucket-getAgent"));
     const waits = await runScenario(target, recordingScenario(slow, { note: "", judged: false }, "concurrency-bursts"));
-    const profile = await runScenario(target, recordingScenario(fast, { note: "", judged: true }, "throughput"));
+    const profile = await runScenario(target, recordingScenario(fast, { note: "", judged: true, profile: true }, "throughput"));
     const scenariosOf = (reports: Parameters<typeof thresholdInputOf>[0]) =>
       thresholdInputOf(reports).latency.map((l) => l.scenario);
     expect(scenariosOf([bursts, waits, profile])).toEqual(["throughput"]);

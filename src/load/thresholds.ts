@@ -1,5 +1,5 @@
 import { formatMs, type LatencyByOutcome, OUTCOME_LABEL, OUTCOMES, type Outcome } from "./recorder.js";
-import type { ScenarioReport } from "./run.js";
+import type { ScenarioReport } from "./scenario-run.js";
 
 /**
  * Pass/fail thresholds in k6's spirit: `p99<250` (ms, every endpoint, admitted answers),
@@ -64,7 +64,7 @@ const holds = (op: Threshold["op"], a: number, b: number) =>
  */
 export function thresholdInputOf(reports: readonly ScenarioReport[]): ThresholdInput {
   const ran = reports.filter((r) => r.status !== "skipped");
-  const profile = ran.filter((r) => r.id === "throughput");
+  const profile = ran.filter((r) => r.latencyProfile);
   const judged = profile.length ? profile : ran.filter((r) => r.latencyJudged);
   return {
     latency: judged.map((r) => ({ scenario: r.id, endpoints: r.latency })),

@@ -1,5 +1,5 @@
 import { shareCap } from "../client/rate-share.js";
-import { ENDPOINTS } from "../contract/index.js";
+import { ENDPOINTS, type EndpointId } from "../contract/index.js";
 import type { NeedsOf } from "./file-needs.js";
 import type { FootprintEntry } from "./footprint.js";
 
@@ -16,7 +16,8 @@ export interface PlanLimits {
   needsOf?: NeedsOf;
 }
 
-const ENDPOINT_LABEL: Record<string, string> = {
+/** Each endpoint as people name it: a new endpoint is a type error here until it is named. */
+const ENDPOINT_LABEL: Record<EndpointId, string> = {
   createAgent: "Create",
   listAgents: "List",
   getAgent: "Get",

@@ -26,11 +26,11 @@ const check = (id: string, over: Partial<CheckResult> = {}): CheckResult =>
 
 describe("collectFindings: one defect, one finding", () => {
   test("the same violation seen by many checks is one finding with its occurrences and endpoints", () => {
-    const checks = [check("a"), check("b"), check("c")];
-    const findings = collectFindings([
-      { check: checks[0]!, observations: [hasMore("http://h/v1/agents?page=1", "req_1")] },
-      { check: checks[1]!, observations: [{ ...hasMore("http://h/v1/agents?page=2", "req_2", "true (page 2)"), count: 3 }] },
-      { check: checks[2]!, observations: [] },
+    const given = [check("a"), check("b"), check("c")];
+    const { findings, checks } = collectFindings([
+      { check: given[0]!, observations: [hasMore("http://h/v1/agents?page=1", "req_1")] },
+      { check: given[1]!, observations: [{ ...hasMore("http://h/v1/agents?page=2", "req_2", "true (page 2)"), count: 3 }] },
+      { check: given[2]!, observations: [] },
     ]);
     expect(findings).toHaveLength(1);
     expect(findings[0]).toMatchObject({
@@ -46,12 +46,14 @@ describe("collectFindings: one defect, one finding", () => {
     // the checks that only saw it still passed: a test fails for its own assertions only
     expect(checks.map((c) => c.status)).toEqual(["passed", "passed", "passed"]);
     expect(checks[0]!.findingIds).toEqual(["F1"]);
+    // the checks given are left as they were: the judged ones are new values
+    expect(given[0]!.findingIds).toBeUndefined();
   });
 
   test("a check whose setup a finding broke is blocked by it; a failed check is a finding of its own, after", () => {
     const blocked = check("blocked", { status: "blocked", message: "setup: could not create an agent" });
     const own = check("own", { status: "failed", message: "GET /agents/{agentId}: expected 404 AGENT_NOT_FOUND; received 403" });
-    const findings = collectFindings([
+    const { findings, checks } = collectFindings([
       { check: check("saw"), observations: [hasMore("http://h/v1/agents", "req_1")] },
       { check: blocked, observations: [hasMore("http://h/v1/agents", "req_2")] },
       { check: own, observations: [] },
@@ -60,7 +62,8 @@ describe("collectFindings: one defect, one finding", () => {
       ["F1", "response", "success-schema"],
       ["F2", "check", "own"],
     ]);
-    expect(blocked).toMatchObject({ status: "blocked", blockedBy: "F1" });
+    expect(checks[1]).toMatchObject({ status: "blocked", blockedBy: "F1" });
+    expect(blocked.blockedBy).toBeUndefined();
     expect(findings[0]!.blocked).toEqual(["blocked"]);
     expect(findings[1]!.message).toBe(
       "PROFILE §6 auth.scheme-case: GET /agents/{agentId}: expected 404 AGENT_NOT_FOUND; received 403",
@@ -69,9 +72,10 @@ describe("collectFindings: one defect, one finding", () => {
 
   test("a blocked check whose subject is the finding's clause failed, explained by that finding", () => {
     const subject = check("subject", { status: "blocked", clauseIds: ["envelope.list"], sections: ["§2"] });
-    const findings = collectFindings([{ check: subject, observations: [hasMore("http://h/v1/agents", "req_1")] }]);
+    const { findings, checks } = collectFindings([{ check: subject, observations: [hasMore("http://h/v1/agents", "req_1")] }]);
     expect(findings).toHaveLength(1);
-    expect(subject).toMatchObject({ status: "failed", findingIds: ["F1"] });
+    expect(checks[0]).toMatchObject({ status: "failed", findingIds: ["F1"] });
+    expect(subject.status).toBe("blocked");
   });
 
   test("one setup failure is one finding, with the checks it blocked", () => {
@@ -80,11 +84,11 @@ describe("collectFindings: one defect, one finding", () => {
     const lone = [1, 2, 3].map((n) =>
       check(`lone${n}`, { status: "blocked", message: message(`req_${n}`), clauseAtFault: "create.created" }),
     );
-    const findings = collectFindings(lone.map((c) => ({ check: c, observations: [] })));
+    const { findings, checks } = collectFindings(lone.map((c) => ({ check: c, observations: [] })));
     expect(findings.map((f) => [f.id, f.kind, f.clauseIds, f.blocked])).toEqual([
       ["F1", "check", ["create.created"], ["lone1", "lone2", "lone3"]],
     ]);
-    for (const c of lone) expect(c).toMatchObject({ status: "blocked", blockedBy: "F1" });
+    for (const c of checks) expect(c).toMatchObject({ status: "blocked", blockedBy: "F1" });
   });
 
   test("a check the suite kit blocked on an unreadable answer is blocked by the finding that masked it; a failed one stays failed", () => {
@@ -105,13 +109,13 @@ describe("collectFindings: one defect, one finding", () => {
     const masked = check5("masked", "blocked");
     // a failure on another answer than the unreadable one is a defect of its own
     const failed = check5("failed", "failed");
-    const findings = collectFindings([
+    const { findings, checks } = collectFindings([
       { check: masked, observations: [other, envelope] },
       { check: failed, observations: [envelope] },
     ]);
     expect(findings.find((f) => f.check === "envelope")?.blocked).toEqual(["masked"]);
-    expect(masked).toMatchObject({ status: "blocked" });
-    expect(failed.status).toBe("failed");
+    expect(checks[0]).toMatchObject({ status: "blocked" });
+    expect(checks[1]!.status).toBe("failed");
     expect(findings.some((f) => f.kind === "check" && f.seenIn.includes("failed"))).toBe(true);
   });
 
@@ -123,12 +127,12 @@ describe("collectFindings: one defect, one finding", () => {
       message: "PROFILE §5 update.merge: … — received 1",
       evidence: [evidence("http://h/v1/agents", "req_1"), evidence("http://h/v1/agents/agt_1", "req_2")],
     });
-    const [finding] = collectFindings([{ check: failed, observations: [] }]);
+    const [finding] = collectFindings([{ check: failed, observations: [] }]).findings;
     expect(finding).toMatchObject({ endpoints: ["GET /agents/{agentId}"], firstRequestId: "req_2" });
   });
 
   test("the terminal shows a finding in the clause's words, with where, how often and the replay", () => {
-    const [f] = collectFindings([{ check: check("a"), observations: [hasMore("http://h/v1/agents", "req_1")] }]);
+    const [f] = collectFindings([{ check: check("a"), observations: [hasMore("http://h/v1/agents", "req_1")] }]).findings;
     f!.replay = "replay-F1.sh";
     expect(formatFinding(f!, { color: false })).toEqual([
       "F1 ✗ PROFILE §2 envelope.list: expected pagination.hasMore: must be page < totalPages; received true",
@@ -174,7 +178,7 @@ test("one answer breaking one clause in two ways is one finding; a setup that br
     message: "setup: could not create an agent: POST /agents: expected 201; received 400 INVALID_REQUEST",
     clauseAtFault: "create.status",
   });
-  const findings = collectFindings([
+  const { findings, checks } = collectFindings([
     { check: sampleCheck({ id: "tok" }), observations: [member, value] },
     { check: own, observations: [] },
     { check: setup, observations: [] },
@@ -185,5 +189,5 @@ test("one answer breaking one clause in two ways is one finding; a setup that br
     ["F2", ["create.status"], 1, ["setup"]],
     ["F3", ["create.status"], 1, ["other-setup"]],
   ]);
-  expect(setup).toMatchObject({ status: "blocked", blockedBy: "F2" });
+  expect(checks[2]).toMatchObject({ status: "blocked", blockedBy: "F2" });
 });

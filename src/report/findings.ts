@@ -1,6 +1,8 @@
 import { RESPONSE_CHECKS } from "../checks/registry.js";
 import { CLAUSE_BY_ID } from "../contract/clauses.js";
-import type { CheckResult, Evidence } from "./model.js";
+import type { CheckResult, Evidence, Finding } from "./model.js";
+
+export type { Finding };
 
 /** The response-level checks whose violation leaves an answer unreadable to the checks that needed it. */
 const MASKING_CHECKS: ReadonlySet<string> = new Set(RESPONSE_CHECKS.filter((c) => c.masksAnswer).map((c) => c.id));
@@ -23,31 +25,6 @@ export interface Observation {
   count: number;
   evidence: Evidence;
   /** the create whose agent the failing request addressed, and that agent's id: the replay runs it first */
-  setup?: { evidence: Evidence; agentId: string };
-}
-
-export interface Finding {
-  /** F1, F2, … in order of importance */
-  id: string;
-  /** a response-level check (seen on responses) or a check's own assertion */
-  kind: "response" | "check";
-  /** the response-level check id, or the check (test) id */
-  check: string;
-  clauseIds: string[];
-  sections: string[];
-  endpoints: string[];
-  /** the headline, in the words of the clause: expected and received */
-  message: string;
-  occurrences: number;
-  /** the checks it was seen in (response) or the check that failed (check) */
-  seenIn: string[];
-  /** checks it kept from running */
-  blocked: string[];
-  firstRequestId?: string;
-  evidence: Evidence[];
-  /** the replay script's file name in the report folder */
-  replay?: string;
-  /** the steps a replay runs: the setup create (if any), then the failing call */
   setup?: { evidence: Evidence; agentId: string };
 }
 
@@ -92,47 +69,71 @@ export interface CollectedCheck {
   observations: readonly Observation[];
 }
 
+/** A run's findings, and its checks as the findings judge them (new values, in the order given). */
+export interface JudgedChecks {
+  findings: Finding[];
+  checks: CheckResult[];
+}
+
+/** One check as the findings judge it: a copy of the check, and what it is tied to. */
+interface Judged {
+  check: CheckResult;
+  /** the findings seen in it or counted under it, in the order met */
+  findings: Finding[];
+  /** the finding that kept it from running */
+  blocker?: Finding;
+  /** failed, and the finding it holds says how */
+  explained?: boolean;
+  /** blocked by a setup answer no response-level check faults */
+  setupFailure?: boolean;
+}
+
 /**
  * Findings from the checks of a run, most important first: the response-level ones (by the
- * checks they blocked, then occurrences), then each failed check's own. Sets `blockedBy` and
- * `findingIds` on the checks.
+ * checks they blocked, then occurrences), then each failed check's own. Collecting is one step
+ * and judging the checks another: the checks come back as new values with `status`, `message`,
+ * `blockedBy` and `findingIds` set; the ones given are left as they were.
  */
-export function collectFindings(collected: readonly CollectedCheck[]): Finding[] {
+export function collectFindings(collected: readonly CollectedCheck[]): JudgedChecks {
+  const { ordered, seenIn } = responseFindings(collected);
+  const judged = collected.map(({ check }, i) => judgeBlocked(check, seenIn[i] ?? []));
+  const response = [...ordered].sort((a, b) => b.blocked.length - a.blocked.length || b.occurrences - a.occurrences);
+  const { own, ownByKey } = ownFindings(judged, response);
+  own.push(...setupFindings(judged, ownByKey));
+  // most important first: a defect that kept checks from running leads its kind (the sort is stable)
+  const findings = [...response, ...own.sort((a, b) => b.blocked.length - a.blocked.length)].map((f, i) => {
+    f.id = `F${i + 1}`;
+    return f;
+  });
+  const checks = judged.map(({ check, findings: tied, blocker }) => {
+    const ids = tied.map((f) => f.id);
+    return { ...check, ...(ids.length ? { findingIds: ids } : {}), ...(blocker ? { blockedBy: blocker.id } : {}) };
+  });
+  return { findings, checks };
+}
+
+/** The response-level findings, one per defect, in the order first seen; and those seen in each check. */
+function responseFindings(collected: readonly CollectedCheck[]): { ordered: Finding[]; seenIn: Finding[][] } {
   const byKey = new Map<string, Finding>();
   const secondary = new Set<string>();
-  const order: Finding[] = [];
-  const findingOfCheck = new Map<CheckResult, Finding[]>();
-  for (const { check, observations } of collected) {
+  const ordered: Finding[] = [];
+  const seenIn = collected.map(({ check, observations }) => {
     const seen: Finding[] = [];
     for (const o of observations) {
       const key = findingKey(o);
       let f = byKey.get(key);
       if (!f) {
-        f = {
-          id: "",
-          kind: "response",
-          check: o.check,
-          clauseIds: [o.clause],
-          sections: [sectionOf(o.clause)],
-          endpoints: [],
-          message: observationMessage(o),
-          occurrences: 0,
-          seenIn: [],
-          blocked: [],
-          ...(o.evidence.requestId ? { firstRequestId: o.evidence.requestId } : {}),
-          evidence: [o.evidence],
-          ...(o.setup ? { setup: o.setup } : {}),
-        };
+        f = responseFinding(o);
         byKey.set(key, f);
         // the same answer breaking one clause in two ways (a token's member and its value) is one
         // defect: the same request and the same response, byte for byte (not only the id the target echoed)
         const answer = JSON.stringify(o.evidence);
-        const twin = order.find((g) => g.clauseIds[0] === o.clause && JSON.stringify(g.evidence[0]) === answer);
+        const twin = ordered.find((g) => g.clauseIds[0] === o.clause && JSON.stringify(g.evidence[0]) === answer);
         if (twin) {
           byKey.set(key, twin);
           secondary.add(key);
           f = twin;
-        } else order.push(f);
+        } else ordered.push(f);
       }
       // a second way of breaking the clause counts no new occurrences: the answers are the same
       if (!secondary.has(key)) f.occurrences += o.count;
@@ -140,48 +141,70 @@ export function collectFindings(collected: readonly CollectedCheck[]): Finding[]
       if (!f.seenIn.includes(check.id)) f.seenIn.push(check.id);
       if (!seen.includes(f)) seen.push(f);
     }
-    findingOfCheck.set(check, seen);
+    return seen;
+  });
+  return { ordered, seenIn };
+}
+
+/** A response-level finding as its first observation shows it, before any occurrence is counted. */
+function responseFinding(o: Observation): Finding {
+  return {
+    id: "",
+    kind: "response",
+    check: o.check,
+    clauseIds: [o.clause],
+    sections: [sectionOf(o.clause)],
+    endpoints: [],
+    message: observationMessage(o),
+    occurrences: 0,
+    seenIn: [],
+    blocked: [],
+    ...(o.evidence.requestId ? { firstRequestId: o.evidence.requestId } : {}),
+    evidence: [o.evidence],
+    ...(o.setup ? { setup: o.setup } : {}),
+  };
+}
+
+/**
+ * A check that failed while holding an answer it could not read (a broken envelope, a status
+ * with another status's codes) is blocked by the finding that says why, not a defect of its own:
+ * by the finding that masked its answer, else the first seen in it. Returns a new check when it changes.
+ */
+function judgeBlocked(check: CheckResult, seen: Finding[]): Judged {
+  if (check.status !== "blocked") return { check, findings: seen };
+  // an answer it could not read (the suite kit blocks the check on it) is blamed on what masked it
+  const masking = seen.find((f) => MASKING_CHECKS.has(f.check) && !f.clauseIds.some((id) => check.clauseIds.includes(id)));
+  const by = masking ?? seen[0];
+  if (!by) {
+    // its setup failed on an answer no response-level check faults: one finding per setup failure
+    // unless the answer it failed on was its own subject's: then it failed
+    if (check.clauseAtFault && check.clauseIds.includes(check.clauseAtFault))
+      return { check: { ...check, status: "failed" }, findings: seen };
+    return { check, findings: seen, setupFailure: true };
   }
-  // A check that failed while holding an answer it could not read (a broken envelope, a status
-  // with another status's codes) is blocked by the finding that says why, not a defect of its own.
-  // A blocked check is blocked by the finding that masked its answer, else the first seen in it.
-  const blocker = new Map<CheckResult, Finding>();
-  const explained = new Set<CheckResult>();
-  const setupFailures: CheckResult[] = [];
-  for (const { check } of collected) {
-    const seen = findingOfCheck.get(check) ?? [];
-    if (check.status !== "blocked") continue;
-    // an answer it could not read (the suite kit blocks the check on it) is blamed on what masked it
-    const masking = seen.find((f) => MASKING_CHECKS.has(f.check) && !f.clauseIds.some((id) => check.clauseIds.includes(id)));
-    const by = masking ?? seen[0];
-    if (!by) {
-      // its setup failed on an answer no response-level check faults: one finding per setup failure
-      if (check.clauseAtFault && check.clauseIds.includes(check.clauseAtFault)) check.status = "failed";
-      else setupFailures.push(check);
-    } else if (by.clauseIds.some((id) => check.clauseIds.includes(id))) {
-      // the finding is this check's own subject: the check failed, and the finding says how
-      check.status = "failed";
-      check.message = by.message;
-      explained.add(check);
-    } else {
-      by.blocked.push(check.id);
-      blocker.set(check, by);
-    }
+  if (by.clauseIds.some((id) => check.clauseIds.includes(id))) {
+    // the finding is this check's own subject: the check failed, and the finding says how
+    return { check: { ...check, status: "failed", message: by.message }, findings: seen, explained: true };
   }
-  const response = [...order].sort((a, b) => b.blocked.length - a.blocked.length || b.occurrences - a.occurrences);
-  // a failed check whose clause a response-level finding already reports is that finding's, not another
+  by.blocked.push(check.id);
+  return { check, findings: seen, blocker: by };
+}
+
+/** Each failed check's own finding, unless a response-level finding already reports its clause. */
+function ownFindings(judged: Judged[], response: readonly Finding[]) {
   const byClause = new Map<string, Finding>();
   for (const f of response) for (const id of f.clauseIds) if (!byClause.has(id)) byClause.set(id, f);
   const own: Finding[] = [];
   const ownByKey = new Map<string, Finding>();
-  for (const { check } of collected) {
-    if (check.status !== "failed" || explained.has(check)) continue;
+  for (const j of judged) {
+    const { check } = j;
+    if (check.status !== "failed" || j.explained) continue;
     const atFault = check.clauseAtFault ? [check.clauseAtFault] : check.clauseIds;
     const same = atFault.map((id) => byClause.get(id)).find((f) => f !== undefined);
     if (same) {
       // counted under it: the finding lists it among the checks that showed it
       if (!same.seenIn.includes(check.id)) same.seenIn.push(check.id);
-      findingOfCheck.set(check, [...(findingOfCheck.get(check) ?? []).filter((f) => f !== same), same]);
+      j.findings = [...j.findings.filter((f) => f !== same), same];
       continue;
     }
     const headline = (check.message ?? "failed").split("\n", 1)[0] ?? "";
@@ -192,17 +215,24 @@ export function collectFindings(collected: readonly CollectedCheck[]): Finding[]
       twin.occurrences += 1;
       twin.seenIn.push(check.id);
       for (const endpoint of endpointsOf(check)) if (!twin.endpoints.includes(endpoint)) twin.endpoints.push(endpoint);
-      findingOfCheck.set(check, [...(findingOfCheck.get(check) ?? []), twin]);
+      j.findings = [...j.findings, twin];
       continue;
     }
     const finding = checkFinding(check, atFault, headline);
     own.push(finding);
     ownByKey.set(key, finding);
-    findingOfCheck.set(check, [...(findingOfCheck.get(check) ?? []), finding]);
+    j.findings = [...j.findings, finding];
   }
-  // one setup failure (the same answer to the same call) is one finding, with the checks it blocked
+  return { own, ownByKey };
+}
+
+/** One setup failure (the same answer to the same call) is one finding, with the checks it blocked. */
+function setupFindings(judged: Judged[], ownByKey: ReadonlyMap<string, Finding>): Finding[] {
+  const made: Finding[] = [];
   const setupByKey = new Map<string, Finding>();
-  for (const check of setupFailures) {
+  for (const j of judged) {
+    if (!j.setupFailure) continue;
+    const { check } = j;
     const headline = (check.message ?? "setup failed").split("\n", 1)[0] ?? "";
     // a check that failed on the very setup answer (its clause, its words) already says it: the setup joins it
     const key = normalized(headline);
@@ -216,25 +246,14 @@ export function collectFindings(collected: readonly CollectedCheck[]): Finding[]
         occurrences: 0,
       };
       setupByKey.set(key, finding);
-      own.push(finding);
+      made.push(finding);
     }
     // a setup finding's occurrences are the setups that failed; a joined finding's its failed checks
     if (!joined) finding.occurrences += 1;
     finding.blocked.push(check.id);
-    blocker.set(check, finding);
+    j.blocker = finding;
   }
-  // most important first: a defect that kept checks from running leads its kind (the sort is stable)
-  const all = [...response, ...own.sort((a, b) => b.blocked.length - a.blocked.length)];
-  all.forEach((f, i) => {
-    f.id = `F${i + 1}`;
-  });
-  for (const { check } of collected) {
-    const ids = (findingOfCheck.get(check) ?? []).map((f) => f.id);
-    if (ids.length) check.findingIds = ids;
-    const by = blocker.get(check);
-    if (by) check.blockedBy = by.id;
-  }
-  return all;
+  return made;
 }
 
 /** Where a check's failure was seen: the endpoint of the last request it made (what its assertions judged). */

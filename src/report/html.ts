@@ -275,6 +275,32 @@ ${finding.seenIn.length ? `<details><summary>checks</summary><ul>${finding.seenI
 </article>`;
 }
 
+/** The facts of a run the header lists: target, id, seed, start, duration and the service's clock. */
+function runFacts(run: RunResult, durationMs: number): [string, string][] {
+  return [
+    ["Target", `${run.target.kind} · ${run.target.baseUrl}`],
+    ["Run id", run.runId],
+    ["Seed", run.seed === undefined ? "none" : String(run.seed)],
+    ["Started", run.startedAt],
+    ["Duration", formatDuration(durationMs)],
+    // its times (X-RateLimit-Reset, createdAt, updatedAt) were judged on this clock
+    ...(run.serviceClock
+      ? [["Service clock", describeServiceClock(run.serviceClock).replace(/^service clock: /, "")] satisfies [string, string]]
+      : []),
+  ];
+}
+
+/** The same counts, in the same words, as the summary line under them. */
+function totalCards(findings: number, totals: ReturnType<typeof reportView>["summary"]["totals"]): string {
+  return [
+    ...(findings ? [`<div class="card findings"><b>${findings}</b>findings</div>`] : []),
+    ...(totals.underFindings ? [`<div class="card under"><b>${totals.underFindings}</b>failed under findings</div>`] : []),
+    ...(["passed", "failed", "error", "blocked", "skipped"] as const)
+      .filter((status) => status !== "blocked" || totals.blocked > 0)
+      .map((status) => `<div class="card ${status}"><b>${totals[status]}</b>${status === "error" ? "errors" : status}</div>`),
+  ].join("");
+}
+
 export function renderHtml(runInput: RunResult, options: ReportOptions = {}): string {
   const view = reportView(runInput, options);
   const { run, summary } = view;
@@ -290,30 +316,12 @@ export function renderHtml(runInput: RunResult, options: ReportOptions = {}): st
   }[verdict];
   const red = view.unexplained;
 
-  const meta: [string, string][] = [
-    ["Target", `${run.target.kind} · ${run.target.baseUrl}`],
-    ["Run id", run.runId],
-    ["Seed", run.seed === undefined ? "none" : String(run.seed)],
-    ["Started", run.startedAt],
-    ["Duration", formatDuration(totals.durationMs)],
-    // its times (X-RateLimit-Reset, createdAt, updatedAt) were judged on this clock
-    ...(run.serviceClock
-      ? [["Service clock", describeServiceClock(run.serviceClock).replace(/^service clock: /, "")] satisfies [string, string]]
-      : []),
-  ];
+  const meta = runFacts(run, totals.durationMs);
   const optionItems = view.options
     .map(([name, value]) => `<li><span class="opt">${escapeHtml(name)}</span> ${escapeHtml(value)}</li>`)
     .join("");
 
-  // the same counts, in the same words, as the summary line under them
-  const cards = [
-    ...(findings.length ? [`<div class="card findings"><b>${findings.length}</b>findings</div>`] : []),
-    ...(totals.underFindings ? [`<div class="card under"><b>${totals.underFindings}</b>failed under findings</div>`] : []),
-    ...(["passed", "failed", "error", "blocked", "skipped"] as const)
-      .filter((status) => status !== "blocked" || totals.blocked > 0)
-      .map((status) => `<div class="card ${status}"><b>${totals[status]}</b>${status === "error" ? "errors" : status}</div>`),
-  ].join("");
-
+  const cards = totalCards(findings.length, totals);
   const findingList =
     findings.length === 0 ? '<p class="none">No findings.</p>' : findings.map((f) => findingArticle(f)).join("\n");
   const failures =

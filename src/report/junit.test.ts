@@ -242,7 +242,7 @@ describe("renderJunit", () => {
         sections: ["§6"],
       }),
     ];
-    const findings = collectFindings([
+    const { findings } = collectFindings([
       {
         check: sampleCheck({ id: "c" }),
         observations: [
@@ -294,8 +294,8 @@ describe("renderJunit", () => {
       line: 7,
       message: "setup: POST /agents answered 500",
     });
-    const findings = collectFindings([failed, blocked].map((check) => ({ check, observations: [] })));
-    const root = parseXml(renderJunit(sampleRun({ checks: [failed, blocked], findings })));
+    const { findings, checks } = collectFindings([failed, blocked].map((check) => ({ check, observations: [] })));
+    const root = parseXml(renderJunit(sampleRun({ checks, findings })));
     const [findingSuite] = root.children.filter((c) => c.name === "testsuite");
     // the setup failure that kept a check from running leads (most important first)
     expect(findingSuite?.children.filter((c) => c.name === "testcase").map((c) => [c.attrs.file, c.attrs.line])).toEqual([
@@ -309,7 +309,7 @@ describe("renderJunit", () => {
     const run = sampleRun({
       checks: [...sampleRun().checks, sampleCheck({ id: "x", status: "blocked", blockedBy: "F1", line: 12 })],
     });
-    const xml = renderJunit({ ...run, findings: collectFindings(run.checks.map((check) => ({ check, observations: [] }))) });
+    const xml = renderJunit({ ...run, ...collectFindings(run.checks.map((check) => ({ check, observations: [] }))) });
     const schema = readFileSync(new URL("../../fixtures/junit.xsd", import.meta.url), "utf8");
     const result = await validateXML({
       xml: [{ fileName: "junit.xml", contents: xml }],

@@ -1,7 +1,6 @@
 import type { ServiceClock } from "../client/service-clock.js";
 import { CLAUSES, type Clause } from "../contract/clauses.js";
 import { roleLabel } from "../target/key-roles.js";
-import type { Finding } from "./findings.js";
 import type { RunPlan } from "./plan-types.js";
 import type { PropertySummary } from "./property.js";
 import type { RefusalWaits } from "./refusals.js";
@@ -304,4 +303,30 @@ export function formatDuration(ms: number): string {
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   const seconds = Math.round(ms / 1000);
   return `${Math.floor(seconds / 60)} min ${String(seconds % 60).padStart(2, "0")} s`;
+}
+
+/** One defect as a report shows it (STYLE §10): made by src/report/findings.ts. */
+export interface Finding {
+  /** F1, F2, … in order of importance */
+  id: string;
+  /** a response-level check (seen on responses) or a check's own assertion */
+  kind: "response" | "check";
+  /** the response-level check id, or the check (test) id */
+  check: string;
+  clauseIds: string[];
+  sections: string[];
+  endpoints: string[];
+  /** the headline, in the words of the clause: expected and received */
+  message: string;
+  occurrences: number;
+  /** the checks it was seen in (response) or the check that failed (check) */
+  seenIn: string[];
+  /** checks it kept from running */
+  blocked: string[];
+  firstRequestId?: string;
+  evidence: Evidence[];
+  /** the replay script's file name in the report folder */
+  replay?: string;
+  /** the steps a replay runs: the setup create (if any), then the failing call */
+  setup?: { evidence: Evidence; agentId: string };
 }

@@ -5,7 +5,7 @@ import { RateBudget, ServiceClient } from "../client/index.js";
 import { LIST_LIMITS, type Permission } from "../contract/index.js";
 import type { CheckResult } from "../report/index.js";
 import { type HarnessTarget, RUN_NAME_PATTERN } from "../target/harness-target.js";
-import { KEY_ROLE_NAMES, KEY_ROLES } from "../target/key-roles.js";
+import { KEY_ROLE_NAMES, KEY_ROLES, keysOfRole } from "../target/key-roles.js";
 
 /** A list page read leniently: `data` an array of anything, `totalPages` when it is a number. */
 const lenientPage = z.object({
@@ -116,8 +116,7 @@ function sweepKeys(target: HarnessTarget): string[][] {
     for (const role of KEY_ROLE_NAMES) {
       const { permissions, account }: { permissions: readonly Permission[]; account: string } = KEY_ROLES[role];
       if (!permissions.includes("agents:read") || !permissions.includes("agents:delete")) continue;
-      const value = role === "main" ? (set.mainKeys ?? [set.main]) : set[role];
-      const keys = (typeof value === "string" ? [value] : (value ?? [])).filter((key) => !seen.has(key));
+      const keys = keysOfRole(set, role).filter((key) => !seen.has(key));
       for (const key of keys) seen.add(key);
       if (keys.length) byAccount.set(account, [...(byAccount.get(account) ?? []), ...keys]);
     }

@@ -2,7 +2,8 @@ import { z } from "zod";
 import { NETWORK_ENV, NETWORK_FLAGS, tlsOptionsOf } from "../client/network.js";
 import { parseDelay } from "../net/delay-proxy.js";
 import { PROFILES } from "../plan/profiles.js";
-import { FLAGGED_ROLES, type FlaggedRole, KEY_ROLES } from "../target/key-roles.js";
+import type { HarnessTarget } from "../target/harness-target.js";
+import { FLAGGED_ROLES, type FlaggedRole, KEY_ROLES, type KeyRole } from "../target/key-roles.js";
 
 /**
  * What a run takes: each option with its flag, env var and help (one table drives the CLI's
@@ -349,3 +350,19 @@ export const verifySchema = z
   });
 
 export type VerifyConfig = z.output<typeof verifySchema>;
+
+/**
+ * The keys a run's options give, by role (src/target/key-roles.ts): the main role's listed too
+ * when several. A small-quota account's key is used only on a reference-compatible target
+ * (PROFILE §10: the quota checks need one).
+ */
+export function givenKeys(config: VerifyConfig): HarnessTarget["keys"] {
+  const keys: HarnessTarget["keys"] = { main: config.apiKey! };
+  if (config.mainKeys && config.mainKeys.length > 1) keys.mainKeys = config.mainKeys;
+  for (const role of FLAGGED_ROLES) {
+    const key = config[KEY_OPTIONS[role]];
+    const row: KeyRole = KEY_ROLES[role];
+    if (role !== "main" && key && (config.referenceFaults || !row.smallQuota)) keys[role] = key;
+  }
+  return keys;
+}

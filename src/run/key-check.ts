@@ -1,7 +1,7 @@
 import { type ApiResult, ServiceClient, TransportError } from "../client/index.js";
 import { ENDPOINTS, type EndpointId, endpointPath } from "../contract/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
-import { FLAGGED_ROLES, flagOf, KEY_ROLES, type FlaggedRole as Role } from "../target/key-roles.js";
+import { FLAGGED_ROLES, flagOf, KEY_ROLES, keysOfRole, type FlaggedRole as Role } from "../target/key-roles.js";
 import { UsageError } from "./usage-error.js";
 
 /** One request of the key check, counted; a target that does not answer is a usage error. */
@@ -35,14 +35,7 @@ export async function checkKeys(target: HarnessTarget, options: { timeoutMs?: nu
   let requests = 0;
   // a wrong key is named by the flag that gave it
   const roles = FLAGGED_ROLES.filter((r) => target.keys[r] !== undefined);
-  // a key given for two roles is wrong before any request (the load keys may share the main account's)
-  for (const [a, b] of [
-    ["main", "readOnly"],
-    ["main", "otherAccount"],
-    ["readOnly", "otherAccount"],
-  ] as const)
-    if (target.keys[a] !== undefined && target.keys[a] === target.keys[b])
-      throw new UsageError(`${flagOf(b)}: the same key as ${flagOf(a)} (${roleNeeds(b)})`);
+  assertDistinctKeys(target);
 
   const clients = new Map<string, ServiceClient>();
   const clientOf = (key: string) => {
@@ -70,11 +63,9 @@ export async function checkKeys(target: HarnessTarget, options: { timeoutMs?: nu
   try {
     const totals = new Map<Role, number>();
     const mainAccountAnswers: ApiResult<unknown>[] = [];
-    const keysOfRole = (role: Role): string[] =>
-      role === "main" && target.keys.mainKeys?.length ? target.keys.mainKeys : [target.keys[role]!];
     // each key authenticates and can read (every role lists agents)
     for (const role of roles)
-      for (const key of keysOfRole(role)) {
+      for (const key of keysOfRole(target.keys, role)) {
         const flag = flagOf(role);
         const res = await send(() => clientOf(key).listAgents({ limit: 1 }));
         if (res.status === 401) throw new UsageError(`${flag}: the target refused this key (401 UNAUTHORIZED)`);
@@ -106,18 +97,7 @@ export async function checkKeys(target: HarnessTarget, options: { timeoutMs?: nu
       );
     lines.push(`keys: ${flagOf("main")} authenticates; no permission found missing (a 403 would show one)`);
 
-    if (target.keys.readOnly) {
-      const res = await send(() => clientOf(target.keys.readOnly!).call("createAgent", { body: {} }));
-      if (res.status === 201) {
-        await deleteMade(res, main, () => requests++);
-        throw new UsageError(`${flagOf("readOnly")}: this key created an agent (201): ${roleNeeds("readOnly")}`);
-      }
-      lines.push(
-        res.status === 403
-          ? `keys: ${flagOf("readOnly")} reads and may not write (403 to a create)`
-          : `keys: ${flagOf("readOnly")} reads; that it may not write is not shown: a create without a name answered ${res.status} (PROFILE §3 lets the body's fault answer before the permission's)`,
-      );
-    }
+    if (target.keys.readOnly) lines.push(await readOnlyLine(target.keys.readOnly, clientOf, main, send, () => requests++));
 
     if (target.keys.otherAccount) lines.push(await otherAccountLine(target, totals, clientOf, send, () => requests++));
 
@@ -126,6 +106,38 @@ export async function checkKeys(target: HarnessTarget, options: { timeoutMs?: nu
   } finally {
     await Promise.all([...clients.values()].map((c) => c.close()));
   }
+}
+
+/** A key given for two roles is wrong before any request (the load keys may share the main account's). */
+function assertDistinctKeys(target: HarnessTarget): void {
+  for (const [a, b] of [
+    ["main", "readOnly"],
+    ["main", "otherAccount"],
+    ["readOnly", "otherAccount"],
+  ] as const)
+    if (target.keys[a] !== undefined && target.keys[a] === target.keys[b])
+      throw new UsageError(`${flagOf(b)}: the same key as ${flagOf(a)} (${roleNeeds(b)})`);
+}
+
+/**
+ * PROFILE §6: the read-only key may not write. A create without a name cannot succeed: a 403
+ * shows the permission missing, as it must be; a 201 (deleted again) shows a key that writes.
+ */
+async function readOnlyLine(
+  readOnly: string,
+  clientOf: (key: string) => ServiceClient,
+  main: ServiceClient,
+  send: Send,
+  count: () => void,
+): Promise<string> {
+  const res = await send(() => clientOf(readOnly).call("createAgent", { body: {} }));
+  if (res.status === 201) {
+    await deleteMade(res, main, count);
+    throw new UsageError(`${flagOf("readOnly")}: this key created an agent (201): ${roleNeeds("readOnly")}`);
+  }
+  return res.status === 403
+    ? `keys: ${flagOf("readOnly")} reads and may not write (403 to a create)`
+    : `keys: ${flagOf("readOnly")} reads; that it may not write is not shown: a create without a name answered ${res.status} (PROFILE §3 lets the body's fault answer before the permission's)`;
 }
 
 /** What a key of `role` must be, as the key-role table says (PROFILE §6 permissions). */

@@ -6,7 +6,7 @@ import { type KeysFile, MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js
 import { behindProxy, describeNetwork } from "../net/behind-proxy.js";
 import { newRunId } from "../report/index.js";
 import { EMBEDDED_DEFAULTS, type HarnessTarget, keyRoles, runPrefixFor, startReferenceTarget } from "../target/harness-target.js";
-import type { VerifyConfig } from "./config.js";
+import { givenKeys, type VerifyConfig } from "./config.js";
 import { UsageError } from "./usage-error.js";
 
 /**
@@ -26,15 +26,7 @@ export async function resolveTarget(
     const target: HarnessTarget = {
       kind: "external",
       baseUrl: config.baseUrl,
-      keys: {
-        main: config.apiKey!,
-        ...(config.mainKeys && config.mainKeys.length > 1 ? { mainKeys: config.mainKeys } : {}),
-        ...(config.readOnlyKey ? { readOnly: config.readOnlyKey } : {}),
-        ...(config.otherAccountKey ? { otherAccount: config.otherAccountKey } : {}),
-        ...(config.quotaKey && config.referenceFaults ? { quota: config.quotaKey } : {}),
-        ...(config.loadKey ? { load: config.loadKey } : {}),
-        ...(config.tierBurstKey ? { tierBurst: config.tierBurstKey } : {}),
-      },
+      keys: givenKeys(config),
       ...(config.loadTier || config.tierBurstTier
         ? {
             loadTiers: {

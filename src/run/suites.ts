@@ -208,7 +208,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   } finally {
     if (handOff) rmSync(handOff, { force: true });
   }
-  return { checks, findings: collectFindings(collected), total, planned };
+  return { ...collectFindings(collected), total, planned };
 }
 
 /**

@@ -20,7 +20,7 @@ import {
   readRefusalWaits,
   writeReports,
 } from "../report/index.js";
-import { type HarnessTarget, keysOf, type PropertyReplay } from "../target/harness-target.js";
+import { type HarnessTarget, type PropertyReplay, targetSecrets } from "../target/harness-target.js";
 import { sweepLedger } from "./cleanup.js";
 import { unreportedRows } from "./completeness.js";
 import { DEFAULT_EXTERNAL_SUITES, DEFAULT_SUITES, type SuiteName, type VerifyConfig } from "./config.js";
@@ -187,7 +187,7 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
   }
   mkdirSync(runDir, { recursive: true });
   // every key of every key set (a pool of main keys, one set per worker) is redacted everywhere
-  const secrets = [...new Set([target.keys, ...(target.keyPool ?? [])].flatMap(keysOf))];
+  const secrets = targetSecrets(target);
   const abort = interruptible(() =>
     out.write("\ninterrupted: stopping the checks, then deleting the agents this run created…\n"),
   );

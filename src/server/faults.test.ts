@@ -435,6 +435,10 @@ const PROBES: Record<string, Probe> = {
     expected: false,
     probe: async (s) => (await s.call("DELETE", "/v1/agents/agt_x", { key: KEYS.readOnly })).body.includes(KEYS.readOnly),
   },
+  "key-in-header": {
+    expected: false,
+    probe: async (s) => Object.values((await s.call("GET", "/v1/agents")).headers).some((v) => v?.includes(KEYS.main)),
+  },
   "cross-account-read": {
     expected: 404,
     probe: async (s) => (await s.call("GET", `/v1/agents/${seedOne(s, { name: "Theirs" }, ACCOUNTS.other).id}`)).status,

@@ -1,7 +1,7 @@
 import type { AccountShare } from "../client/rate-share.js";
 import type { ServiceClock } from "../client/service-clock.js";
 import { type KeysFileInput, MESSAGE_TIMING, newApiKey, RATE_LIMITS } from "../contract/index.js";
-import { KEY_ROLES, type KeyRoleName } from "./key-roles.js";
+import { KEY_ROLE_NAMES, KEY_ROLES, type KeyRole, type KeyRoleName, keysOfRole, keysOfSet } from "./key-roles.js";
 import type { StartedReference } from "./types.js";
 
 /**
@@ -160,21 +160,22 @@ export const EMBEDDED_DEFAULTS: ReferencePlan = {
   mainKeys: 3,
 };
 
-/** The property suites' account on reference targets: keys enough to spread per-key buckets, a tier no run reaches. */
-const PROPERTY_ACCOUNT = { keys: 16, tierLimit: 100_000 } as const;
+/** The property suites' account on reference targets: keys enough to spread per-key buckets. */
+const PROPERTY_KEYS = 16;
 
 /**
- * Tiers of the load scenarios' own accounts: an enterprise tier far above any burst (PROFILE §7
- * "enterprise: set per account"), and a tier below the sum of the endpoint buckets so that a
- * mixed burst empties the tier first.
+ * Tiers of the accounts whose tier is not the plan's, by role: the load scenarios' own accounts,
+ * an enterprise tier far above any burst (PROFILE §7 "enterprise: set per account") and a tier
+ * below the sum of the endpoint buckets so that a mixed burst empties the tier first; and the
+ * property suites' account, a tier no run reaches.
  */
 const LOAD_TIERS = { load: 1_000_000, tierBurst: 100 } as const;
+const ROLE_TIERS: Partial<Record<KeyRoleName, number>> = { ...LOAD_TIERS, propertyKeys: 100_000 };
 
 /**
- * The accounts and keys a full verification needs: main, read-only, another account, a quota
- * account, an account that never gets an agent, the load scenarios' accounts and the property
- * suites' account — one such set per
- * worker, each its own accounts.
+ * The accounts and keys a full verification needs, one account per account of the key-role
+ * table (src/target/key-roles.ts), each key holding exactly its role's permissions: one such set
+ * per worker, each its own accounts.
  */
 export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys: HarnessTarget["keys"][] } {
   const file: KeysFileInput = { accounts: [], keys: [] };
@@ -182,7 +183,6 @@ export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys:
   for (let w = 1; w <= Math.max(1, plan.workers ?? 1); w++) {
     const suffix = w === 1 ? "" : `_${w}`;
     const mainKeys = Array.from({ length: Math.max(1, plan.mainKeys ?? 1) }, () => newApiKey());
-    const propertyKeys = Array.from({ length: PROPERTY_ACCOUNT.keys }, () => newApiKey());
     const keys = {
       main: mainKeys[0]!,
       mainKeys,
@@ -193,38 +193,18 @@ export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys:
       load: newApiKey(),
       tierBurst: newApiKey(),
       loadQuota: newApiKey(),
-      propertyKeys,
-    };
-    const [main, other, quota] = [`acct_main${suffix}`, `acct_other${suffix}`, `acct_quota${suffix}`] as const;
-    const [load, tierBurst, property] = [`acct_load${suffix}`, `acct_tier_burst${suffix}`, `acct_property${suffix}`] as const;
-    const [loadQuota, agentless] = [`acct_load_quota${suffix}`, `acct_agentless${suffix}`] as const;
-    file.accounts.push(
-      { id: main, tierLimit: plan.tierLimit, messageQuota: null },
-      { id: other, tierLimit: plan.tierLimit, messageQuota: null },
-      { id: quota, tierLimit: plan.tierLimit, messageQuota: plan.quota },
-      { id: load, tierLimit: LOAD_TIERS.load, messageQuota: null },
-      { id: tierBurst, tierLimit: LOAD_TIERS.tierBurst, messageQuota: null },
-      { id: loadQuota, tierLimit: plan.tierLimit, messageQuota: plan.quota },
-      { id: property, tierLimit: PROPERTY_ACCOUNT.tierLimit, messageQuota: null },
-      { id: agentless, tierLimit: plan.tierLimit, messageQuota: null },
-    );
-    // each key holds exactly its role's permissions (PROFILE §6), as the key-role table says
-    const grant = (role: KeyRoleName, account: string) => (key: string) => ({
-      key,
-      account,
-      permissions: [...KEY_ROLES[role].permissions],
-    });
-    file.keys.push(
-      ...mainKeys.map(grant("main", main)),
-      ...propertyKeys.map(grant("propertyKeys", property)),
-      grant("readOnly", main)(keys.readOnly),
-      grant("otherAccount", other)(keys.otherAccount),
-      grant("quota", quota)(keys.quota),
-      grant("agentless", agentless)(keys.agentless),
-      grant("load", load)(keys.load),
-      grant("tierBurst", tierBurst)(keys.tierBurst),
-      grant("loadQuota", loadQuota)(keys.loadQuota),
-    );
+      propertyKeys: Array.from({ length: PROPERTY_KEYS }, () => newApiKey()),
+    } satisfies Required<HarnessTarget["keys"]>;
+    const accounts = new Map<string, KeysFileInput["accounts"][number]>();
+    for (const role of KEY_ROLE_NAMES) {
+      const row: KeyRole = KEY_ROLES[role];
+      const id = `acct_${row.account.replace(/-/g, "_")}${suffix}`;
+      if (!accounts.has(id))
+        accounts.set(id, { id, tierLimit: ROLE_TIERS[role] ?? plan.tierLimit, messageQuota: row.smallQuota ? plan.quota : null });
+      // PROFILE §6: each key holds exactly its role's permissions
+      for (const key of keysOfRole(keys, role)) file.keys.push({ key, account: id, permissions: [...row.permissions] });
+    }
+    file.accounts.push(...accounts.values());
     sets.push(keys);
   }
   file.accounts.push(...(plan.tenants?.accounts ?? []));
@@ -239,25 +219,27 @@ export function workerTarget(target: HarnessTarget, workerId: number): HarnessTa
   return { ...target, keys: pool[(Math.max(1, workerId) - 1) % pool.length]! };
 }
 
-/** Every key of a key set, main keys first. */
-export function keysOf(keys: HarnessTarget["keys"]): string[] {
-  const { mainKeys, propertyKeys, ...single } = keys;
+/**
+ * Every secret a target holds, each once: every key of every key set (`keys` and the worker
+ * pool), the keys a lane names by label, and the keys of any tenants the run serves. The one list
+ * that every report, replay and recorder scrubs (PROFILE §6: a key never appears in what we write).
+ */
+export function targetSecrets(
+  target: Pick<HarnessTarget, "keys" | "keyPool" | "keyLabels">,
+  tenants?: { keys: readonly { key: string }[] },
+): string[] {
   return [
-    ...new Set(
-      [...(mainKeys ?? []), ...Object.values(single), ...(propertyKeys ?? [])].filter((k): k is string => typeof k === "string"),
-    ),
+    ...new Set([
+      ...[target.keys, ...(target.keyPool ?? [])].flatMap(keysOfSet),
+      ...Object.keys(target.keyLabels ?? {}),
+      ...(tenants?.keys ?? []).map((k) => k.key),
+    ]),
   ];
 }
 
 /** How many keys of each role a key set holds, for a report: the roles, never the keys. */
 export function keyRoles(keys: HarnessTarget["keys"]): Record<string, number> {
-  const roles: Record<string, number> = {};
-  for (const [role, value] of Object.entries(keys)) {
-    if (role === "main" && keys.mainKeys) continue;
-    const count = Array.isArray(value) ? value.length : typeof value === "string" ? 1 : 0;
-    if (count > 0) roles[role === "mainKeys" ? "main" : role] = count;
-  }
-  return roles;
+  return Object.fromEntries(KEY_ROLE_NAMES.map((role) => [role, keysOfRole(keys, role).length]).filter(([, count]) => count));
 }
 
 type ReferenceStarter = (options: {

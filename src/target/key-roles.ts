@@ -20,6 +20,8 @@ export interface KeyRole {
   account: string;
   /** how a report names the role */
   label: string;
+  /** the account has a small message quota (PROFILE §7 Quota): a reference the harness starts gives it its plan's */
+  smallQuota?: boolean;
   /** what the key enables: help text of its flag */
   help?: string;
 }
@@ -69,6 +71,7 @@ export const KEY_ROLES = {
     permissions: PERMISSIONS,
     account: "quota",
     label: "quota",
+    smallQuota: true,
     help: "key of an account with a small message quota: enables the quota check",
   },
   // a deployment is given no key of an account without agents: its other account's stands in
@@ -89,7 +92,7 @@ export const KEY_ROLES = {
     label: "tier-burst",
     help: "key of an account of its own whose tier is below the Get, List and Update buckets together (e.g. 100): enables the tier-mixed load scenario",
   },
-  loadQuota: { standsIn: "quota", permissions: PERMISSIONS, account: "load-quota", label: "load-quota" },
+  loadQuota: { standsIn: "quota", permissions: PERMISSIONS, account: "load-quota", label: "load-quota", smallQuota: true },
   propertyKeys: { standsIn: "main", permissions: PERMISSIONS, account: "property", label: "property" },
 } as const satisfies Record<KeyRoleName, KeyRole>;
 
@@ -118,14 +121,21 @@ export function roleLabel(role: string): string {
   return known ? KEY_ROLES[known].label : role;
 }
 
+/** A key set as the table reads it: each role's key (or keys), and the main role's keys listed. */
+export type KeySet = { [R in KeyRoleName]?: string | readonly string[] } & { mainKeys?: readonly string[] };
+
+/** The keys a set holds for `role`: the main role's are `mainKeys` when listed, else `main`. */
+export function keysOfRole(keys: KeySet, role: KeyRoleName): readonly string[] {
+  const value = role === "main" ? (keys.mainKeys ?? keys.main) : keys[role];
+  return typeof value === "string" ? [value] : (value ?? []);
+}
+
+/** Every key a set holds, role by role in the table's order (main keys first), each once. */
+export function keysOfSet(keys: KeySet): string[] {
+  return [...new Set(KEY_ROLE_NAMES.flatMap((role) => keysOfRole(keys, role)))];
+}
+
 /** The role `key` plays in a key set, in the table's order (the main role first); undefined when none. */
-export function roleOfKey(
-  keys: { [R in KeyRoleName]?: string | readonly string[] } & { mainKeys?: readonly string[] },
-  key: string,
-): KeyRoleName | undefined {
-  if (keys.mainKeys?.includes(key)) return "main";
-  return KEY_ROLE_NAMES.find((role) => {
-    const value = keys[role];
-    return typeof value === "string" ? value === key : value?.includes(key);
-  });
+export function roleOfKey(keys: KeySet, key: string): KeyRoleName | undefined {
+  return KEY_ROLE_NAMES.find((role) => keysOfRole(keys, role).includes(key));
 }

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { exampleTenants } from "../../src/load/capacity/plan.js";
-import type { LoadRun } from "../../src/load/load-run.js";
+import type { LoadRun } from "../../src/load/run-of-scenarios.js";
 import { dockerUnavailableReason, startReferenceContainer } from "../../src/target/container.js";
 import { CAPACITY_FAULTS, MANY_TENANTS, startReferenceServer } from "../../src/target/embedded.js";
 import { EMBEDDED_DEFAULTS, referenceKeys } from "../../src/target/harness-target.js";

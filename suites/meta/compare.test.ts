@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, test } from "vitest";
 import { exampleTenants } from "../../src/load/capacity/plan.js";
-import type { LoadRun } from "../../src/load/load-run.js";
+import type { LoadRun } from "../../src/load/run-of-scenarios.js";
 import { harnessExit, load } from "./verify-run.js";
 
 /**

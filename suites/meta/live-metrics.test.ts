@@ -7,7 +7,7 @@ import { request } from "undici";
 import { expect, test } from "vitest";
 import { exampleTenants } from "../../src/load/capacity/plan.js";
 import { METRICS } from "../../src/load/live/remote-write.js";
-import type { LoadRun } from "../../src/load/load-run.js";
+import type { LoadRun } from "../../src/load/run-of-scenarios.js";
 import { load } from "./verify-run.js";
 
 /**

@@ -13,19 +13,19 @@ export interface VerifyRun {
   runDir: string;
 }
 
-/** `env`: more variables for the run (a proxy's), over this process's. */
+/** `env` is added to this process's (a proxy's variables, GITHUB_STEP_SUMMARY for a run's job summary). */
 export function verify(args: string[], seed = 1, env: NodeJS.ProcessEnv = {}): Promise<VerifyRun> {
   return harnessRun(["verify", "--seed", String(seed), ...args], env);
 }
 
 /** One `agent-harness load` in a child process: the same, and its load.json beside results.json. */
-export function load(args: string[], seed = 1): Promise<VerifyRun> {
-  return harnessRun(["load", "--seed", String(seed), ...args]);
+export function load(args: string[], seed = 1, env: NodeJS.ProcessEnv = {}): Promise<VerifyRun> {
+  return harnessRun(["load", "--seed", String(seed), ...args], env);
 }
 
 /** `agent-harness load merge` of the shards' report folders, as a CI merge step runs it. */
-export function loadMerge(dirs: string[]): Promise<VerifyRun> {
-  return harnessRun(["load", "merge", ...dirs]);
+export function loadMerge(dirs: string[], env: NodeJS.ProcessEnv = {}): Promise<VerifyRun> {
+  return harnessRun(["load", "merge", ...dirs], env);
 }
 
 function harnessRun(args: string[], env: NodeJS.ProcessEnv = {}): Promise<VerifyRun> {

@@ -67,6 +67,13 @@ expect.extend({
         `${requestLabel(res.exchange)}: expected details[].field to name ${fields.length === 1 ? fields[0] : `one of ${fields.join(", ")}`} (PROFILE §2); received ${JSON.stringify(fieldsNamed(res))}`,
     );
   },
+  /** no clause is broken: else a ConformanceFailure naming each in its clause's terms, then `note` */
+  toBreakNoClause(this: { isNot: boolean }, broken: readonly string[], note: string) {
+    const pass = broken.length === 0;
+    const message = () => `${broken.join("\n")}\n${note}`;
+    if (!pass && !this.isNot) throw new ConformanceFailure(message());
+    return { pass, message };
+  },
 });
 
 declare module "vitest" {
@@ -74,6 +81,7 @@ declare module "vitest" {
     toAnswer(status: number): T;
     toAnswerError(codes: readonly ErrorCode[]): T;
     toNameField(fields: readonly string[]): T;
+    toBreakNoClause(note: string): T;
   }
 }
 

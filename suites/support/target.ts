@@ -1,7 +1,7 @@
 import { inject } from "vitest";
 import { clockReading } from "../../src/client/index.js";
 import { keyIndexFor } from "../../src/plan/footprint.js";
-import { type HarnessTarget, keysOf, workerTarget } from "../../src/target/harness-target.js";
+import { type HarnessTarget, targetSecrets, workerTarget } from "../../src/target/harness-target.js";
 import { claimDirFor, claimKeySet } from "../../src/target/key-set-claim.js";
 
 declare module "vitest" {
@@ -33,9 +33,7 @@ export const FINDINGS_COLLECTED = inject("findingsCollected") === true;
  */
 export const SERVICE_CLOCK = clockReading(target.serviceClock, target.kind === "external" ? 2 : 0);
 /** Every key of the run: none may appear in any response (PROFILE §6). */
-export const ALL_KEYS = [
-  ...new Set([...(target.keyPool ?? [target.keys]).flatMap(keysOf), ...Object.keys(target.keyLabels ?? {})]),
-];
+export const ALL_KEYS = targetSecrets(target);
 
 /** Each check takes one key of the main account, by its name: per-key buckets are spread over the keys. */
 export function mainKeyFor(checkName: string): string {

@@ -3,7 +3,6 @@ import { request } from "undici";
 import { mulberry32 } from "../../arbitraries/json-schema.js";
 import { networkAgent } from "../../client/network.js";
 import { HEADERS, JSON_CONTENT_TYPE } from "../../contract/index.js";
-import { ANSWER_CHECKS } from "../answer-checks.js";
 import { answerOf } from "../burst.js";
 import { nextRequestId } from "../concurrency-checks.js";
 import { dataFieldOf, type ScenarioContext, ScenarioSetupError } from "../context.js";
@@ -58,7 +57,6 @@ export class CapacityDrive {
   private readonly agentOf = new Map<TenantKey, string>();
   private readonly created = new Map<TenantKey, string[]>();
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly checks: Array<ReturnType<(typeof ANSWER_CHECKS)[number]["start"]>>;
   private readonly flooder: string | undefined;
   private readonly timeoutMs: number;
   private startedAt = 0;
@@ -87,7 +85,6 @@ export class CapacityDrive {
       ...(this.flooder ? { flooder: this.flooder } : {}),
       ...(options.shard ? { shard: options.shard } : {}),
     };
-    this.checks = ANSWER_CHECKS.map((c) => c.start(ctx));
     // the Remaining judgement needs each tenant's tier (src/load/concurrency-checks.ts)
     for (const a of this.accounts) for (const k of a.keys) ctx.concurrency.knowTier(k.key, a.tierLimit);
     this.timeoutMs = (ctx.target.messageTimeoutSeconds + 30) * 1000;
@@ -190,7 +187,6 @@ export class CapacityDrive {
     this.ctx.signal.removeEventListener("abort", stop);
     for (const [k, ids] of this.created) for (const id of ids) this.ctx.track(k.key, id);
     await this.dispatcher.close();
-    for (const c of this.checks) await c.finish();
   }
 
   /**
@@ -306,7 +302,6 @@ export class CapacityDrive {
       tenant.refused++;
       this.tally.counts.refused++;
     }
-    if (res) for (const c of this.checks) c.onAnswer({ key: key.key, request: req, response: res, sentAt, settledAt });
     return res;
   }
 

@@ -1,5 +1,5 @@
 import * as hdr from "hdr-histogram-js";
-import { formatMs, newHistogram } from "../recorder.js";
+import { formatMs, newHistogram } from "../histogram.js";
 import type { Shard } from "./plan.js";
 
 /** A histogram in µs as a shard writes it: HDR's compressed encoding, merged exactly by adding. */

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "vitest";
 import { mulberry32 } from "../../arbitraries/json-schema.js";
 import { encodeHistogram } from "../capacity/tally.js";
-import type { LoadRun } from "../load-run.js";
 import { newHistogram, summarizeHistogram } from "../recorder.js";
-import type { ScenarioReport } from "../run.js";
+import type { LoadRun } from "../run-of-scenarios.js";
+import type { ScenarioReport } from "../scenario-run.js";
 import { compareRuns, notComparable, parseGate, regressions } from "./compare.js";
 
 const SEED = 20_261_128;

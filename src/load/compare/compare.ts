@@ -3,9 +3,9 @@ import { join } from "node:path";
 import * as hdr from "hdr-histogram-js";
 import { mulberry32 } from "../../arbitraries/json-schema.js";
 import { decodeHistogram } from "../capacity/tally.js";
-import type { LoadRun } from "../load-run.js";
 import { OUTCOMES, type Outcome } from "../recorder.js";
-import type { ScenarioReport } from "../run.js";
+import type { LoadRun } from "../run-of-scenarios.js";
+import type { ScenarioReport } from "../scenario-run.js";
 
 /**
  * `load compare BASE CURRENT`: is this build slower than the last one? Per scenario, endpoint

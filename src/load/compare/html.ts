@@ -1,7 +1,7 @@
 import { escapeHtml } from "../../report/index.js";
 import { CHART_STYLE, hdrChart } from "../charts.js";
-import type { LoadRun } from "../load-run.js";
 import { OUTCOME_LABEL, OUTCOMES } from "../recorder.js";
+import type { LoadRun } from "../run-of-scenarios.js";
 import { compareLines, type Regression, type ScenarioChange } from "./compare.js";
 
 /**

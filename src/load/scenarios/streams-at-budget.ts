@@ -241,6 +241,7 @@ export const STREAMS_AT_BUDGET = defineScenario({
     note: `a message's latency is its whole stream on purpose: mock-slow about ${MESSAGE_TIMING.slowModelSeconds} s, mock-timeout the full message budget; the stream timings are the figures to read`,
     judged: false,
   },
+  chartsFirst: true,
   unavailable,
   estimateSeconds: (t) => t.messageTimeoutSeconds + 4,
   run: streamsAtBudget,

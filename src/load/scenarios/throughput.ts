@@ -90,8 +90,10 @@ export const THROUGHPUT = defineScenario({
   latency: {
     note: `each endpoint flat out on ${THROUGHPUT_CONNECTIONS} connections after a ${WARM_UP_SECONDS} s warm-up (checked and in the timeline, not in these figures): once its bucket is empty most answers are 429s, answered at once; the 2xx figures are the work the target did`,
     judged: true,
+    profile: true,
   },
   rawSockets: true,
+  chartsFirst: true,
   unavailable: needsRoomFor(Math.max(...Object.values(RATE_LIMITS.perKeyEndpoint))),
   estimateSeconds: (t) => 5 * driveSeconds(t.windowSeconds) + 2,
   run: throughput,

@@ -3,7 +3,7 @@ import { mulberry32 } from "../../arbitraries/json-schema.js";
 import { type CapacitySettings, CapacityTally, encodeHistogram } from "../capacity/tally.js";
 import { loadSection } from "../charts.js";
 import { newHistogram, summarizeHistogram } from "../recorder.js";
-import type { ScenarioReport } from "../run.js";
+import type { ScenarioReport } from "../scenario-run.js";
 import { mergeReports } from "./merge.js";
 
 const SEED = 20_261_126;

@@ -2,9 +2,9 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { findingKey, type Observation, type ResultsJson } from "../../report/index.js";
 import { capacityFigures, neighboursVerdict } from "../capacity/tally.js";
-import { type LoadRun, loadRunResult } from "../load-run.js";
 import { OUTCOMES, type ScenarioFailure, summarizeHistogram } from "../recorder.js";
-import type { ScenarioReport } from "../run.js";
+import { type LoadRun, loadRunResult } from "../run-of-scenarios.js";
+import type { ScenarioReport } from "../scenario-run.js";
 import { SCENARIOS } from "../scenarios.js";
 import { parseThreshold, type Threshold } from "../thresholds.js";
 import { addEncodedLatency, addHistograms, addTallies } from "./encode.js";
@@ -95,10 +95,8 @@ export function mergeShardRuns(runs: readonly ShardRun[], runId: string) {
 
 const sum = (xs: readonly number[]) => xs.reduce((n, x) => n + x, 0);
 
-/** The same scenario's reports from every shard, as one report. */
-export function mergeReports(parts: readonly ScenarioReport[]): ScenarioReport {
-  const base = parts[0]!;
-  const mergeable = parts.flatMap((p) => (p.mergeable ? [p.mergeable] : []));
+/** Each endpoint's latency per outcome: the shards' histograms added. */
+function mergedLatency(mergeable: readonly NonNullable<ScenarioReport["mergeable"]>[]): ScenarioReport["latency"] {
   const latency: ScenarioReport["latency"] = {};
   for (const endpoint of new Set(mergeable.flatMap((m) => Object.keys(m.latency)))) {
     latency[endpoint] = {};
@@ -107,19 +105,40 @@ export function mergeReports(parts: readonly ScenarioReport[]): ScenarioReport {
       if (encoded.some((e) => e !== undefined)) latency[endpoint][o] = summarizeHistogram(addHistograms(encoded));
     }
   }
+  return latency;
+}
+
+/** Counts by name, added. */
+function addCounts(counts: readonly Record<string, number>[]): Record<string, number> {
+  const total: Record<string, number> = {};
+  for (const c of counts) for (const [name, n] of Object.entries(c)) total[name] = (total[name] ?? 0) + n;
+  return total;
+}
+
+/** The statuses of every second, the shards' added, in order. */
+function mergedStatusPerSecond(parts: readonly ScenarioReport[]): ScenarioReport["statusPerSecond"] {
+  const statuses = new Map<number, Record<string, number>>();
+  for (const p of parts)
+    for (const row of p.statusPerSecond) statuses.set(row.second, addCounts([statuses.get(row.second) ?? {}, row.statuses]));
+  return [...statuses].sort(([a], [b]) => a - b).map(([second, s]) => ({ second, statuses: s }));
+}
+
+/** An error anywhere is the merged run's; skipped only when every shard skipped; failed on any finding. */
+function mergedStatus(parts: readonly ScenarioReport[], found: number): ScenarioReport["status"] {
+  const statuses = parts.map((p) => p.status);
+  if (statuses.includes("error")) return "error";
+  if (statuses.every((s) => s === "skipped")) return "skipped";
+  return found ? "failed" : "passed";
+}
+
+/** The same scenario's reports from every shard, as one report. */
+export function mergeReports(parts: readonly ScenarioReport[]): ScenarioReport {
+  const base = parts[0]!;
+  const mergeable = parts.flatMap((p) => (p.mergeable ? [p.mergeable] : []));
+  const latency = mergedLatency(mergeable);
   const stream = (name: keyof (typeof mergeable)[number]["streams"]) =>
     summarizeHistogram(addHistograms(mergeable.map((m) => m.streams[name])));
   const withStreams = parts.filter((p) => p.streams);
-  const statuses = new Map<number, Record<string, number>>();
-  for (const p of parts)
-    for (const row of p.statusPerSecond) {
-      const merged = statuses.get(row.second) ?? {};
-      for (const [status, n] of Object.entries(row.statuses)) merged[status] = (merged[status] ?? 0) + n;
-      statuses.set(row.second, merged);
-    }
-  const transportErrors: Record<string, number> = {};
-  for (const p of parts)
-    for (const [m, n] of Object.entries(p.transportErrors)) transportErrors[m] = (transportErrors[m] ?? 0) + n;
   const responses = sum(parts.map((p) => p.conformance.responses));
   const checked = sum(parts.map((p) => p.conformance.checked));
   // the tenant comparison is judged again on the merged figures
@@ -131,7 +150,7 @@ export function mergeReports(parts: readonly ScenarioReport[]): ScenarioReport {
     failures,
     observations,
     latency,
-    statusPerSecond: [...statuses].sort(([a], [b]) => a - b).map(([second, s]) => ({ second, statuses: s })),
+    statusPerSecond: mergedStatusPerSecond(parts),
     ...(withStreams.length
       ? {
           streams: {
@@ -148,7 +167,7 @@ export function mergeReports(parts: readonly ScenarioReport[]): ScenarioReport {
         }
       : {}),
     conformance: { ...base.conformance, responses, checked, share: responses ? Math.min(1, checked / responses) : 1 },
-    transportErrors,
+    transportErrors: addCounts(parts.map((p) => p.transportErrors)),
     rps: Math.round(sum(parts.map((p) => p.rps)) * 10) / 10,
     errors: sum(parts.map((p) => p.errors)),
     // the busiest generator speaks for all: any one bounded by itself bounds the merged figures
@@ -173,14 +192,7 @@ export function mergeReports(parts: readonly ScenarioReport[]): ScenarioReport {
       if (!v.ok) failures.push({ clause: v.clause, check: v.check, expected: v.expected, received: v.received, count: 1 });
     }
   }
-  const statuses_ = parts.map((p) => p.status);
-  merged.status = statuses_.includes("error")
-    ? "error"
-    : statuses_.every((s) => s === "skipped")
-      ? "skipped"
-      : failures.length || observations.length
-        ? "failed"
-        : "passed";
+  merged.status = mergedStatus(parts, failures.length + observations.length);
   const message = parts.find((p) => p.message)?.message;
   if (message) merged.message = message;
   else delete merged.message;

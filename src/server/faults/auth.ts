@@ -40,6 +40,13 @@ export const AUTH_FAULTS: FaultRecord = {
       body.error.details = [{ field: "Authorization", issue: `key ${presented} lacks the permission` }];
     });
   }),
+  "key-in-header": fault("auth.no-key-echo", "every answer names the presented key in a header", (app) => {
+    app.addHook("onSend", async (req, reply, payload) => {
+      const presented = (req.headers.authorization ?? "").trim().split(/\s+/).at(-1);
+      if (presented) reply.header("x-debug-key", presented);
+      return payload;
+    });
+  }),
   "cross-account-read": fault("auth.isolation", "GET shows another account's agent", (_app, ctx) => {
     const accounts = trackAccounts(ctx.store);
     wrap(ctx.store, "get", (orig) => (accountId, id) => {

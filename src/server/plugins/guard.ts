@@ -59,32 +59,25 @@ function admit(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply): bo
   const agentKey = endpoint?.id === "sendMessage" ? agentSlotKey(principal, agentId) : undefined;
 
   if (agentKey !== undefined && !ctx.gate.available(agentKey)) {
-    setRateHeaders(reply, ctx.limiter.tightest(buckets));
-    reply.header(HEADERS.retryAfter, String(RATE_LIMITS.concurrencyRetryAfterSeconds));
-    sendError(
+    return refuseRateLimited(
       reply,
-      "RATE_LIMIT_EXCEEDED",
+      ctx.limiter.tightest(buckets),
+      RATE_LIMITS.concurrencyRetryAfterSeconds,
       // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
       "Too many messages in flight for this agent",
     );
-    // Stryker disable next-line BooleanLiteral: fastify ends the request once a hook has answered: calling done() after the 401/403/429 runs no handler (the checks that the refused request had no effect pass)
-    return false;
   }
   const admission = ctx.limiter.admit(buckets);
   // an admitted request's buckets are described when its answer leaves (describeRateBuckets)
   if (admission.admitted) req.rateBuckets = buckets;
-  else {
-    setRateHeaders(reply, admission.headers);
-    reply.header(HEADERS.retryAfter, String(admission.retryAfterSeconds));
-    sendError(
+  else
+    return refuseRateLimited(
       reply,
-      "RATE_LIMIT_EXCEEDED",
+      admission.headers,
+      admission.retryAfterSeconds,
       // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
       "Rate limit exceeded; retry after the reset",
     );
-    // Stryker disable next-line BooleanLiteral: fastify ends the request once a hook has answered: calling done() after the 401/403/429 runs no handler (the checks that the refused request had no effect pass)
-    return false;
-  }
   // PROFILE §7: a slot frees when the exchange ends: reply sent, stream closed or client gone
   const release = agentKey !== undefined ? ctx.gate.tryAcquire(agentKey) : undefined;
   if (release) reply.raw.once("close", release);
@@ -110,4 +103,13 @@ function setRateHeaders(reply: FastifyReply, state: BucketState): void {
   reply.header(HEADERS.limit, String(state.size));
   reply.header(HEADERS.remaining, String(Math.max(0, state.remaining)));
   reply.header(HEADERS.reset, String(Math.ceil(state.resetAt / 1000))); // Unix seconds, rounded up
+}
+
+/** PROFILE §7: a 429 RATE_LIMIT_EXCEEDED with the bucket it met and Retry-After; the hook has answered. */
+function refuseRateLimited(reply: FastifyReply, bucket: BucketState, retryAfterSeconds: number, message: string): false {
+  setRateHeaders(reply, bucket);
+  reply.header(HEADERS.retryAfter, String(retryAfterSeconds));
+  sendError(reply, "RATE_LIMIT_EXCEEDED", message);
+  // Stryker disable next-line BooleanLiteral: fastify ends the request once a hook has answered: calling done() after the 401/403/429 runs no handler (the checks that the refused request had no effect pass)
+  return false;
 }

@@ -1,3 +1,4 @@
+/** One load scenario run: driven against the target, judged, and its report (ScenarioReport). */
 import type { ClauseId } from "../contract/index.js";
 import { type Observation, observationMessage } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
@@ -40,6 +41,10 @@ export interface ScenarioReport {
   latencyNote: string;
   /** whether latency thresholds may judge these figures (false where they hold intended waits) */
   latencyJudged: boolean;
+  /** the run's latency profile: when it ran, the thresholds judge it alone (Scenario.latency.profile) */
+  latencyProfile?: true;
+  /** its charts lead the load report (Scenario.chartsFirst) */
+  chartsFirst?: true;
   /** one row per second since the scenario started: status → count */
   statusPerSecond: Array<{ second: number; statuses: Record<string, number> }>;
   streams?: {
@@ -80,6 +85,8 @@ export async function runScenario(
     clauses: scenario.clauses,
     latencyNote: scenario.latency.note,
     latencyJudged: scenario.latency.judged,
+    ...(scenario.latency.profile ? { latencyProfile: true as const } : {}),
+    ...(scenario.chartsFirst ? { chartsFirst: true as const } : {}),
   };
   const unavailable = scenario.unavailable?.(target, options) ?? (scenario.rawSockets && behindHttpProxy(target));
   if (unavailable) return { ...base, ...emptyFigures(recorder), status: "skipped", message: unavailable, durationMs: 0 };

@@ -1,3 +1,7 @@
+/**
+ * A whole `load` run of scenarios: the chosen ones in turn, the run's result (thresholds, findings),
+ * its reports written and its closing lines. One scenario's run is src/load/scenario-run.ts.
+ */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CLAUSE_BY_ID } from "../contract/index.js";
@@ -6,7 +10,7 @@ import type { HarnessTarget } from "../target/harness-target.js";
 import { capacityLines } from "./capacity/tally.js";
 import { renderLoadHtml } from "./charts.js";
 import type { LoadOptions, Scenario } from "./define.js";
-import { brokenClauses, formatLatency, runScenario, type ScenarioReport } from "./run.js";
+import { brokenClauses, formatLatency, runScenario, type ScenarioReport } from "./scenario-run.js";
 import { evaluateThreshold, type Threshold, type ThresholdResult, thresholdInputOf } from "./thresholds.js";
 
 /** The whole load run, as load.json holds it. */
@@ -172,9 +176,11 @@ export function loadRunResult(input: LoadRunInput): { result: RunResult; loadRun
     thresholds,
   };
   const scenarioChecks = reports.map(checkOf);
-  const findings = collectFindings(scenarioChecks.map((check, i) => ({ check, observations: reports[i]!.observations })));
+  const { findings, checks: judged } = collectFindings(
+    scenarioChecks.map((check, i) => ({ check, observations: reports[i]!.observations })),
+  );
   const checks = [
-    ...scenarioChecks,
+    ...judged,
     ...(ran ? thresholds : input.thresholds.map((t) => ({ source: t.source, skipped: "no scenario ran" }))).map(thresholdCheck),
   ];
   const result: RunResult = {

@@ -1,11 +1,13 @@
+/** The `load` and `load merge` commands once their options are valid: target, scenarios, reports, exit code. */
 import { mkdirSync } from "node:fs";
 import { MESSAGE_TIMING } from "../contract/index.js";
 import { type LoadOptions, SCENARIOS, type ScenarioReport, type Threshold } from "../load/index.js";
 import { RunProgress } from "../load/live/progress.js";
 import { RemoteWriteMetrics } from "../load/live/remote-write.js";
-import { closingLines, loadRunResult, reportLines, runScenarios, writeLoadReports } from "../load/load-run.js";
+import { closingLines, loadRunResult, reportLines, runScenarios, writeLoadReports } from "../load/run-of-scenarios.js";
 import { MergeError, mergeShardRuns, readShardRuns } from "../load/shard/merge.js";
 import { exitCodeOf, newRunId } from "../report/index.js";
+import { targetSecrets } from "../target/harness-target.js";
 import type { VerifyConfig } from "./config.js";
 import { assertReachable, interruptible, newRun, startTarget, targetOptions } from "./lifecycle.js";
 import { UsageError } from "./usage-error.js";
@@ -69,7 +71,7 @@ export async function runLoad(
     thresholds,
     interrupted: abort.signal.aborted,
   });
-  const secrets = Object.values(target.keys).filter((k): k is string => !!k);
+  const secrets = targetSecrets(target, options.capacity?.tenants);
   const dir = await writeLoadReports(result, loadRun, reportDir, secrets);
   out.write(`${closingLines(result, loadRun).join("\n")}\nreports: ${dir} (load.json, report.html)\n`);
   return exitCodeOf(result);

@@ -2,8 +2,8 @@ import { describe, expect, test } from "vitest";
 import { exitCodeOf } from "../report/index.js";
 import { ScenarioSetupError } from "./context.js";
 import type { Scenario } from "./define.js";
-import { loadRunResult } from "./load-run.js";
-import { runScenario } from "./run.js";
+import { loadRunResult } from "./run-of-scenarios.js";
+import { runScenario } from "./scenario-run.js";
 import { deploymentAt, recordingScenario } from "./test-support.js";
 import { parseThreshold, type Threshold } from "./thresholds.js";
 
