@@ -41,7 +41,9 @@ function linksOf(page: string): { where: string; target: string; anchor?: string
 }
 
 describe("docs that point somewhere real: README.md and docs/*.md", () => {
-  const links = PAGES.flatMap(linksOf);
+  // a link out of the checkout (the published spec and PROFILE.md beside it, ../shared/spec) names a
+  // file of the workplace, not of this checkout: a clean clone elsewhere does not have it
+  const links = PAGES.flatMap(linksOf).filter((l) => !l.target.startsWith(".."));
 
   test("the pages link each other, and every relative link names a file of this checkout", () => {
     expect(links.length).toBeGreaterThan(10);
