@@ -514,6 +514,14 @@ const PROBES: Record<string, Probe> = {
       return (await s.call("GET", "/v1/agents", { key: KEYS.small })).status;
     },
   },
+  "tier-admits-past-limit": {
+    expected: "429 0",
+    probe: async (s) => {
+      await repeat(SMALL_TIER, () => s.call("GET", "/v1/agents", { key: KEYS.small }));
+      const past = await s.call("POST", "/v1/agents", { key: KEYS.small, body: { name: "A" } });
+      return `${past.status} ${past.headers["x-ratelimit-remaining"]}`;
+    },
+  },
   "tier-shared-by-accounts": {
     expected: 200,
     probe: async (s) => {

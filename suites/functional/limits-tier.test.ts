@@ -60,18 +60,31 @@ check(
     );
     const limited = results.filter((r) => r.status === 429);
     if (!limited.length) {
-      // a window W that turned before a tier's worth had arrived (a starved runner, a far service)
-      // empties no tier: then no span of W held more requests than the tier
-      const sent = results.map((r) => r.exchange.sentAt).sort((a, b) => a - b);
-      let most = 0;
-      for (let first = 0, last = 0; last < sent.length; last++) {
-        while (sent[last]! - sent[first]! > target.windowSeconds * 1000) first++;
-        most = Math.max(most, last - first + 1);
-      }
-      if (most <= tier)
+      // No 429 proves nothing by itself: the window may have turned while the requests were on their
+      // way (a starved runner, a far service), and where a window starts is the service's choice
+      // (PROFILE §7), so no span of the runner's own clock says which requests shared one. The
+      // service's answers do: those that describe the tier (its Limit) with one X-RateLimit-Reset were
+      // counted in one window. One that said Remaining r when it left leaves room for at most r more
+      // in that window, so more than r of them sent after it arrived is the bucket admitting past its size.
+      const told = results.flatMap(({ exchange }) =>
+        exchange.rate?.limit === tier && exchange.rate.reset !== undefined && exchange.rate.remaining !== undefined
+          ? [{ exchange, reset: exchange.rate.reset, remaining: exchange.rate.remaining }]
+          : [],
+      );
+      const overflow = told
+        .map((b) => ({
+          b,
+          after: told.filter((a) => a.reset === b.reset && a.exchange.sentAt > b.exchange.receivedAt).length,
+        }))
+        .find(({ b, after }) => after > b.remaining);
+      if (!overflow)
         throw new HarnessError(
-          `no ${target.windowSeconds} s span held more than ${most} of the ${bound} requests (the tier is ${tier}): the window turned before the tier could run out (a starved runner or a far service); inconclusive`,
+          `no 429 in ${results.length} requests, and no answer's X-RateLimit-Remaining was overrun in its window (${told.length} described the tier of ${tier}): the windows turned before the tier could run out (a starved runner or a far service); inconclusive`,
         );
+      expect(
+        overflow.after,
+        `${label(overflow.b)} said Remaining ${overflow.b.remaining} of the tier's ${tier}, and ${overflow.after} requests sent after it arrived were admitted in the same window (X-RateLimit-Reset ${overflow.b.reset})`,
+      ).toBeLessThanOrEqual(overflow.b.remaining);
     }
     expect(limited.length, `a 429 within ${bound} requests`).toBeGreaterThan(0);
     for (const res of limited) {

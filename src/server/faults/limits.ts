@@ -77,6 +77,19 @@ export const LIMITS_FAULTS: FaultRecord = {
       );
     },
   ),
+  // PROFILE §7 "a bucket never admits more than its size between two refills": this tier keeps
+  // counting and says so (Limit the tier, Remaining 0, one Reset) but never refuses
+  "tier-admits-past-limit": fault(
+    "limits.tier",
+    "an empty tier bucket still admits, while its headers say it is empty",
+    (_app, ctx) => {
+      wrap(ctx.limiter, "admit", (orig) => (buckets) => {
+        const tier = buckets.find((b) => b.scope === "tier");
+        if (!tier || ctx.limiter.tightest([tier]).remaining > 0) return orig(buckets);
+        return orig(buckets.filter((b) => b !== tier));
+      });
+    },
+  ),
   "tier-shared-by-accounts": fault("limits.tier", "one tier bucket is counted for every account together", (_app, ctx) => {
     rewriteBuckets(ctx, (buckets) => buckets.map((b) => (b.scope === "tier" ? { ...b, key: "t:every-account" } : b)));
   }),
