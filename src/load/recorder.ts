@@ -5,6 +5,7 @@ import type { Exchange, RateHeaders } from "../client/index.js";
 import type { ClauseId } from "../contract/index.js";
 import { evidenceOf, findingKey, type Observation, observationMessage } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
+import { LatencyBlocks } from "./blocks.js";
 import type { CapacityFigures, CapacitySettings, CapacityTally } from "./capacity/tally.js";
 import { formatMs, newHistogram } from "./histogram.js";
 import { type LoadRequest, labelOfUrl } from "./requests.js";
@@ -143,6 +144,8 @@ export class LoadRecorder {
   readonly startedAt = Date.now();
   /** endpoint label → outcome → histogram (µs) */
   readonly latency = new Map<string, Map<Outcome, hdr.Histogram>>();
+  /** the same answers in time blocks: `load compare` resamples them whole (src/load/blocks.ts) */
+  readonly blocks = new LatencyBlocks();
   /** second since start → status → count */
   readonly statusPerSecond = new Map<number, Map<number, number>>();
   readonly streams = {
@@ -195,7 +198,9 @@ export class LoadRecorder {
       h = newHistogram();
       byOutcome.set(outcome, h);
     }
-    h.recordValue(Math.max(1, Math.round(res.latencyMs * 1000)));
+    const us = Math.max(1, Math.round(res.latencyMs * 1000));
+    h.recordValue(us);
+    this.blocks.record(res.endpoint, outcome, res.receivedAt - this.startedAt, us);
   }
 
   /**

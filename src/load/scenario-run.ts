@@ -2,6 +2,7 @@
 import type { ClauseId } from "../contract/index.js";
 import { type Observation, observationMessage } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
+import type { EncodedBlocks } from "./blocks.js";
 import type { CapacityFigures } from "./capacity/tally.js";
 import { ScenarioContext } from "./context.js";
 import { behindHttpProxy, type LoadOptions, type Scenario } from "./define.js";
@@ -63,6 +64,8 @@ export interface ScenarioReport {
   generator: GeneratorHealth;
   /** the latency histograms themselves (HDR, µs, encoded): `load compare` tests a change against their noise */
   histograms?: MergeableFigures["latency"];
+  /** the same histograms in consecutive time blocks: `load compare` resamples whole blocks (src/load/blocks.ts) */
+  blocks?: EncodedBlocks;
   /** capacity: tenants, intervals, the worst tenants, the generator's headroom, noisy-neighbour's comparison */
   capacity?: CapacityFigures;
   /** a shard's histograms and tally, encoded: what `load merge` adds up (src/load/shard) */
@@ -135,7 +138,7 @@ function emptyFigures(recorder: LoadRecorder) {
     failures: recorder.failures,
     observations: recorder.observations,
     latency,
-    ...(recorder.latency.size ? { histograms: encodedLatency(recorder) } : {}),
+    ...(recorder.latency.size ? { histograms: encodedLatency(recorder), blocks: recorder.blocks.toJSON() } : {}),
     statusPerSecond,
     ...(streams ? { streams } : {}),
     conformance: recorder.conformance,

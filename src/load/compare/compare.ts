@@ -2,6 +2,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import * as hdr from "hdr-histogram-js";
 import { mulberry32 } from "../../arbitraries/json-schema.js";
+import { decodeBlock } from "../blocks.js";
 import { decodeHistogram } from "../capacity/tally.js";
 import { OUTCOMES, type Outcome } from "../recorder.js";
 import type { LoadRun } from "../run-of-scenarios.js";
@@ -90,8 +91,10 @@ export interface FigureChange {
   figure: Quantile;
   baseMs: number;
   currentMs: number;
-  /** the 95% bootstrap interval of current − base, ms */
+  /** the 95% bootstrap interval of current − base, ms: the wider of the answers' and the time blocks' */
   intervalMs: [number, number];
+  /** both runs kept time blocks, and whole blocks were resampled too */
+  blockResampled?: true;
   /** the interval excludes no change: the runs' own noise does not explain it */
   beyondNoise: boolean;
   counts: { base: number; current: number };
@@ -166,6 +169,61 @@ export const MIN_ANSWERS = 20;
 /** The bootstrap resamples per figure; 400 keeps the ends of a 95% interval steady to a few percent. */
 const RESAMPLES = 200;
 
+/** Under this many blocks holding answers a block resample says little: the answers' own bootstrap stands alone. */
+export const MIN_BLOCKS = 5;
+
+/**
+ * Block bootstrap resamples of the quantiles (µs): each resample draws as many whole time blocks
+ * as the run had, with replacement, and reads the quantiles of their union. A slow stretch stays
+ * one draw, so it is in some resamples and out of others: the interval holds what a busy second
+ * of the machine does to the figure, which resampling answers one by one averages away.
+ */
+function blockResampledQuantiles(
+  encoded: readonly string[],
+  quantiles: readonly number[],
+  resamples: number,
+  random: () => number,
+): Float64Array[] | undefined {
+  const blocks = encoded.filter((e) => e !== "").map((e) => stepsOf(decodeBlock(e)));
+  if (blocks.length < MIN_BLOCKS) return undefined;
+  const values = [...new Set(blocks.flatMap((b) => b.values))].sort((x, y) => x - y);
+  // each block's cumulative count at every value of the union, so a resample's rank is a binary search
+  const cumulative = blocks.map((b) => {
+    const row = new Float64Array(values.length);
+    let j = -1;
+    values.forEach((v, i) => {
+      while (j + 1 < b.values.length && b.values[j + 1]! <= v) j++;
+      row[i] = j < 0 ? 0 : b.cumulative[j]!;
+    });
+    return row;
+  });
+  const out = quantiles.map(() => new Float64Array(resamples));
+  const last = values.length - 1;
+  const chosen = new Array<Float64Array>(blocks.length);
+  const countAt = (i: number) => chosen.reduce((n, row) => n + row[i]!, 0);
+  for (let r = 0; r < resamples; r++) {
+    for (let d = 0; d < blocks.length; d++) chosen[d] = cumulative[Math.floor(random() * blocks.length)]!;
+    const n = countAt(last);
+    quantiles.forEach((q, k) => {
+      const rank = Math.max(1, Math.ceil((q / 100) * n));
+      let [lo, hi] = [0, last];
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (countAt(mid) >= rank) hi = mid;
+        else lo = mid + 1;
+      }
+      out[k]![r] = values[lo]!;
+    });
+  }
+  return out;
+}
+
+/** The 95% interval of current − base (ms) from two sets of resampled quantiles (µs). */
+function intervalOf(base: Float64Array, current: Float64Array): [number, number] {
+  const diffs = Array.from(current, (v, r) => (v - base[r]!) / 1000).sort((x, y) => x - y);
+  return [diffs[Math.floor(0.025 * diffs.length)]!, diffs[Math.ceil(0.975 * diffs.length) - 1]!];
+}
+
 function latencyChanges(scenario: string, base: ScenarioReport, current: ScenarioReport, seed: number): FigureChange[] {
   const baseHist = base.histograms ?? base.mergeable?.latency ?? {};
   const currentHist = current.histograms ?? current.mergeable?.latency ?? {};
@@ -182,9 +240,14 @@ function latencyChanges(scenario: string, base: ScenarioReport, current: Scenari
       const qs = figures.map((f) => QUANTILES[f]);
       const ra = resampledQuantiles(ha, qs, RESAMPLES, random);
       const rb = resampledQuantiles(hb, qs, RESAMPLES, random);
+      // whole blocks too, when both runs kept them: the wider of the two intervals is the noise
+      const blocksOf = (r: ScenarioReport) => r.blocks?.latency[endpoint]?.[outcome] ?? [];
+      const ba = blockResampledQuantiles(blocksOf(base), qs, RESAMPLES, random);
+      const bb = ba && blockResampledQuantiles(blocksOf(current), qs, RESAMPLES, random);
       figures.forEach((figure, i) => {
-        const diffs = Array.from(rb[i]!, (v, r) => (v - ra[i]![r]!) / 1000).sort((x, y) => x - y);
-        const interval: [number, number] = [diffs[Math.floor(0.025 * RESAMPLES)]!, diffs[Math.ceil(0.975 * RESAMPLES) - 1]!];
+        const answers = intervalOf(ra[i]!, rb[i]!);
+        const blocks = bb ? intervalOf(ba[i]!, bb[i]!) : answers;
+        const interval: [number, number] = [Math.min(answers[0], blocks[0]), Math.max(answers[1], blocks[1])];
         changes.push({
           scenario,
           endpoint,
@@ -193,6 +256,7 @@ function latencyChanges(scenario: string, base: ScenarioReport, current: Scenari
           baseMs: ha.getValueAtPercentile(QUANTILES[figure]) / 1000,
           currentMs: hb.getValueAtPercentile(QUANTILES[figure]) / 1000,
           intervalMs: interval,
+          ...(bb ? { blockResampled: true } : {}),
           beyondNoise: Math.min(ha.totalCount, hb.totalCount) >= MIN_ANSWERS && (interval[0] > 0 || interval[1] < 0),
           counts: { base: ha.totalCount, current: hb.totalCount },
         });
