@@ -96,6 +96,18 @@ describe(`load compare (seed ${SEED})`, () => {
     expect(regressions(compareRuns(a, unblocked), P99, JUDGED).length).toBeGreaterThan(0);
   });
 
+  test("A/A on a machine busier during the second run: latency the machine's lag explains is not a regression", () => {
+    const random = mulberry32(SEED + 5);
+    const a = run("a", () => latencies(random, 800, 4));
+    const b = run("b", () => latencies(random, 800, 4).map((ms) => ms * 1.5));
+    // same lag: the ×1.5 is the build's
+    expect(regressions(compareRuns(a, b), P99, JUDGED).length).toBe(ENDPOINTS.length);
+    // CURRENT's event-loop lag p99 was 40 ms where BASE's was 2: a machine ×4 busier explains ×1.5
+    b.scenarios[0]!.generator.eventLoopLagP99Ms = 40;
+    a.scenarios[0]!.generator.eventLoopLagP99Ms = 2;
+    expect(regressions(compareRuns(a, b), P99, JUDGED)).toEqual([]);
+  });
+
   test("the same build 30 ms further away alarms, naming the endpoint and the figure", () => {
     const random = mulberry32(SEED + 1);
     const a = run("a", () => latencies(random, 800, 4));

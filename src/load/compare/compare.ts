@@ -102,6 +102,11 @@ export interface FigureChange {
 
 export interface ScenarioChange {
   scenario: string;
+  /**
+   * How much busier CURRENT's machine was than BASE's (1 when not busier), from the generator's
+   * event-loop lag each run recorded: its calibration, measured beside the figures it explains.
+   */
+  machine: { baseLagP99Ms: number; currentLagP99Ms: number; factor: number };
   rps: { base: number; current: number };
   errors: { base: number; current: number; baseRate: number; currentRate: number; beyondNoise: boolean };
   latency: FigureChange[];
@@ -277,6 +282,24 @@ function ratesDiffer(errorsA: number, nA: number, errorsB: number, nB: number): 
   return se > 0 && Math.abs(errorsB / nB - errorsA / nA) / se > 1.96;
 }
 
+/**
+ * A quiet machine's event-loop lag p99 is a few ms; it is added to both lags so that a move from 2
+ * to 4 ms reads as the nothing it is, not as a machine twice as busy.
+ */
+const QUIET_LAG_MS = 10;
+
+/**
+ * The machine's share of a change between runs. Every step of an answer — the generator's timers
+ * and reads and, on loopback or embedded, the target's own work — waits for a CPU; the event-loop
+ * lag is how long a ready step waited, measured all through the run. When CURRENT's lag was ×f
+ * BASE's, latency up to ×f is what the busier machine explains: between-run variance that
+ * resampling one run's answers cannot see.
+ */
+function machineOf(base: ScenarioReport, current: ScenarioReport): ScenarioChange["machine"] {
+  const [b, c] = [base.generator.eventLoopLagP99Ms, current.generator.eventLoopLagP99Ms];
+  return { baseLagP99Ms: b, currentLagP99Ms: c, factor: Math.max(1, (c + QUIET_LAG_MS) / (b + QUIET_LAG_MS)) };
+}
+
 export function compareRuns(base: LoadRun, current: LoadRun, seed = 1): ScenarioChange[] {
   const out: ScenarioChange[] = [];
   for (const b of base.scenarios) {
@@ -285,6 +308,7 @@ export function compareRuns(base: LoadRun, current: LoadRun, seed = 1): Scenario
     const [nB, nC] = [answersOf(b), answersOf(c)];
     out.push({
       scenario: b.id,
+      machine: machineOf(b, c),
       rps: { base: b.rps, current: c.rps },
       errors: {
         base: b.errors,
@@ -308,8 +332,9 @@ export interface Regression {
 /**
  * The gates judged: a latency gate on the 2xx answers of every endpoint of a scenario whose
  * latency is judged (one holding intended waits is shown, never judged), broken when the whole
- * 95% interval of the change lies past the tolerance — worse beyond both the tolerance and the
- * noise. rps has no noise model from one run each: the tolerance alone judges it.
+ * 95% interval of the change lies past the tolerance and what a busier machine explains — worse
+ * beyond the tolerance, the noise of the samples and that of the machine. rps has no noise model
+ * from one run each: the tolerance alone judges it.
  */
 export function regressions(
   changes: readonly ScenarioChange[],
@@ -323,11 +348,12 @@ export function regressions(
       if (isQuantile(figure)) {
         if (!judged.has(s.scenario)) continue;
         for (const f of s.latency.filter((x) => x.figure === figure && x.outcome === "2xx")) {
-          const allowed = gate.absoluteMs ?? (gate.relative ?? 0) * f.baseMs;
+          const allowed = (gate.absoluteMs ?? (gate.relative ?? 0) * f.baseMs) + (s.machine.factor - 1) * f.baseMs;
+          const busier = s.machine.factor > 1.05 ? ` and the busier machine's ×${s.machine.factor.toFixed(2)}` : "";
           if (f.beyondNoise && f.intervalMs[0] > allowed)
             out.push({
               gate: gate.source,
-              message: `${s.scenario} ${f.endpoint} ${figure} ${fmt(f.baseMs)} → ${fmt(f.currentMs)} ms (+${fmt(f.currentMs - f.baseMs)} ms, 95% interval of the change +${fmt(f.intervalMs[0])}…+${fmt(f.intervalMs[1])} ms) beyond ${gate.source}`,
+              message: `${s.scenario} ${f.endpoint} ${figure} ${fmt(f.baseMs)} → ${fmt(f.currentMs)} ms (+${fmt(f.currentMs - f.baseMs)} ms, 95% interval of the change +${fmt(f.intervalMs[0])}…+${fmt(f.intervalMs[1])} ms) beyond ${gate.source}${busier}`,
             });
         }
       } else if (figure === "rps") {
@@ -359,6 +385,7 @@ export function compareLines(changes: readonly ScenarioChange[]): string[] {
     const errorNote = s.errors.beyondNoise ? " (beyond noise)" : "";
     lines.push(
       `${s.scenario}: rps ${s.rps.base} → ${s.rps.current}; errors ${pct(s.errors.baseRate)} → ${pct(s.errors.currentRate)}${errorNote}`,
+      `  machine: event-loop lag p99 ${fmt(s.machine.baseLagP99Ms)} → ${fmt(s.machine.currentLagP99Ms)} ms${s.machine.factor > 1.05 ? ` (CURRENT's busier: latency up to ×${s.machine.factor.toFixed(2)} is the machine's, not a regression)` : ""}`,
     );
     const rows = new Map<string, FigureChange[]>();
     for (const f of s.latency) rows.set(`${f.endpoint} [${f.outcome}]`, [...(rows.get(`${f.endpoint} [${f.outcome}]`) ?? []), f]);
