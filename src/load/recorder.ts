@@ -154,12 +154,18 @@ export class LoadRecorder {
     gap: newHistogram(),
     total: newHistogram(),
     ended: { done: 0, error: 0, neither: 0 },
+    /** streams asked for and not yet ended, now */
+    open: 0,
+    /** the most streams open at once so far */
+    openPeak: 0,
   };
   readonly transportErrors = new Map<string, number>();
   /** an open-model scenario's planned arrival rate (capacity): the progress line sets what was sent against it */
   plannedPerSecond?: number;
   /** a capacity run's own figures (src/load/capacity), in load.json beside the others */
   capacity?: CapacityFigures;
+  /** a capacity run's tally while it runs: live per-tenant figures (--out prometheus-rw) */
+  tally?: CapacityTally;
   /** a shard of a capacity run: its tally, encoded into load.json for `load merge` (src/load/shard.ts) */
   capacityTally?: { tally: CapacityTally; settings: CapacitySettings };
   private readonly failed = new Map<string, ScenarioFailure>();
@@ -245,6 +251,18 @@ export class LoadRecorder {
       this.statusPerSecond.set(second, row);
     }
     row.set(status, (row.get(status) ?? 0) + 1);
+  }
+
+  /** A stream asked for: open (in the gauge) until it ends, however it ends. */
+  async streaming<T>(stream: Promise<T>): Promise<T> {
+    const s = this.streams;
+    s.open++;
+    s.openPeak = Math.max(s.openPeak, s.open);
+    try {
+      return await stream;
+    } finally {
+      s.open--;
+    }
   }
 
   transportError(message: string, count = 1): void {

@@ -54,6 +54,8 @@ export interface ScenarioReport {
     gap: HistogramSummary;
     total: HistogramSummary;
     ended: { done: number; error: number; neither: number };
+    /** the most streams open at once (a merge of shards has none: their peaks need not coincide) */
+    openPeak?: number;
   };
   conformance: { responses: number; checked: number; share: number; sampling: string };
   transportErrors: Record<string, number>;
@@ -125,6 +127,7 @@ function emptyFigures(recorder: LoadRecorder) {
           gap: summarizeHistogram(s.gap),
           total: summarizeHistogram(s.total),
           ended: { ...s.ended },
+          openPeak: s.openPeak,
         }
       : undefined;
   const transportErrors = Object.fromEntries(recorder.transportErrors);

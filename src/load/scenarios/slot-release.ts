@@ -29,9 +29,8 @@ function holdStream(ctx: ScenarioContext, key: string, agentId: string, text: st
   const started = new Promise<void>((resolve) => {
     flowing = resolve;
   });
-  const result = ctx
-    .client(key)
-    .streamMessage(agentId, { text }, { signal: abort.signal, onEvent: () => flowing() })
+  const result = ctx.recorder
+    .streaming(ctx.client(key).streamMessage(agentId, { text }, { signal: abort.signal, onEvent: () => flowing() }))
     .finally(() => flowing());
   return { abort, flowing: started, result };
 }
