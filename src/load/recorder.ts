@@ -5,6 +5,7 @@ import type { Exchange, RateHeaders } from "../client/index.js";
 import type { ClauseId } from "../contract/index.js";
 import { evidenceOf, findingKey, type Observation, observationMessage } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
+import { LatencyBlocks } from "./blocks.js";
 import type { CapacityFigures, CapacitySettings, CapacityTally } from "./capacity/tally.js";
 import { formatMs, newHistogram } from "./histogram.js";
 import { type LoadRequest, labelOfUrl } from "./requests.js";
@@ -143,6 +144,8 @@ export class LoadRecorder {
   readonly startedAt = Date.now();
   /** endpoint label → outcome → histogram (µs) */
   readonly latency = new Map<string, Map<Outcome, hdr.Histogram>>();
+  /** the same answers in time blocks: `load compare` resamples them whole (src/load/blocks.ts) */
+  readonly blocks = new LatencyBlocks();
   /** second since start → status → count */
   readonly statusPerSecond = new Map<number, Map<number, number>>();
   readonly streams = {
@@ -151,12 +154,18 @@ export class LoadRecorder {
     gap: newHistogram(),
     total: newHistogram(),
     ended: { done: 0, error: 0, neither: 0 },
+    /** streams asked for and not yet ended, now */
+    open: 0,
+    /** the most streams open at once so far */
+    openPeak: 0,
   };
   readonly transportErrors = new Map<string, number>();
   /** an open-model scenario's planned arrival rate (capacity): the progress line sets what was sent against it */
   plannedPerSecond?: number;
   /** a capacity run's own figures (src/load/capacity), in load.json beside the others */
   capacity?: CapacityFigures;
+  /** a capacity run's tally while it runs: live per-tenant figures (--out prometheus-rw) */
+  tally?: CapacityTally;
   /** a shard of a capacity run: its tally, encoded into load.json for `load merge` (src/load/shard.ts) */
   capacityTally?: { tally: CapacityTally; settings: CapacitySettings };
   private readonly failed = new Map<string, ScenarioFailure>();
@@ -195,7 +204,9 @@ export class LoadRecorder {
       h = newHistogram();
       byOutcome.set(outcome, h);
     }
-    h.recordValue(Math.max(1, Math.round(res.latencyMs * 1000)));
+    const us = Math.max(1, Math.round(res.latencyMs * 1000));
+    h.recordValue(us);
+    this.blocks.record(res.endpoint, outcome, res.receivedAt - this.startedAt, us);
   }
 
   /**
@@ -240,6 +251,18 @@ export class LoadRecorder {
       this.statusPerSecond.set(second, row);
     }
     row.set(status, (row.get(status) ?? 0) + 1);
+  }
+
+  /** A stream asked for: open (in the gauge) until it ends, however it ends. */
+  async streaming<T>(stream: Promise<T>): Promise<T> {
+    const s = this.streams;
+    s.open++;
+    s.openPeak = Math.max(s.openPeak, s.open);
+    try {
+      return await stream;
+    } finally {
+      s.open--;
+    }
   }
 
   transportError(message: string, count = 1): void {

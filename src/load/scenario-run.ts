@@ -2,6 +2,7 @@
 import type { ClauseId } from "../contract/index.js";
 import { type Observation, observationMessage } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
+import type { EncodedBlocks } from "./blocks.js";
 import type { CapacityFigures } from "./capacity/tally.js";
 import { ScenarioContext } from "./context.js";
 import { behindHttpProxy, type LoadOptions, type Scenario } from "./define.js";
@@ -53,6 +54,8 @@ export interface ScenarioReport {
     gap: HistogramSummary;
     total: HistogramSummary;
     ended: { done: number; error: number; neither: number };
+    /** the most streams open at once (a merge of shards has none: their peaks need not coincide) */
+    openPeak?: number;
   };
   conformance: { responses: number; checked: number; share: number; sampling: string };
   transportErrors: Record<string, number>;
@@ -63,6 +66,8 @@ export interface ScenarioReport {
   generator: GeneratorHealth;
   /** the latency histograms themselves (HDR, µs, encoded): `load compare` tests a change against their noise */
   histograms?: MergeableFigures["latency"];
+  /** the same histograms in consecutive time blocks: `load compare` resamples whole blocks (src/load/blocks.ts) */
+  blocks?: EncodedBlocks;
   /** capacity: tenants, intervals, the worst tenants, the generator's headroom, noisy-neighbour's comparison */
   capacity?: CapacityFigures;
   /** a shard's histograms and tally, encoded: what `load merge` adds up (src/load/shard) */
@@ -122,6 +127,7 @@ function emptyFigures(recorder: LoadRecorder) {
           gap: summarizeHistogram(s.gap),
           total: summarizeHistogram(s.total),
           ended: { ...s.ended },
+          openPeak: s.openPeak,
         }
       : undefined;
   const transportErrors = Object.fromEntries(recorder.transportErrors);
@@ -135,7 +141,7 @@ function emptyFigures(recorder: LoadRecorder) {
     failures: recorder.failures,
     observations: recorder.observations,
     latency,
-    ...(recorder.latency.size ? { histograms: encodedLatency(recorder) } : {}),
+    ...(recorder.latency.size ? { histograms: encodedLatency(recorder), blocks: recorder.blocks.toJSON() } : {}),
     statusPerSecond,
     ...(streams ? { streams } : {}),
     conformance: recorder.conformance,

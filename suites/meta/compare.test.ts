@@ -10,14 +10,16 @@ import { harnessExit, load } from "./verify-run.js";
  * `load compare` as a release gate, on real runs: the same build twice (A/A) passes, the same
  * build behind 30 ms more delay each way fails naming the endpoint and the figure, and runs of
  * other scenarios are refused as not comparable. The three runs go at once, so the machine's
- * load falls on all of them alike. The gate is on the median: on a shared runner the tail of a
- * loopback run moves with whatever else runs (docs/figures.md has the A/A figures).
+ * load falls on all of them alike. The p99 gate holds on A/A because compare's noise takes in a
+ * busy second (whole time blocks resampled) and a busier machine (the runs' event-loop lag);
+ * the median gate is the one +30 ms must break on a loaded runner, where a loopback p99 moves
+ * by more than 60 ms with whatever else runs (docs/figures.md has the A/A figures).
  */
 const dir = mkdtempSync(join(tmpdir(), "agent-harness-compare-"));
 const keysFile = join(dir, "tenants.json");
 writeFileSync(keysFile, JSON.stringify(exampleTenants(10, 2, 12)));
 const DRIVE = ["--scenario", "capacity", "--keys-file", keysFile, "--duration", "10s"];
-const GATE = ["--max-regression", "p50:+25ms", "--report-dir", dir];
+const GATE = ["--max-regression", "p99:+10%", "--max-regression", "p50:+25ms", "--report-dir", dir];
 
 test(
   "A/A passes, +30 ms fails naming endpoint and figure, other scenarios are not comparable",

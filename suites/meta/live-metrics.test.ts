@@ -113,6 +113,36 @@ test.skipIf(missing !== undefined)(
         // report's p99 is kept at most at the recorded maximum
         expect(Math.abs(Number(r.value[1]) - recorded) / recorded).toBeLessThan(0.002);
       }
+
+      // streams: time to first byte as load.json has it, none left open at the end, the most at once
+      const ttfb = await prometheus.query(`${METRICS.ttfb}{${selector},quantile="0.99"}`);
+      const recordedTtfb = report.streams?.ttfb.percentiles.p99 ?? Number.NaN;
+      expect(ttfb).toHaveLength(1);
+      expect(Math.abs(Number(ttfb[0]!.value[1]) - recordedTtfb) / recordedTtfb).toBeLessThan(0.002);
+      const one = async (promql: string) => Number((await prometheus.query(promql))[0]?.value[1] ?? Number.NaN);
+      expect(await one(`${METRICS.streamsOpen}{${selector}}`)).toBe(0);
+      expect(await one(`${METRICS.streamsOpenPeak}{${selector}}`)).toBe(report.streams?.openPeak);
+      expect(report.streams?.openPeak).toBeGreaterThan(0);
+
+      // per tenant (label tenant): the rows load.json keeps, exactly, and the admitted over all tenants
+      const capacity = report.capacity!;
+      const tenants = await prometheus.query(`${METRICS.tenantRequests}{${selector}}`);
+      const byTenant = (tenant: string, outcome: string) =>
+        Number(tenants.find((r) => r.metric.tenant === tenant && r.metric.outcome === outcome)?.value[1] ?? Number.NaN);
+      for (const row of [...capacity.worstTenants, ...capacity.mostRefused])
+        expect({
+          tenant: row.account,
+          admitted: byTenant(row.account, "admitted"),
+          refused: byTenant(row.account, "refused"),
+        }).toEqual({
+          tenant: row.account,
+          admitted: row.admitted,
+          refused: row.refused,
+        });
+      expect(await one(`sum(${METRICS.tenantRequests}{${selector},outcome="admitted"})`)).toBe(capacity.counts.admitted);
+      const worst = capacity.worstTenants[0]!;
+      const tenantP99 = await one(`${METRICS.tenantLatency}{${selector},tenant="${worst.account}",quantile="0.99"}`);
+      expect(Math.abs(tenantP99 - worst.p99Ms) / worst.p99Ms).toBeLessThan(0.002);
     } finally {
       await prometheus.stop();
     }

@@ -342,7 +342,9 @@ export class CapacityDrive {
     const agentId = req.path.split("/")[2]!;
     // PROFILE §1: an id of its own, its echo judged by the client's request-id-echo check
     const headers = { [HEADERS.requestId]: nextRequestId() };
-    const s = await this.ctx.client(key.key).streamMessage(agentId, { text: "capacity" }, { headers });
+    const s = await this.ctx.recorder.streaming(
+      this.ctx.client(key.key).streamMessage(agentId, { text: "capacity" }, { headers }),
+    );
     const ex = s.exchange;
     const res = answerOf(req, ex.request.url, {
       status: s.status,

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { mulberry32 } from "../../arbitraries/json-schema.js";
+import { LatencyBlocks } from "../blocks.js";
 import { encodeHistogram } from "../capacity/tally.js";
 import { newHistogram, summarizeHistogram } from "../recorder.js";
 import type { LoadRun } from "../run-of-scenarios.js";
@@ -17,14 +18,23 @@ function latencies(random: () => number, n: number, medianMs: number, shiftMs = 
   });
 }
 
-/** A run of one scenario whose endpoints answered `samples(endpoint)` (ms). */
-function run(id: string, samples: (endpoint: string) => number[], scenario = "capacity"): LoadRun {
+/**
+ * A run of one scenario whose endpoints answered `samples(endpoint)` (ms), in that order over
+ * 10 s; `blocks` false leaves out the time blocks, as a load.json written before them has none.
+ */
+function run(id: string, samples: (endpoint: string) => number[], scenario = "capacity", blocks = true): LoadRun {
   const latency: ScenarioReport["latency"] = {};
   const histograms: NonNullable<ScenarioReport["histograms"]> = {};
+  const timeBlocks = new LatencyBlocks();
   let answers = 0;
   for (const endpoint of ENDPOINTS) {
     const h = newHistogram();
-    for (const ms of samples(endpoint)) h.recordValue(Math.max(1, Math.round(ms * 1000)));
+    const all = samples(endpoint);
+    all.forEach((ms, i) => {
+      const us = Math.max(1, Math.round(ms * 1000));
+      h.recordValue(us);
+      timeBlocks.record(endpoint, "2xx", (i / all.length) * 10_000, us);
+    });
     answers += h.totalCount;
     latency[endpoint] = { "2xx": summarizeHistogram(h) };
     histograms[endpoint] = { "2xx": encodeHistogram(h) };
@@ -39,6 +49,7 @@ function run(id: string, samples: (endpoint: string) => number[], scenario = "ca
     observations: [],
     latency,
     histograms,
+    ...(blocks ? { blocks: timeBlocks.toJSON() } : {}),
     latencyNote: "",
     latencyJudged: true,
     statusPerSecond: [],
@@ -70,6 +81,31 @@ describe(`load compare (seed ${SEED})`, () => {
       expect(notComparable(a, b)).toBeUndefined();
       expect(regressions(compareRuns(a, b), P99, JUDGED).map((r) => r.message)).toEqual([]);
     }
+  });
+
+  test("A/A with a busy second: the machine's stall in one run is noise, not a regression, once whole blocks are resampled", () => {
+    const random = mulberry32(SEED + 4);
+    // 100 answers per endpoint, as a 10 s capacity run gives; in the second run the machine stalls
+    // for half a second (the answers then wait 150 ms more), as a loaded runner does
+    const a = run("a", () => latencies(random, 100, 4));
+    const stalled = () => latencies(random, 100, 4).map((ms, i) => (i >= 60 && i < 65 ? ms + 150 : ms));
+    const b = run("b", stalled);
+    expect(regressions(compareRuns(a, b), P99, JUDGED).map((r) => r.message)).toEqual([]);
+    // answers resampled one by one call the stall a regression: the reason whole blocks are resampled
+    const unblocked = run("b", stalled, "capacity", false);
+    expect(regressions(compareRuns(a, unblocked), P99, JUDGED).length).toBeGreaterThan(0);
+  });
+
+  test("A/A on a machine busier during the second run: latency the machine's lag explains is not a regression", () => {
+    const random = mulberry32(SEED + 5);
+    const a = run("a", () => latencies(random, 800, 4));
+    const b = run("b", () => latencies(random, 800, 4).map((ms) => ms * 1.5));
+    // same lag: the ×1.5 is the build's
+    expect(regressions(compareRuns(a, b), P99, JUDGED).length).toBe(ENDPOINTS.length);
+    // CURRENT's event-loop lag p99 was 40 ms where BASE's was 2: a machine ×4 busier explains ×1.5
+    b.scenarios[0]!.generator.eventLoopLagP99Ms = 40;
+    a.scenarios[0]!.generator.eventLoopLagP99Ms = 2;
+    expect(regressions(compareRuns(a, b), P99, JUDGED)).toEqual([]);
   });
 
   test("the same build 30 ms further away alarms, naming the endpoint and the figure", () => {

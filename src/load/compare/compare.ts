@@ -2,6 +2,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import * as hdr from "hdr-histogram-js";
 import { mulberry32 } from "../../arbitraries/json-schema.js";
+import { decodeBlock } from "../blocks.js";
 import { decodeHistogram } from "../capacity/tally.js";
 import { OUTCOMES, type Outcome } from "../recorder.js";
 import type { LoadRun } from "../run-of-scenarios.js";
@@ -90,8 +91,10 @@ export interface FigureChange {
   figure: Quantile;
   baseMs: number;
   currentMs: number;
-  /** the 95% bootstrap interval of current − base, ms */
+  /** the 95% bootstrap interval of current − base, ms: the wider of the answers' and the time blocks' */
   intervalMs: [number, number];
+  /** both runs kept time blocks, and whole blocks were resampled too */
+  blockResampled?: true;
   /** the interval excludes no change: the runs' own noise does not explain it */
   beyondNoise: boolean;
   counts: { base: number; current: number };
@@ -99,6 +102,11 @@ export interface FigureChange {
 
 export interface ScenarioChange {
   scenario: string;
+  /**
+   * How much busier CURRENT's machine was than BASE's (1 when not busier), from the generator's
+   * event-loop lag each run recorded: its calibration, measured beside the figures it explains.
+   */
+  machine: { baseLagP99Ms: number; currentLagP99Ms: number; factor: number };
   rps: { base: number; current: number };
   errors: { base: number; current: number; baseRate: number; currentRate: number; beyondNoise: boolean };
   latency: FigureChange[];
@@ -166,6 +174,61 @@ export const MIN_ANSWERS = 20;
 /** The bootstrap resamples per figure; 400 keeps the ends of a 95% interval steady to a few percent. */
 const RESAMPLES = 200;
 
+/** Under this many blocks holding answers a block resample says little: the answers' own bootstrap stands alone. */
+export const MIN_BLOCKS = 5;
+
+/**
+ * Block bootstrap resamples of the quantiles (µs): each resample draws as many whole time blocks
+ * as the run had, with replacement, and reads the quantiles of their union. A slow stretch stays
+ * one draw, so it is in some resamples and out of others: the interval holds what a busy second
+ * of the machine does to the figure, which resampling answers one by one averages away.
+ */
+function blockResampledQuantiles(
+  encoded: readonly string[],
+  quantiles: readonly number[],
+  resamples: number,
+  random: () => number,
+): Float64Array[] | undefined {
+  const blocks = encoded.filter((e) => e !== "").map((e) => stepsOf(decodeBlock(e)));
+  if (blocks.length < MIN_BLOCKS) return undefined;
+  const values = [...new Set(blocks.flatMap((b) => b.values))].sort((x, y) => x - y);
+  // each block's cumulative count at every value of the union, so a resample's rank is a binary search
+  const cumulative = blocks.map((b) => {
+    const row = new Float64Array(values.length);
+    let j = -1;
+    values.forEach((v, i) => {
+      while (j + 1 < b.values.length && b.values[j + 1]! <= v) j++;
+      row[i] = j < 0 ? 0 : b.cumulative[j]!;
+    });
+    return row;
+  });
+  const out = quantiles.map(() => new Float64Array(resamples));
+  const last = values.length - 1;
+  const chosen = new Array<Float64Array>(blocks.length);
+  const countAt = (i: number) => chosen.reduce((n, row) => n + row[i]!, 0);
+  for (let r = 0; r < resamples; r++) {
+    for (let d = 0; d < blocks.length; d++) chosen[d] = cumulative[Math.floor(random() * blocks.length)]!;
+    const n = countAt(last);
+    quantiles.forEach((q, k) => {
+      const rank = Math.max(1, Math.ceil((q / 100) * n));
+      let [lo, hi] = [0, last];
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (countAt(mid) >= rank) hi = mid;
+        else lo = mid + 1;
+      }
+      out[k]![r] = values[lo]!;
+    });
+  }
+  return out;
+}
+
+/** The 95% interval of current − base (ms) from two sets of resampled quantiles (µs). */
+function intervalOf(base: Float64Array, current: Float64Array): [number, number] {
+  const diffs = Array.from(current, (v, r) => (v - base[r]!) / 1000).sort((x, y) => x - y);
+  return [diffs[Math.floor(0.025 * diffs.length)]!, diffs[Math.ceil(0.975 * diffs.length) - 1]!];
+}
+
 function latencyChanges(scenario: string, base: ScenarioReport, current: ScenarioReport, seed: number): FigureChange[] {
   const baseHist = base.histograms ?? base.mergeable?.latency ?? {};
   const currentHist = current.histograms ?? current.mergeable?.latency ?? {};
@@ -182,9 +245,14 @@ function latencyChanges(scenario: string, base: ScenarioReport, current: Scenari
       const qs = figures.map((f) => QUANTILES[f]);
       const ra = resampledQuantiles(ha, qs, RESAMPLES, random);
       const rb = resampledQuantiles(hb, qs, RESAMPLES, random);
+      // whole blocks too, when both runs kept them: the wider of the two intervals is the noise
+      const blocksOf = (r: ScenarioReport) => r.blocks?.latency[endpoint]?.[outcome] ?? [];
+      const ba = blockResampledQuantiles(blocksOf(base), qs, RESAMPLES, random);
+      const bb = ba && blockResampledQuantiles(blocksOf(current), qs, RESAMPLES, random);
       figures.forEach((figure, i) => {
-        const diffs = Array.from(rb[i]!, (v, r) => (v - ra[i]![r]!) / 1000).sort((x, y) => x - y);
-        const interval: [number, number] = [diffs[Math.floor(0.025 * RESAMPLES)]!, diffs[Math.ceil(0.975 * RESAMPLES) - 1]!];
+        const answers = intervalOf(ra[i]!, rb[i]!);
+        const blocks = bb ? intervalOf(ba[i]!, bb[i]!) : answers;
+        const interval: [number, number] = [Math.min(answers[0], blocks[0]), Math.max(answers[1], blocks[1])];
         changes.push({
           scenario,
           endpoint,
@@ -193,6 +261,7 @@ function latencyChanges(scenario: string, base: ScenarioReport, current: Scenari
           baseMs: ha.getValueAtPercentile(QUANTILES[figure]) / 1000,
           currentMs: hb.getValueAtPercentile(QUANTILES[figure]) / 1000,
           intervalMs: interval,
+          ...(bb ? { blockResampled: true } : {}),
           beyondNoise: Math.min(ha.totalCount, hb.totalCount) >= MIN_ANSWERS && (interval[0] > 0 || interval[1] < 0),
           counts: { base: ha.totalCount, current: hb.totalCount },
         });
@@ -213,6 +282,24 @@ function ratesDiffer(errorsA: number, nA: number, errorsB: number, nB: number): 
   return se > 0 && Math.abs(errorsB / nB - errorsA / nA) / se > 1.96;
 }
 
+/**
+ * A quiet machine's event-loop lag p99 is a few ms; it is added to both lags so that a move from 2
+ * to 4 ms reads as the nothing it is, not as a machine twice as busy.
+ */
+const QUIET_LAG_MS = 10;
+
+/**
+ * The machine's share of a change between runs. Every step of an answer — the generator's timers
+ * and reads and, on loopback or embedded, the target's own work — waits for a CPU; the event-loop
+ * lag is how long a ready step waited, measured all through the run. When CURRENT's lag was ×f
+ * BASE's, latency up to ×f is what the busier machine explains: between-run variance that
+ * resampling one run's answers cannot see.
+ */
+function machineOf(base: ScenarioReport, current: ScenarioReport): ScenarioChange["machine"] {
+  const [b, c] = [base.generator.eventLoopLagP99Ms, current.generator.eventLoopLagP99Ms];
+  return { baseLagP99Ms: b, currentLagP99Ms: c, factor: Math.max(1, (c + QUIET_LAG_MS) / (b + QUIET_LAG_MS)) };
+}
+
 export function compareRuns(base: LoadRun, current: LoadRun, seed = 1): ScenarioChange[] {
   const out: ScenarioChange[] = [];
   for (const b of base.scenarios) {
@@ -221,6 +308,7 @@ export function compareRuns(base: LoadRun, current: LoadRun, seed = 1): Scenario
     const [nB, nC] = [answersOf(b), answersOf(c)];
     out.push({
       scenario: b.id,
+      machine: machineOf(b, c),
       rps: { base: b.rps, current: c.rps },
       errors: {
         base: b.errors,
@@ -244,8 +332,9 @@ export interface Regression {
 /**
  * The gates judged: a latency gate on the 2xx answers of every endpoint of a scenario whose
  * latency is judged (one holding intended waits is shown, never judged), broken when the whole
- * 95% interval of the change lies past the tolerance — worse beyond both the tolerance and the
- * noise. rps has no noise model from one run each: the tolerance alone judges it.
+ * 95% interval of the change lies past the tolerance and what a busier machine explains — worse
+ * beyond the tolerance, the noise of the samples and that of the machine. rps has no noise model
+ * from one run each: the tolerance alone judges it.
  */
 export function regressions(
   changes: readonly ScenarioChange[],
@@ -259,11 +348,12 @@ export function regressions(
       if (isQuantile(figure)) {
         if (!judged.has(s.scenario)) continue;
         for (const f of s.latency.filter((x) => x.figure === figure && x.outcome === "2xx")) {
-          const allowed = gate.absoluteMs ?? (gate.relative ?? 0) * f.baseMs;
+          const allowed = (gate.absoluteMs ?? (gate.relative ?? 0) * f.baseMs) + (s.machine.factor - 1) * f.baseMs;
+          const busier = s.machine.factor > 1.05 ? ` and the busier machine's ×${s.machine.factor.toFixed(2)}` : "";
           if (f.beyondNoise && f.intervalMs[0] > allowed)
             out.push({
               gate: gate.source,
-              message: `${s.scenario} ${f.endpoint} ${figure} ${fmt(f.baseMs)} → ${fmt(f.currentMs)} ms (+${fmt(f.currentMs - f.baseMs)} ms, 95% interval of the change +${fmt(f.intervalMs[0])}…+${fmt(f.intervalMs[1])} ms) beyond ${gate.source}`,
+              message: `${s.scenario} ${f.endpoint} ${figure} ${fmt(f.baseMs)} → ${fmt(f.currentMs)} ms (+${fmt(f.currentMs - f.baseMs)} ms, 95% interval of the change +${fmt(f.intervalMs[0])}…+${fmt(f.intervalMs[1])} ms) beyond ${gate.source}${busier}`,
             });
         }
       } else if (figure === "rps") {
@@ -295,6 +385,7 @@ export function compareLines(changes: readonly ScenarioChange[]): string[] {
     const errorNote = s.errors.beyondNoise ? " (beyond noise)" : "";
     lines.push(
       `${s.scenario}: rps ${s.rps.base} → ${s.rps.current}; errors ${pct(s.errors.baseRate)} → ${pct(s.errors.currentRate)}${errorNote}`,
+      `  machine: event-loop lag p99 ${fmt(s.machine.baseLagP99Ms)} → ${fmt(s.machine.currentLagP99Ms)} ms${s.machine.factor > 1.05 ? ` (CURRENT's busier: latency up to ×${s.machine.factor.toFixed(2)} is the machine's, not a regression)` : ""}`,
     );
     const rows = new Map<string, FigureChange[]>();
     for (const f of s.latency) rows.set(`${f.endpoint} [${f.outcome}]`, [...(rows.get(`${f.endpoint} [${f.outcome}]`) ?? []), f]);

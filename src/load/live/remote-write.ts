@@ -32,7 +32,19 @@ export const METRICS = {
   transportErrors: "agent_harness_transport_errors_total",
   ttfb: "agent_harness_stream_ttfb_ms",
   streamsEnded: "agent_harness_streams_ended_total",
+  streamsOpen: "agent_harness_streams_open",
+  streamsOpenPeak: "agent_harness_streams_open_peak",
+  tenantRequests: "agent_harness_tenant_requests_total",
+  tenantLatency: "agent_harness_tenant_latency_ms",
 } as const;
+
+/** A capacity tenant's counts as `outcome` labels; refused_unexpectedly is a part of refused, not beside it. */
+const TENANT_OUTCOMES = [
+  ["admitted", "admitted"],
+  ["refused", "refused"],
+  ["unexpected", "refused_unexpectedly"],
+  ["errors", "errors"],
+] as const;
 
 const QUANTILES = [50, 90, 95, 99] as const;
 
@@ -41,7 +53,11 @@ interface Series {
   value: number;
 }
 
-/** What one recorder holds now, as series: answers and latency quantiles by endpoint and outcome, streams, errors. */
+/**
+ * What one recorder holds now, as series: answers and latency quantiles by endpoint and outcome,
+ * streams (open now, the most at once, time to first byte, how they ended), errors, and under
+ * capacity the same per tenant (label `tenant`: the account).
+ */
 export function seriesOf(recorder: LoadRecorder): Series[] {
   const out: Series[] = [];
   for (const [endpoint, byOutcome] of recorder.latency)
@@ -63,6 +79,18 @@ export function seriesOf(recorder: LoadRecorder): Series[] {
     for (const q of QUANTILES)
       out.push({ labels: { __name__: METRICS.ttfb, quantile: String(q / 100) }, value: s.ttfb.getValueAtPercentile(q) / 1000 });
   for (const [how, n] of Object.entries(s.ended)) out.push({ labels: { __name__: METRICS.streamsEnded, how }, value: n });
+  out.push({ labels: { __name__: METRICS.streamsOpen }, value: s.open });
+  out.push({ labels: { __name__: METRICS.streamsOpenPeak }, value: s.openPeak });
+  for (const [tenant, t] of recorder.tally?.tenants ?? []) {
+    for (const [field, outcome] of TENANT_OUTCOMES)
+      out.push({ labels: { __name__: METRICS.tenantRequests, tenant, outcome }, value: t[field] });
+    if (t.latency.totalCount)
+      for (const q of QUANTILES)
+        out.push({
+          labels: { __name__: METRICS.tenantLatency, tenant, quantile: String(q / 100) },
+          value: t.latency.getValueAtPercentile(q) / 1000,
+        });
+  }
   return out;
 }
 

@@ -14,6 +14,7 @@ import { defineScenario } from "../define.js";
 async function capacity(ctx: ScenarioContext): Promise<void> {
   const options = ctx.options.capacity!;
   const drive = new CapacityDrive(ctx, options);
+  ctx.recorder.tally = drive.tally;
   ctx.recorder.plannedPerSecond = drive.settings.offeredPerSecond;
   await drive.setUp();
   await drive.run();

@@ -54,7 +54,7 @@ async function streamsAtBudget(ctx: ScenarioContext): Promise<void> {
     waves++;
     // round robin over the agents: none holds more than its CAP slots
     const streams = Array.from({ length: waveSize }, (_, i) =>
-      client.streamMessage(slowAgents[i % slowAgents.length]!.id, { text: `wave ${waves} ${i}` }),
+      ctx.recorder.streaming(client.streamMessage(slowAgents[i % slowAgents.length]!.id, { text: `wave ${waves} ${i}` })),
     );
     return Promise.all(streams).then((done) => {
       for (const s of done) judgeSlowStream(ctx, s, budgetMs);
@@ -65,7 +65,9 @@ async function streamsAtBudget(ctx: ScenarioContext): Promise<void> {
   let running = wave();
   await ctx.until(Date.now() + 200);
   const timeoutsSentAt = Date.now();
-  const timeouts = Array.from({ length: CAP }, (_, i) => client.streamMessage(silent.id, { text: `wait ${i}` }));
+  const timeouts = Array.from({ length: CAP }, (_, i) =>
+    ctx.recorder.streaming(client.streamMessage(silent.id, { text: `wait ${i}` })),
+  );
   // waves follow each other until the budget streams end, each while the buckets have room for it
   let budgetOver = false;
   void Promise.allSettled(timeouts).then(() => {
