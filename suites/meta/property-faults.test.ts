@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { CLAUSE_BY_ID } from "../../src/contract/index.js";
+import { describeShortfall, pairsBelowMinimum } from "../../src/model/transitions.js";
 import { PROPERTY_FAULTS, RARE_PATH_FAULTS, TRANSITION_FAULTS } from "../../src/target/embedded.js";
 import { failedIn, type VerifyRun, verify } from "./verify-run.js";
 
@@ -83,6 +84,9 @@ describe("meta: the property suite gives no false alarm", { concurrent: true }, 
     const run = await verify(["--suites", "property", ...CLEAN_BUDGET], seed);
     expect(failedIn(run).map((c) => `${c.id}: ${c.message?.slice(0, 3000)}`)).toEqual([]);
     expect(run.code).toBe(0);
+    // a budget this small affords one stateful sequence, as W = 60 s does: its tour still takes
+    // every allowed pair 3 times (the check itself skips under an explicit --max-requests)
+    expect(pairsBelowMinimum(run.results.property?.transitions ?? {}).map(describeShortfall)).toEqual([]);
   });
 });
 
