@@ -230,14 +230,20 @@ class List implements Cmd {
     const expected = predictList(records, q);
     // another client in the account never makes a finding: then only this run's agents are judged
     const order = predictList(records, { ...q, page: 1, limit: Number.MAX_SAFE_INTEGER }).ids;
-    await judgeList(res.data!, { baseline: m.baseline, own: live(m).map(recordOf), order }, () => {
-      expect({ ids: res.data!.map((a) => a.id), pagination: res.pagination }, said(res)).toEqual(expected);
-      for (const item of res.data!) {
-        const mine = m.agents.find((a) => a.id === item.id);
-        if (mine) expectRecord(item, mine);
-        else expect(item).toEqual(m.baseline.find((a) => a.id === item.id));
-      }
-    });
+    const again = async () => (await nextClient().listAgents(this.query)).pagination?.total;
+    await judgeList(
+      res.data!,
+      { baseline: m.baseline, own: live(m).map(recordOf), order },
+      () => {
+        expect({ ids: res.data!.map((a) => a.id), pagination: res.pagination }, said(res)).toEqual(expected);
+        for (const item of res.data!) {
+          const mine = m.agents.find((a) => a.id === item.id);
+          if (mine) expectRecord(item, mine);
+          else expect(item).toEqual(m.baseline.find((a) => a.id === item.id));
+        }
+      },
+      { total: res.pagination?.total ?? 0, again },
+    );
   }
   toString = () => `list(${new URLSearchParams(this.query as Record<string, string>).toString()})`;
 }
