@@ -36,7 +36,7 @@ export async function foreignActivity(
   const now = await listAccount(client);
   const before = new Set(baseline.map((a) => a.id));
   const strangers = [...new Map([...page, ...now].map((a) => [a.id, a])).values()].filter(
-    (a) => !before.has(a.id) && !a.name.startsWith(target.runPrefix),
+    (a) => !before.has(a.id) && !String(a.name).startsWith(target.runPrefix),
   );
   const listed = new Set(now.map((a) => a.id));
   const gone: Agent[] = [];
@@ -71,7 +71,7 @@ export async function judgeList(
     const seen = await foreignActivity(known.baseline, agents, total);
     if (seen === undefined) throw err;
     const own = new Map(known.own.map((a) => [a.id, a]));
-    const mine = agents.filter((a) => own.has(a.id) || a.name.startsWith(target.runPrefix));
+    const mine = agents.filter((a) => own.has(a.id) || String(a.name).startsWith(target.runPrefix));
     for (const agent of mine) expect(agent, `record of this run's ${agent.id}`).toEqual(own.get(agent.id));
     const onPage = new Set(mine.map((a) => a.id));
     if (known.order)

@@ -158,7 +158,7 @@ describe("property: agents", () => {
         const after = await newest();
         if (after.total === before.total) return;
         const added = after.agents.filter((a) => !before.ids.has(a.id));
-        const mine = added.filter((a) => a.name.startsWith(target.runPrefix) || a.name === sentName);
+        const mine = added.filter((a) => String(a.name).startsWith(target.runPrefix) || a.name === sentName);
         expect(
           mine.map((a) => a.name),
           "PROFILE §5: a rejected create creates nothing",
