@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { exitCodeOf } from "../report/index.js";
 import { ScenarioSetupError } from "./context.js";
 import type { Scenario } from "./define.js";
-import { loadRunResult } from "./run-of-scenarios.js";
+import { loadPlanLines, loadRunResult } from "./run-of-scenarios.js";
 import { runScenario } from "./scenario-run.js";
 import { deploymentAt, recordingScenario } from "./test-support.js";
 import { parseThreshold, type Threshold } from "./thresholds.js";
@@ -75,5 +75,22 @@ describe("the exit code of a load run", () => {
     expect(exitCodeOf(result)).toBe(2);
     expect(result.checks.map((c) => c.status)).toEqual(["passed", "error"]);
     expect(result.findings).toEqual([]);
+  });
+});
+
+/** `load --dry-run` promises what the run reports: the same count of checks run, and every skip with its reason. */
+describe("the plan of a load dry run", () => {
+  test.for([
+    { name: "one runs, one skipped, a threshold", scenarios: [passing, skipped], thresholds: [p99] },
+    { name: "every one skipped: the threshold too", scenarios: [skipped], thresholds: [p99] },
+    { name: "two run, no threshold", scenarios: [passing, failing], thresholds: [] },
+  ])("$name", async ({ scenarios, thresholds }) => {
+    const lines = loadPlanLines(target, scenarios, thresholds);
+    const { result } = await runOf(scenarios, thresholds);
+    const ran = result.checks.filter((c) => c.status !== "skipped").length;
+    expect(lines.join("\n")).toContain(`will run: ${ran} checks`);
+    for (const s of scenarios.filter((s) => s.unavailable))
+      expect(lines).toContain(`skipped: ${s.id} — needs --reference-faults`);
+    expect(lines.at(-1)).toBe("dry run: no scenario ran");
   });
 });

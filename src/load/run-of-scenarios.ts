@@ -10,7 +10,7 @@ import type { HarnessTarget } from "../target/harness-target.js";
 import { capacityLines } from "./capacity/tally.js";
 import { renderLoadHtml } from "./charts.js";
 import type { LoadOptions, Scenario } from "./define.js";
-import { brokenClauses, formatLatency, runScenario, type ScenarioReport } from "./scenario-run.js";
+import { brokenClauses, formatLatency, runScenario, type ScenarioReport, whyUnavailable } from "./scenario-run.js";
 import { evaluateThreshold, type Threshold, type ThresholdResult, thresholdInputOf } from "./thresholds.js";
 
 /** The whole load run, as load.json holds it. */
@@ -103,6 +103,35 @@ export async function runScenarios(
     bar.stop();
   }
   return reports;
+}
+
+/**
+ * `load --dry-run`: the plan of the scenarios chosen, and nothing sent but the reachability probe.
+ * Each scenario that would run with its clauses and time; each that would be skipped with the
+ * reason its `unavailable` gives (the flag that enables it). The count is what the run's report
+ * counts as run: the scenarios this target can run, and the thresholds once any of them ran.
+ */
+export function loadPlanLines(
+  target: HarnessTarget,
+  chosen: readonly Scenario[],
+  thresholds: readonly Threshold[],
+  options: LoadOptions = {},
+): string[] {
+  const why = (s: Scenario) => whyUnavailable(s, target, options);
+  const runs = chosen.filter((s) => why(s) === undefined);
+  const judged = runs.length > 0 ? thresholds.length : 0;
+  return [
+    `dry run: ${chosen.length} scenario(s) chosen against ${target.kind} ${target.baseUrl} (W = ${target.windowSeconds} s, budget ${target.messageTimeoutSeconds} s)`,
+    ...runs.map(
+      (s) => `  ${s.id}: ${s.title} — ${s.clauses.join(", ")}; about ${Math.round(s.estimateSeconds(target, options))} s`,
+    ),
+    `will run: ${runs.length + judged} checks (load ${runs.length}${judged ? `, thresholds ${judged}` : ""})`,
+    ...chosen.flatMap((s) => {
+      const reason = why(s);
+      return reason === undefined ? [] : [`skipped: ${s.id} — ${reason}`];
+    }),
+    "dry run: no scenario ran",
+  ];
 }
 
 /** A scenario as a check of the run: its failures first, then the response checks' findings in it. */

@@ -74,6 +74,11 @@ export interface ScenarioReport {
   mergeable?: MergeableFigures;
 }
 
+/** Why `scenario` cannot run against `target` (the flag or setting that would let it), or undefined: a run and a dry run ask here. */
+export function whyUnavailable(scenario: Scenario, target: HarnessTarget, options: LoadOptions = {}): string | undefined {
+  return scenario.unavailable?.(target, options) ?? (scenario.rawSockets ? behindHttpProxy(target) : undefined);
+}
+
 /** Run one scenario against the target; never throws for the target's sake (a verdict is in the report). */
 export async function runScenario(
   target: HarnessTarget,
@@ -93,7 +98,7 @@ export async function runScenario(
     ...(scenario.latency.profile ? { latencyProfile: true as const } : {}),
     ...(scenario.chartsFirst ? { chartsFirst: true as const } : {}),
   };
-  const unavailable = scenario.unavailable?.(target, options) ?? (scenario.rawSockets && behindHttpProxy(target));
+  const unavailable = whyUnavailable(scenario, target, options);
   if (unavailable) return { ...base, ...emptyFigures(recorder), status: "skipped", message: unavailable, durationMs: 0 };
   const ctx = new ScenarioContext(target, recorder, signal, options);
   let status: ScenarioReport["status"] = "passed";

@@ -34,8 +34,8 @@ code.clause{background:var(--soft);padding:0 4px;border-radius:4px;white-space:n
 .warning{padding:8px 12px;border:1px solid #eedc9a;background:#fffbea;border-radius:6px}
 tr.failed td:first-child,tr.error td:first-child{box-shadow:inset 3px 0 var(--failed)}
 footer{margin-top:32px;color:var(--muted);font-size:.85em}
-.verdict.interrupted{background:var(--error)}.card.blocked{border-top-color:var(--error)}.card.findings{border-top-color:var(--failed)}
-.badge.blocked{background:var(--error)}.check.blocked{border-left-color:var(--error)}
+.verdict.interrupted{background:var(--error)}.verdict.inconclusive{background:var(--error)}.card.blocked{border-top-color:var(--error)}.card.findings{border-top-color:var(--failed)}
+.badge.blocked{background:var(--error)}.badge.inconclusive{background:var(--error)}.check.inconclusive{border-left-color:var(--error)}.card.inconclusive{border-top-color:var(--error)}.check.blocked{border-left-color:var(--error)}
 .finding{border:1px solid var(--line);border-left:5px solid var(--failed);border-radius:6px;padding:12px 14px;margin:0 0 16px;background:#fffdfd}
 .fid{display:inline-block;padding:0 8px;margin-right:6px;border-radius:10px;background:var(--failed);color:#fff;font-size:.85em}
 .replay{margin:4px 0}.group{border:1px solid var(--line);border-radius:6px;padding:4px 10px;margin:0 0 8px}.group.red{border-left:5px solid var(--failed)}

@@ -51,6 +51,7 @@ const STATUS_LABEL: Record<CheckStatus, string> = {
   passed: "passed",
   failed: "failed",
   error: "error",
+  inconclusive: "inconclusive",
   blocked: "blocked",
   skipped: "skipped",
 };
@@ -113,7 +114,9 @@ function failureArticle(run: RunResult, check: CheckResult): string {
       ? "ConformanceFailure — the target broke the clause"
       : check.status === "blocked"
         ? `blocked by ${check.blockedBy ?? "an earlier defect"}`
-        : "HarnessError — the harness could not judge";
+        : check.status === "inconclusive"
+          ? "Inconclusive — another client's activity in the account kept it from judging; no finding"
+          : "HarnessError — the harness could not judge";
   return `<article class="check ${check.status}" id="${anchor(run, check)}">
 <h3>${badge(check.status)} ${escapeHtml(check.title)}</h3>
 <p class="where">${where.map(escapeHtml).join(" · ")} · <span class="kind">${kind}</span></p>
@@ -130,11 +133,11 @@ function coverageTable(summary: RunSummary): string {
     const pct = s.clauses === 0 ? 0 : Math.round((s.passed / s.clauses) * 100);
     const uncovered = s.uncovered.length === 0 ? '<span class="none">—</span>' : s.uncovered.map(clauseCode).join(" ");
     const n = (value: number, cls: string) => `<td class="num${value > 0 ? ` ${cls}` : ""}">${value}</td>`;
-    return `<tr><th scope="row">${escapeHtml(s.section)}</th><td class="num">${s.clauses}</td><td class="num"><span class="bar" title="${s.passed} of ${s.clauses} clauses passed"><span style="width:${pct}%"></span></span>${covered}</td>${n(s.passed, "passed")}${n(s.failed, "failed")}${n(s.error, "error")}${n(s.blocked, "blocked")}${n(s.skipped, "skipped")}<td>${uncovered}</td></tr>`;
+    return `<tr><th scope="row">${escapeHtml(s.section)}</th><td class="num">${s.clauses}</td><td class="num"><span class="bar" title="${s.passed} of ${s.clauses} clauses passed"><span style="width:${pct}%"></span></span>${covered}</td>${n(s.passed, "passed")}${n(s.failed, "failed")}${n(s.error + s.inconclusive, "error")}${n(s.blocked, "blocked")}${n(s.skipped, "skipped")}<td>${uncovered}</td></tr>`;
   });
   const all = Object.values(summary.coverage);
   const sum = (pick: (s: (typeof all)[number]) => number) => all.reduce((total, s) => total + pick(s), 0);
-  const totalRow = `<tr class="total"><th scope="row">all</th><td class="num">${sum((s) => s.clauses)}</td><td class="num">${sum((s) => s.checked.length)}</td><td class="num">${sum((s) => s.passed)}</td><td class="num">${sum((s) => s.failed)}</td><td class="num">${sum((s) => s.error)}</td><td class="num">${sum((s) => s.blocked)}</td><td class="num">${sum((s) => s.skipped)}</td><td>${summary.uncovered.length} uncovered MUST</td></tr>`;
+  const totalRow = `<tr class="total"><th scope="row">all</th><td class="num">${sum((s) => s.clauses)}</td><td class="num">${sum((s) => s.checked.length)}</td><td class="num">${sum((s) => s.passed)}</td><td class="num">${sum((s) => s.failed)}</td><td class="num">${sum((s) => s.error + s.inconclusive)}</td><td class="num">${sum((s) => s.blocked)}</td><td class="num">${sum((s) => s.skipped)}</td><td>${summary.uncovered.length} uncovered MUST</td></tr>`;
   return `<table class="coverage">
 <thead><tr><th>Section</th><th class="num">Clauses</th><th class="num">Covered</th><th class="num">Passed</th><th class="num">Failed</th><th class="num">Errors</th><th class="num">Blocked</th><th class="num">Skipped</th><th>Uncovered MUST clauses</th></tr></thead>
 <tbody>
@@ -142,10 +145,10 @@ ${rows.join("\n")}
 ${totalRow}
 </tbody>
 </table>
-<p class="note">Counted in clauses: a clause takes the worst status of the checks citing it (failed, error, blocked, passed, then skipped). The bar shows the clauses whose checks passed. Hover a clause id for its text.</p>`;
+<p class="note">Counted in clauses: a clause takes the worst status of the checks citing it (failed, error, inconclusive, blocked, passed, then skipped; Errors counts the inconclusive too: neither was judged). The bar shows the clauses whose checks passed. Hover a clause id for its text.</p>`;
 }
 
-const RED: ReadonlySet<CheckStatus> = new Set(["failed", "error", "blocked"]);
+const RED: ReadonlySet<CheckStatus> = new Set(["failed", "error", "inconclusive", "blocked"]);
 
 function checkRow(run: RunResult, check: CheckResult): string {
   // a red check links to what explains it: its finding, or its own article when no finding does
@@ -169,7 +172,7 @@ function checkRow(run: RunResult, check: CheckResult): string {
 
 /** One PROFILE section's checks; folded away when nothing in it is red. */
 function sectionGroup(run: RunResult, section: string, checks: readonly CheckResult[]): string {
-  const counts = (["passed", "failed", "error", "blocked", "skipped"] as const)
+  const counts = (["passed", "failed", "error", "inconclusive", "blocked", "skipped"] as const)
     .map((status) => [status, checks.filter((c) => c.status === status).length] as const)
     .filter(([, count]) => count > 0)
     .map(([status, count]) => `${count} ${status}`)
@@ -295,8 +298,8 @@ function totalCards(findings: number, totals: ReturnType<typeof reportView>["sum
   return [
     ...(findings ? [`<div class="card findings"><b>${findings}</b>findings</div>`] : []),
     ...(totals.underFindings ? [`<div class="card under"><b>${totals.underFindings}</b>failed under findings</div>`] : []),
-    ...(["passed", "failed", "error", "blocked", "skipped"] as const)
-      .filter((status) => status !== "blocked" || totals.blocked > 0)
+    ...(["passed", "failed", "error", "inconclusive", "blocked", "skipped"] as const)
+      .filter((status) => (status !== "blocked" && status !== "inconclusive") || totals[status] > 0)
       .map((status) => `<div class="card ${status}"><b>${totals[status]}</b>${status === "error" ? "errors" : status}</div>`),
   ].join("");
 }
@@ -307,11 +310,14 @@ export function renderHtml(runInput: RunResult, options: ReportOptions = {}): st
   const { totals } = summary;
   const findings = run.findings ?? [];
   // the badge says what the exit code says (a finding beside a harness error is a failed run)
-  const verdict = ({ 0: "passed", 1: "failed", 2: "error", 130: "interrupted" } as const)[view.exitCode];
+  const verdict = view.inconclusive
+    ? "inconclusive"
+    : ({ 0: "passed", 1: "failed", 2: "error", 130: "interrupted" } as const)[view.exitCode];
   const verdictText = {
     passed: "PASSED",
     failed: "FAILED",
     error: "HARNESS ERROR",
+    inconclusive: "INCONCLUSIVE: another client's activity",
     interrupted: `INTERRUPTED after ${run.interrupted?.done} of ${run.interrupted?.total} checks`,
   }[verdict];
   const red = view.unexplained;

@@ -105,7 +105,7 @@ function findingsSection(findings: readonly Finding[]): string[] {
 function unexplainedSection(checks: readonly CheckResult[]): string[] {
   if (checks.length === 0) return [];
   const rows = checks.map((check) => {
-    const kind = check.status === "error" ? "harness error" : "failed";
+    const kind = check.status === "failed" ? "failed" : check.status === "error" ? "harness error" : "inconclusive";
     const message = (check.message ?? "").split("\n", 1)[0] ?? "";
     return `| ${kind} | ${clauseCell(check.clauseIds)} | ${markdownText(check.title)} | ${markdownText(message) || "—"} |`;
   });
@@ -120,7 +120,8 @@ function coverageSection(summary: RunSummary): string[] {
   const countsOf = (s: (typeof sections)[number]) => [
     s.clauses,
     s.checked.length,
-    ...columns.map((c) => s[c]),
+    // Errors counts the inconclusive clauses too: neither was judged
+    ...columns.map((c) => (c === "error" ? s.error + s.inconclusive : s[c])),
     s.uncovered.length,
   ];
   const totals = sections.map(countsOf).reduce((sum, counts) => sum.map((n, i) => n + (counts[i] ?? 0)));
@@ -158,7 +159,7 @@ export function renderJobSummary(runInput: RunResult, options: JobSummaryOptions
   const { run, summary, exitCode } = view;
   const { totals } = summary;
   const command = run.options.scenarios ? "load" : "verify";
-  const verdict = VERDICT[exitCode];
+  const verdict = view.inconclusive ? "⚠️ inconclusive (another client's activity in the account)" : VERDICT[exitCode];
   const interrupted = run.interrupted ? ` after ${run.interrupted.done} of ${run.interrupted.total} checks` : "";
   const facts = [
     `${plural(totals.total, "check")} in ${formatDuration(totals.durationMs)}`,

@@ -202,6 +202,15 @@ describe("renderJunit", () => {
     expect(all(testcaseNamed(root, "every response carries X-Request-Id"), "failure")).toHaveLength(0);
   });
 
+  test("an inconclusive check is <skipped> naming what another client did, counted as skipped, never as failed", () => {
+    const message = "2 agent(s) this run did not make appeared (x, y)";
+    const run = sampleRun({ checks: [sampleCheck({ title: "lists in order", status: "inconclusive", message })], findings: [] });
+    const root = parseXml(renderJunit(run));
+    const tc = testcaseNamed(root, "lists in order");
+    expect(tc.children.map((c) => [c.name, c.attrs.message])).toEqual([["skipped", `inconclusive: ${message}`]]);
+    expect(root.attrs).toMatchObject({ failures: "0", errors: "0", skipped: "1" });
+  });
+
   test("system-out carries the curl and the request id of the evidence", () => {
     const tc = testcaseNamed(parseXml(renderJunit(sampleRun())), "rejected naming the field");
     const out = tc.children.find((c) => c.name === "system-out")?.text ?? "";

@@ -93,6 +93,10 @@ function testcase(check: CheckResult): string {
     children.push(
       `      <error${attrs({ message: headline(message, "harness error"), type: "HarnessError" })}>${escapeXmlText(message)}</error>`,
     );
+  } else if (check.status === "inconclusive") {
+    // <skipped>, not <error>: every CI test tab shows a skip's message beside the test, and none
+    // counts it as a broken test; the job is red all the same (exit 2), and the check was not judged
+    children.push(`      <skipped${attrs({ message: `inconclusive: ${headline(message, "another client's activity")}` })}/>`);
   } else if (check.status === "blocked") {
     children.push(
       `      <skipped${attrs({ message: `blocked by ${check.blockedBy ?? "an earlier defect"}: ${headline(message, "")}` })}/>`,
@@ -167,7 +171,7 @@ export function renderJunit(runInput: RunResult, options: ReportOptions = {}): s
       tests: checks.length,
       failures: count("failed"),
       errors: count("error"),
-      skipped: count("skipped") + count("blocked") + under,
+      skipped: count("skipped") + count("blocked") + count("inconclusive") + under,
       time: seconds(checks.reduce((sum, c) => sum + c.durationMs, 0)),
       timestamp: run.startedAt,
     })}>`;
@@ -179,7 +183,7 @@ export function renderJunit(runInput: RunResult, options: ReportOptions = {}): s
     tests: totals.total + findings.length,
     failures: totals.failed + findings.length,
     errors: totals.error,
-    skipped: totals.skipped + totals.blocked + totals.underFindings,
+    skipped: totals.skipped + totals.blocked + totals.inconclusive + totals.underFindings,
     time: seconds(totals.durationMs),
     timestamp: run.startedAt,
   })}`;

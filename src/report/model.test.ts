@@ -1,6 +1,15 @@
 import { describe, expect, test } from "vitest";
 import { CLAUSES, type Clause } from "../contract/clauses.js";
-import { exitCodeOf, formatDuration, redChecks, summarize, summaryLine, totalsOf, worstStatus } from "./model.js";
+import {
+  exitCodeOf,
+  formatDuration,
+  inconclusiveLine,
+  redChecks,
+  summarize,
+  summaryLine,
+  totalsOf,
+  worstStatus,
+} from "./model.js";
 import { sampleCheck, sampleRun } from "./test-support.js";
 
 const REGISTRY: Clause[] = [
@@ -20,6 +29,7 @@ describe("totals", () => {
       failed: 2,
       underFindings: 0,
       error: 1,
+      inconclusive: 0,
       blocked: 0,
       skipped: 1,
       total: 7,
@@ -61,6 +71,7 @@ describe("coverage", () => {
       passed: 1,
       failed: 1,
       error: 0,
+      inconclusive: 0,
       blocked: 0,
       skipped: 0,
       uncovered: ["a.two"],
@@ -139,7 +150,30 @@ test.for([
   ["a harness error alone", ["passed", "error"], 2],
   ["every check passed", ["passed", "skipped"], 0],
   ["nothing ran", ["skipped"], 2],
+  ["an inconclusive check and no finding", ["passed", "inconclusive"], 2],
+  ["a finding beside an inconclusive check", ["failed", "inconclusive"], 1],
 ] as const)("exit code: %s → %i", ([, statuses, code]) => {
   const run = sampleRun({ checks: statuses.map((status, i) => sampleCheck({ id: `c${i}`, status })), findings: [] });
   expect(exitCodeOf(run)).toBe(code);
+});
+
+describe("an inconclusive run", () => {
+  const run = sampleRun({
+    checks: [
+      sampleCheck({ id: "p1" }),
+      sampleCheck({ id: "i1", status: "inconclusive", message: "2 agent(s) this run did not make appeared (x, y)\nmore" }),
+    ],
+    findings: [],
+  });
+
+  test("its last line names what another client did, and exit 2", () => {
+    expect(inconclusiveLine(run)).toBe(
+      "inconclusive: 1 check could not be judged, another client's activity in the account (2 agent(s) this run did not make appeared (x, y)); no finding; exit 2",
+    );
+    expect(summaryLine(totalsOf(run))).toBe("1 passed, 0 failed, 1 inconclusive");
+  });
+
+  test("a failure decides instead: no inconclusive line", () => {
+    expect(inconclusiveLine({ ...run, checks: [...run.checks, sampleCheck({ id: "f", status: "failed" })] })).toBeUndefined();
+  });
 });

@@ -12,9 +12,11 @@ import type { RefusalWaits } from "./refusals.js";
  * Two kinds of red (STYLE §7): "failed" means the target broke a clause (a ConformanceFailure,
  * JUnit <failure>); "error" means the harness could not judge (bad config, unreachable target:
  * a HarnessError, JUnit <error>); "blocked" means an earlier defect (a finding) kept the check
- * from running: its setup could not be done.
+ * from running: its setup could not be done; "inconclusive" means another client's activity in
+ * the account kept it from judging (an Inconclusive, naming what was seen: never a finding, never
+ * a pass; JUnit <skipped> with that reason, and exit 2 when no finding was made).
  */
-export type CheckStatus = "passed" | "failed" | "error" | "blocked" | "skipped";
+export type CheckStatus = "passed" | "failed" | "error" | "inconclusive" | "blocked" | "skipped";
 
 export interface Evidence {
   request: { method: string; url: string; headers: Record<string, string>; body?: string };
@@ -127,6 +129,7 @@ export interface Totals {
   /** failed checks counted under a finding: one defect is one red item, however many checks saw it */
   underFindings: number;
   error: number;
+  inconclusive: number;
   blocked: number;
   skipped: number;
   total: number;
@@ -149,6 +152,7 @@ interface SectionCoverage {
   passed: number;
   failed: number;
   error: number;
+  inconclusive: number;
   blocked: number;
   skipped: number;
   /** MUST clauses of the section that no check cites */
@@ -165,9 +169,9 @@ export interface RunSummary {
   unknownClauseIds: string[];
 }
 
-const STATUS_RANK: Record<CheckStatus, number> = { failed: 4, error: 3, blocked: 2, passed: 1, skipped: 0 };
+const STATUS_RANK: Record<CheckStatus, number> = { failed: 5, error: 4, inconclusive: 3, blocked: 2, passed: 1, skipped: 0 };
 
-/** The worst status among `statuses` (failed > error > blocked > passed > skipped); undefined if empty. */
+/** The worst status among `statuses` (failed > error > inconclusive > blocked > passed > skipped); undefined if empty. */
 export function worstStatus(statuses: Iterable<CheckStatus>): CheckStatus | undefined {
   let worst: CheckStatus | undefined;
   for (const status of statuses) if (worst === undefined || STATUS_RANK[status] > STATUS_RANK[worst]) worst = status;
@@ -180,6 +184,7 @@ export function totalsOf(run: RunResult): Totals {
     failed: 0,
     underFindings: 0,
     error: 0,
+    inconclusive: 0,
     blocked: 0,
     skipped: 0,
     total: run.checks.length,
@@ -218,6 +223,7 @@ export function summarize(run: RunResult, clauses: readonly Clause[] = CLAUSES):
         passed: 0,
         failed: 0,
         error: 0,
+        inconclusive: 0,
         blocked: 0,
         skipped: 0,
         uncovered: [],
@@ -249,10 +255,11 @@ export function summarize(run: RunResult, clauses: readonly Clause[] = CLAUSES):
  */
 export function summaryLine(
   totals: Pick<Totals, "passed" | "failed" | "error" | "skipped"> &
-    Partial<Pick<Totals, "blocked" | "findings" | "underFindings">>,
+    Partial<Pick<Totals, "blocked" | "inconclusive" | "findings" | "underFindings">>,
 ): string {
   const parts = [`${totals.passed} passed`, `${totals.failed} failed`];
   if (totals.error > 0) parts.push(`${totals.error} error${totals.error === 1 ? "" : "s"}`);
+  if (totals.inconclusive) parts.push(`${totals.inconclusive} inconclusive`);
   if (totals.blocked) parts.push(`${totals.blocked} blocked`);
   if (totals.skipped > 0) parts.push(`${totals.skipped} skipped`);
   const line = parts.join(", ");
@@ -268,9 +275,24 @@ export function isUnderFinding(check: CheckResult): boolean {
   return check.status === "failed" && (check.findingIds?.length ?? 0) > 0;
 }
 
-/** Failures first: failed (the target broke a clause), then errors (the harness could not judge), in run order. */
+/**
+ * The run's closing line when inconclusive checks, and no finding, decide its exit 2: how many
+ * and what the first one saw. Undefined when none was inconclusive or a finding decides.
+ */
+export function inconclusiveLine(run: RunResult): string | undefined {
+  if (run.interrupted || (run.findings?.length ?? 0) > 0 || run.checks.some((c) => c.status === "failed")) return undefined;
+  const checks = run.checks.filter((c) => c.status === "inconclusive");
+  if (checks.length === 0) return undefined;
+  const saw = (checks[0]?.message ?? "").split("\n")[0];
+  return `inconclusive: ${checks.length} check${checks.length === 1 ? "" : "s"} could not be judged, another client's activity in the account (${saw}); no finding; exit 2`;
+}
+
+/**
+ * Failures first: failed (the target broke a clause), then errors (the harness could not judge),
+ * then the inconclusive (another client kept it from judging), in run order.
+ */
 export function redChecks(run: RunResult): CheckResult[] {
-  return [...run.checks.filter((c) => c.status === "failed"), ...run.checks.filter((c) => c.status === "error")];
+  return (["failed", "error", "inconclusive"] as const).flatMap((status) => run.checks.filter((c) => c.status === status));
 }
 
 /**
@@ -278,13 +300,13 @@ export function redChecks(run: RunResult): CheckResult[] {
  * finding, and every harness error (an error is never explained by a finding it happened to see).
  */
 export function unexplainedChecks(run: RunResult): CheckResult[] {
-  return redChecks(run).filter((c) => c.status === "error" || !isUnderFinding(c));
+  return redChecks(run).filter((c) => c.status !== "failed" || !isUnderFinding(c));
 }
 
 /**
  * Exit code of a run (STYLE §7): 130 interrupted; 2 nothing ran; 1 a finding or failed check,
  * even beside a check that errored (what the target broke is the verdict; the errors are still
- * listed); 2 a harness error and no finding; 0.
+ * listed); 2 a harness error, or an inconclusive check, and no finding; 0.
  */
 export type ExitCode = 0 | 1 | 2 | 130;
 
@@ -292,7 +314,7 @@ export function exitCodeOf(run: RunResult): ExitCode {
   if (run.interrupted) return 130;
   if (!run.checks.some((c) => c.status !== "skipped" && c.suite !== "run")) return 2;
   if ((run.findings?.length ?? 0) > 0 || run.checks.some((c) => c.status === "failed" || c.status === "blocked")) return 1;
-  if (run.checks.some((c) => c.status === "error")) return 2;
+  if (run.checks.some((c) => c.status === "error" || c.status === "inconclusive")) return 2;
   return 0;
 }
 

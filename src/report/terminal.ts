@@ -62,11 +62,19 @@ const painter =
   (text, ...codes) =>
     on && codes.length > 0 ? `${codes.map((code) => SGR[code]).join("")}${text}${SGR.reset}` : text;
 
-const SYMBOL: Record<CheckStatus, string> = { passed: "✓", failed: "✗", error: "!", blocked: "⊘", skipped: "○" };
+const SYMBOL: Record<CheckStatus, string> = {
+  passed: "✓",
+  failed: "✗",
+  error: "!",
+  inconclusive: "?",
+  blocked: "⊘",
+  skipped: "○",
+};
 const SYMBOL_COLOR: Record<CheckStatus, keyof typeof SGR> = {
   passed: "green",
   failed: "red",
   error: "yellow",
+  inconclusive: "yellow",
   blocked: "yellow",
   skipped: "dim",
 };
@@ -178,7 +186,17 @@ export function formatSummary(runInput: RunResult, options: TerminalOptions = {}
   const rows = [
     ["Section", "Clauses", "Covered", "Passed", "Failed", "Errors", "Blocked", "Skipped", "Uncovered MUST"],
     ...sections.map((s) =>
-      [s.section, s.clauses, s.checked.length, s.passed, s.failed, s.error, s.blocked, s.skipped, s.uncovered.length].map(String),
+      [
+        s.section,
+        s.clauses,
+        s.checked.length,
+        s.passed,
+        s.failed,
+        s.error + s.inconclusive,
+        s.blocked,
+        s.skipped,
+        s.uncovered.length,
+      ].map(String),
     ),
     [
       "all",
@@ -186,7 +204,7 @@ export function formatSummary(runInput: RunResult, options: TerminalOptions = {}
       sum((s) => s.checked.length),
       sum((s) => s.passed),
       sum((s) => s.failed),
-      sum((s) => s.error),
+      sum((s) => s.error + s.inconclusive),
       sum((s) => s.blocked),
       sum((s) => s.skipped),
       sum((s) => s.uncovered.length),

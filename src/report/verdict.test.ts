@@ -1,5 +1,13 @@
 import { expect, test } from "vitest";
-import { Blocked, ConformanceFailure, classify, HarnessError, inClauseWords, speaksInClauseWords } from "./verdict.js";
+import {
+  Blocked,
+  ConformanceFailure,
+  classify,
+  HarnessError,
+  Inconclusive,
+  inClauseWords,
+  speaksInClauseWords,
+} from "./verdict.js";
 
 const serialized = (e: Error) => ({ ...JSON.parse(JSON.stringify(e)), name: e.name, message: e.message });
 
@@ -12,6 +20,8 @@ test.for([
   ],
   ["a blocked setup", [new Blocked("setup", "create.created")], { status: "blocked", clauseAtFault: "create.created" }],
   ["a harness error beside a failure", [new ConformanceFailure("x"), new HarnessError("no time")], { status: "error" }],
+  ["another client's activity", [new Inconclusive("2 agents this run did not make")], { status: "inconclusive" }],
+  ["a failure beside an inconclusive case", [new ConformanceFailure("x"), new Inconclusive("seen")], { status: "failed" }],
   ["a transport error", [Object.assign(new Error("reset"), { name: "TransportError" })], { status: "error" }],
   [
     "a clause the registry does not know",

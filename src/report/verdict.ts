@@ -30,6 +30,15 @@ export class Blocked extends Error {
   }
 }
 
+/**
+ * Another client's activity in the account (agents the run did not make, Remaining spent by
+ * someone else) kept the check from judging, and what is the run's own did not prove the clause
+ * either way: `inconclusive`, naming what was seen. Never a finding, never a pass.
+ */
+export class Inconclusive extends Error {
+  override name = "Inconclusive";
+}
+
 /** The harness cannot judge (missing capability, bad configuration, a timing it could not keep). */
 export class HarnessError extends Error {
   override name = "HarnessError";
@@ -44,7 +53,7 @@ export interface ThrownError {
 
 /** The verdict on a check that threw: the target's failure, blocked by an earlier defect, or the harness's error. */
 export interface Verdict {
-  status: "failed" | "blocked" | "error";
+  status: "failed" | "blocked" | "error" | "inconclusive";
   /** the clause a ConformanceFailure or Blocked named, when it named one */
   clauseAtFault?: string;
 }
@@ -56,15 +65,21 @@ export interface Verdict {
  */
 const HARNESS_ERRORS = new Set(["HarnessError", "TransportError", "RefusedAgain"]);
 /** The client's RateLimitBreach is a ConformanceFailure of a §7 bucket clause, proven by the service's own headers. */
-const IN_CLAUSE_WORDS = new Set(["ConformanceFailure", "Blocked", "RateLimitBreach", ...HARNESS_ERRORS]);
+const IN_CLAUSE_WORDS = new Set(["ConformanceFailure", "Blocked", "RateLimitBreach", "Inconclusive", ...HARNESS_ERRORS]);
 
-/** One place that reads a check's errors: any harness error makes it an error, else any Blocked blocked, else failed. */
+/**
+ * One place that reads a check's errors: any harness error makes it an error; else, when every
+ * error is an Inconclusive, inconclusive (a failure beside one is still the check's failure); else
+ * any Blocked blocked; else failed.
+ */
 export function classify(errors: readonly ThrownError[]): Verdict {
   const status = errors.some((e) => HARNESS_ERRORS.has(e.name ?? ""))
     ? "error"
-    : errors.some((e) => e.name === "Blocked")
-      ? "blocked"
-      : "failed";
+    : errors.length > 0 && errors.every((e) => e.name === "Inconclusive")
+      ? "inconclusive"
+      : errors.some((e) => e.name === "Blocked")
+        ? "blocked"
+        : "failed";
   const clause = errors.map((e) => e.clause).find((c): c is string => typeof c === "string" && CLAUSE_BY_ID.has(c));
   return clause ? { status, clauseAtFault: clause } : { status };
 }

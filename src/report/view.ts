@@ -1,4 +1,12 @@
-import { describeOptions, exitCodeOf, type RunResult, summarize, summaryLine, unexplainedChecks } from "./model.js";
+import {
+  describeOptions,
+  exitCodeOf,
+  inconclusiveLine,
+  type RunResult,
+  summarize,
+  summaryLine,
+  unexplainedChecks,
+} from "./model.js";
 import { type ReportOptions, reportableRun } from "./redact.js";
 
 /**
@@ -13,6 +21,8 @@ export function reportView(runInput: RunResult, options: ReportOptions) {
     run,
     summary,
     exitCode: exitCodeOf(run),
+    /** why an exit 2 is no harness error but checks another client kept from judging, when it is */
+    inconclusive: inconclusiveLine(run),
     line: summaryLine(summary.totals),
     // what no finding explains: harness errors, and failures of a run recorded without findings
     unexplained: unexplainedChecks(run),

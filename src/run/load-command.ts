@@ -1,10 +1,17 @@
 /** The `load` and `load merge` commands once their options are valid: target, scenarios, reports, exit code. */
 import { mkdirSync } from "node:fs";
 import { MESSAGE_TIMING } from "../contract/index.js";
-import { type LoadOptions, SCENARIOS, type ScenarioReport, type Threshold } from "../load/index.js";
+import { type LoadOptions, SCENARIOS, type Scenario, type ScenarioReport, type Threshold } from "../load/index.js";
 import { RunProgress } from "../load/live/progress.js";
 import { RemoteWriteMetrics } from "../load/live/remote-write.js";
-import { closingLines, loadRunResult, reportLines, runScenarios, writeLoadReports } from "../load/run-of-scenarios.js";
+import {
+  closingLines,
+  loadPlanLines,
+  loadRunResult,
+  reportLines,
+  runScenarios,
+  writeLoadReports,
+} from "../load/run-of-scenarios.js";
 import { MergeError, mergeShardRuns, readShardRuns } from "../load/shard/merge.js";
 import { exitCodeOf, newRunId } from "../report/index.js";
 import { targetSecrets } from "../target/harness-target.js";
@@ -24,6 +31,8 @@ export async function runLoad(
   remoteWrite?: string,
 ): Promise<number> {
   const { runId, reportDir, runDir, seed, run } = newRun(config);
+  const chosen = SCENARIOS.filter((s) => !scenarioIds || scenarioIds.includes(s.id));
+  if (config.dryRun) return dryRunLoad(config, run, chosen, thresholds, options);
   const live = remoteWrite
     ? new RemoteWriteMetrics(remoteWrite, runId, (line) => process.stderr.write(`agent-harness: ${line}\n`))
     : undefined;
@@ -49,7 +58,6 @@ export async function runLoad(
   );
   const abort = interruptible(() => process.stderr.write("\ninterrupted: ending the scenario and deleting what it made…\n"));
   const startedAt = new Date();
-  const chosen = SCENARIOS.filter((s) => !scenarioIds || scenarioIds.includes(s.id));
   let reports: ScenarioReport[] = [];
   try {
     await assertReachable(target);
@@ -74,7 +82,34 @@ export async function runLoad(
   const secrets = targetSecrets(target, options.capacity?.tenants);
   const dir = await writeLoadReports(result, loadRun, reportDir, secrets);
   out.write(`${closingLines(result, loadRun).join("\n")}\nreports: ${dir} (load.json, report.html)\n`);
+  // a run that is not a verdict on the service says so last, where a CI log shows it (as verify does)
+  if (result.interrupted)
+    out.write(
+      `interrupted: ran ${result.interrupted.done} of ${result.interrupted.total} scenarios, then deleted what they made; exit 130\n`,
+    );
   return exitCodeOf(result);
+}
+
+/** `load --dry-run`: the target reached, the plan printed (src/load/run-of-scenarios.ts), no scenario run, no report. */
+async function dryRunLoad(
+  config: VerifyConfig,
+  run: ReturnType<typeof newRun>["run"],
+  chosen: readonly Scenario[],
+  thresholds: readonly Threshold[],
+  options: LoadOptions,
+): Promise<number> {
+  const { target, stop } = await startTarget(
+    { ...config, messageTimeout: config.messageTimeout ?? MESSAGE_TIMING.defaultBudgetSeconds },
+    run,
+    options.capacity?.tenants,
+  );
+  try {
+    await assertReachable(target);
+    process.stdout.write(`${loadPlanLines(target, chosen, thresholds, options).join("\n")}\n`);
+  } finally {
+    await stop();
+  }
+  return 0;
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   formatPropertySummary,
   formatRefusalWaits,
   formatSummary,
+  inconclusiveLine,
   ProgressFailures,
   type PropertySummary,
   type RefusalWaits,
@@ -314,5 +315,6 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
       `interrupted: ran ${result.interrupted.done} of ${result.interrupted.total} checks, then deleted the agents it made (${byId.get("run.cleanup")?.status}); exit 130\n`,
     );
   else if (unreported.shortfall) out.write(`${unreported.shortfall}\n`);
+  else if (inconclusiveLine(result)) out.write(`${inconclusiveLine(result)}\n`);
   return code;
 }

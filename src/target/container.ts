@@ -1,5 +1,4 @@
 import "./testcontainers-env.js";
-import { createServer } from "node:net";
 import type { Readable } from "node:stream";
 import { GenericContainer, getContainerRuntimeClient, type StartedTestContainer, Wait } from "testcontainers";
 import { keysFileSchema, singleKeyFile } from "../contract/index.js";
@@ -20,11 +19,16 @@ export interface StartedReferenceContainer extends StartedReference {
   logs(): string[];
 }
 
-/** Starts the reference server image with host networking on a free loopback port. */
+/**
+ * Starts the reference server image with host networking on a free loopback port: the server
+ * binds port 0 itself and its ready line says which (a port probed free here and bound a moment
+ * later in the container could be taken by another process in between).
+ */
 export async function startReferenceContainer(options: ReferenceServerOptions = {}): Promise<StartedReferenceContainer> {
   const image = await ensureReferenceImage();
   const host = options.host ?? "127.0.0.1";
-  const port = options.port !== undefined && options.port !== 0 ? options.port : await freePort(host);
+  const asked = options.port ?? 0;
+  const ready = portFromReadyLine();
   const keys = options.keys !== undefined ? keysFileSchema.parse(options.keys) : singleKeyFile(REFERENCE_TIER);
 
   const logs: string[] = [];
@@ -34,9 +38,9 @@ export async function startReferenceContainer(options: ReferenceServerOptions = 
     container = await new GenericContainer(image.name)
       // The daemon runs with --bridge=none: host networking is the only kind there is.
       .withNetworkMode("host")
-      .withCommand(serverArgs(options, host, port))
+      .withCommand(serverArgs(options, host, asked))
       .withCopyContentToContainer([{ content: JSON.stringify(keys), target: KEYS_IN_CONTAINER, mode: 0o444 }])
-      .withLogConsumer((stream) => collectLines(stream, logs))
+      .withLogConsumer((stream) => collectLines(stream, logs, ready.onLine))
       .withWaitStrategy(Wait.forLogMessage(/listening on/))
       .withStartupTimeout(STARTUP_TIMEOUT_MS)
       .start();
@@ -46,6 +50,7 @@ export async function startReferenceContainer(options: ReferenceServerOptions = 
       cause: error,
     });
   }
+  const port = asked || (await ready.bound());
   const startupMs = Math.round(performance.now() - started);
   console.info(`[reference-container] ${container.getId().slice(0, 12)} ready on ${host}:${port} in ${startupMs} ms`);
 
@@ -73,25 +78,45 @@ function serverArgs(options: ReferenceServerOptions, host: string, port: number)
   return args;
 }
 
-/** A port free right now on `host`; the container binds it a moment later. */
-function freePort(host: string): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, host, () => {
-      const address = probe.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      probe.close(() => (port > 0 ? resolvePort(port) : reject(new Error(`no free port on ${host}`))));
-    });
+/** The port the server's ready line names (`listening on http://host:port/v1`). */
+const READY_LINE = /listening on \S+:(\d+)\//;
+
+/**
+ * The port the server bound, said by its ready line. The wait strategy saw the line on a stream
+ * of its own; the log consumer's copy may come a moment later: the first such line it reads,
+ * bounded by the startup timeout.
+ */
+function portFromReadyLine() {
+  let said: (port: number) => void = () => {};
+  const port = new Promise<number>((resolve) => {
+    said = resolve;
   });
+  return {
+    onLine: (line: string) => {
+      const match = READY_LINE.exec(line);
+      if (match) said(Number(match[1]));
+    },
+    bound: async () => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("the reference container never said which port it bound")), STARTUP_TIMEOUT_MS);
+      });
+      try {
+        return await Promise.race([port, late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
 }
 
-function collectLines(stream: Readable, into: string[]): void {
+function collectLines(stream: Readable, into: string[], onLine: (line: string) => void): void {
   let partial = "";
   stream.setEncoding("utf8");
   stream.on("data", (chunk: string) => {
     const lines = (partial + chunk).split("\n");
     partial = lines.pop() ?? "";
+    for (const line of lines) onLine(line);
     into.push(...lines);
     if (into.length > 1000) into.splice(0, into.length - 1000);
   });

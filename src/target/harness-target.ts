@@ -297,7 +297,3 @@ export const HARNESS_NAME_PREFIX = "ah-";
 
 /** A name some run of the harness made (`ah-<run id>-…`, the run id starting with its UTC date). */
 export const RUN_NAME_PATTERN = /^ah-\d{4}-\d{2}-\d{2}T/;
-
-/** An agent another run of the harness made: another client's activity in the account, never this run's doing. */
-export const isAnotherRunsAgent = (name: string, runPrefix: string): boolean =>
-  RUN_NAME_PATTERN.test(name) && !name.startsWith(runPrefix);

@@ -1,6 +1,16 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { type MatrixConfig, replayCommand, runConfig, sliceArbitrary, TARGETS } from "./matrix.js";
+import { verify } from "../meta/verify-run.js";
+import {
+  busyClient,
+  harnessArgs,
+  type MatrixConfig,
+  replayCommand,
+  runConfig,
+  sliceArbitrary,
+  startTarget,
+  TARGETS,
+} from "./matrix.js";
 
 /**
  * The npm-test slice of the configuration matrix (the full one: `npm run matrix`): a few cheap
@@ -23,5 +33,42 @@ describe(`matrix slice (seed ${SEED})`, { concurrent: true }, () => {
   )("%s", { timeout: 400_000 }, async ([, config, i]) => {
     const outcome = await runConfig(config, SEED + i);
     expect(outcome.broken, `${outcome.lastLine}\nreplay: ${replayCommand(outcome)}`).toEqual([]);
+  });
+});
+
+/**
+ * Another client in the same account never makes a finding: two property runs at once against
+ * one deployment with the same keys, a third client busy there all along (so the runs surely
+ * meet another's agents), each within a small request budget. Each passes, or exits 2 naming
+ * the other clients' activity on its last line.
+ */
+describe("two property runs at once with the same keys", () => {
+  test("no finding in either; an exit 2 names the other client's activity", { timeout: 600_000 }, async () => {
+    const config: MatrixConfig = {
+      ...SLICE[0]!,
+      selection: ["property"],
+      profile: undefined,
+      sections: undefined,
+      referenceFaults: false,
+      keySet: "all+tier",
+      target: "serve",
+      network: "none",
+      busy: true,
+    };
+    const target = (await startTarget(config))!;
+    const busy = busyClient(target.baseUrl, target.keys.main);
+    try {
+      const args = [...harnessArgs(config, target), "--max-requests", "150"];
+      const runs = await Promise.all([verify(args, SEED), verify(args, SEED + 1)]);
+      for (const run of runs) {
+        const last = run.output.trim().split("\n").at(-1) ?? "";
+        expect(run.results.findings ?? [], last).toEqual([]);
+        expect([0, 2], last).toContain(run.code);
+        if (run.code === 2) expect(last).toMatch(/^inconclusive: .*another client's activity/);
+      }
+    } finally {
+      await busy.stop();
+      await target.stop();
+    }
   });
 });

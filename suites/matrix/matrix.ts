@@ -41,6 +41,8 @@ export interface MatrixConfig {
   busy: boolean;
   windowSeconds: number;
   messageTimeoutSeconds: number;
+  /** serve's --windows-on-whole-seconds: a window starts on the whole second of its first request (PROFILE §7 allows either) */
+  wholeSecondWindows?: boolean;
 }
 
 const subset = <T>(items: readonly T[], max = items.length) =>
@@ -63,6 +65,7 @@ export function configArbitrary(): fc.Arbitrary<MatrixConfig> {
       busy: fc.boolean(),
       windowSeconds: fc.constantFrom(2, 3, 5),
       messageTimeoutSeconds: fc.constantFrom(3, 4.5),
+      wholeSecondWindows: fc.boolean(),
     })
     .map((r) => normalise(r));
 }
@@ -81,6 +84,7 @@ function normalise(r: {
   busy: boolean;
   windowSeconds: number;
   messageTimeoutSeconds: number;
+  wholeSecondWindows: boolean;
 }): MatrixConfig {
   const verifying = r.command === "verify";
   return {
@@ -98,6 +102,8 @@ function normalise(r: {
     // ten round trips of the far network fit in 5 s, not in 2
     windowSeconds: r.network === "far" ? 5 : r.windowSeconds,
     messageTimeoutSeconds: r.messageTimeoutSeconds,
+    // a flag of serve's: only the reference through serve takes it
+    ...(r.target === "serve" && r.wholeSecondWindows ? { wholeSecondWindows: true } : {}),
   };
 }
 
@@ -165,6 +171,7 @@ export async function startTarget(config: MatrixConfig): Promise<StartedTarget |
       String(config.windowSeconds),
       "--message-timeout-seconds",
       String(config.messageTimeoutSeconds),
+      ...(config.wholeSecondWindows ? ["--windows-on-whole-seconds"] : []),
     ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );

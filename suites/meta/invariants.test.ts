@@ -70,37 +70,54 @@ describe("meta: an internal error is exit 2, in one line", { concurrent: true },
   });
 });
 
+/** A run sent `signal` once a stdout line matches `when`; whether it was sent, and the run. */
+async function interrupted(args: string[], when: RegExp, signal: NodeJS.Signals) {
+  let sent = false;
+  const run = await cli(args, {
+    onLine: (line, child) => {
+      if (!sent && when.test(line)) {
+        sent = true;
+        child.kill(signal);
+      }
+    },
+  });
+  return { sent, ...run };
+}
+
 describe("meta: an interrupted run", { concurrent: true }, () => {
   test("SIGINT once checks run: the checks stop, the agents are deleted, the last line says so, exit 130", async () => {
-    let sent = false;
-    const run = await cli(["verify", "--sections", "§9", "--workers", "1"], {
-      onLine: (line, child) => {
-        if (!sent && /^\[1\/\d+ /.test(line)) {
-          sent = true;
-          child.kill("SIGINT");
-        }
-      },
-    });
-    expect(sent).toBe(true);
+    const run = await interrupted(["verify", "--sections", "§9", "--workers", "1"], /^\[1\/\d+ /, "SIGINT");
+    expect(run.sent).toBe(true);
     expect(run.code).toBe(130);
     expect(lastLine(run.stdout)).toMatch(
       /^interrupted: ran \d+ of \d+ checks, then deleted the agents it made \(passed\); exit 130$/,
     );
   });
 
+  test("load, SIGINT once a scenario runs: the scenario ends, the last line says so, exit 130", async () => {
+    const run = await interrupted(["load", "--scenario", "throughput", "--rate-window", "2"], /^target: /, "SIGINT");
+    expect(run.sent).toBe(true);
+    expect(run.code).toBe(130);
+    expect(lastLine(run.stdout)).toMatch(/^interrupted: ran \d+ of 1 scenarios, then deleted what they made; exit 130$/);
+  });
+
   test("SIGTERM before the run listens for it: exit 130, said on the last line", async () => {
-    let sent = false;
-    const run = await cli(["verify", "--workers", "1"], {
-      onLine: (line, child) => {
-        if (!sent && line.startsWith("agent-harness verify — run")) {
-          sent = true;
-          child.kill("SIGTERM");
-        }
-      },
-    });
-    expect(sent).toBe(true);
+    const run = await interrupted(["verify", "--workers", "1"], /^agent-harness verify — run/, "SIGTERM");
+    expect(run.sent).toBe(true);
     expect(run.code).toBe(130);
     expect(lastLine(run.stderr)).toMatch(/^agent-harness: interrupted \(SIGTERM\)/);
+  });
+});
+
+describe("meta: load --dry-run", () => {
+  test("prints the plan, runs no scenario, writes no report, exit 0", async () => {
+    const run = await cli(["load", "--scenario", "quota-headers,capacity", "--rate-window", "2", "--dry-run"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^ {2}quota-headers: /m);
+    expect(run.stdout).toContain("will run: 1 checks (load 1)");
+    expect(run.stdout).toMatch(/^skipped: capacity — needs --keys-file/m);
+    expect(lastLine(run.stdout)).toBe("dry run: no scenario ran");
+    expect(run.stdout).not.toMatch(/^reports: /m);
   });
 });
 

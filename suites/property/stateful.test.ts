@@ -35,6 +35,7 @@ import {
 } from "../../src/model/transitions.js";
 import { declareFile } from "../support/declare-file.js";
 import { check, expect, HarnessError, target } from "../support/harness.js";
+import { judgeList } from "./foreign.js";
 import {
   BUDGETED,
   expectHistoryKept,
@@ -240,13 +241,24 @@ class List implements Cmd {
     const res = await nextClient().listAgents(this.query);
     expectAnswer(res, 200);
     const records = [...m.baseline, ...live(m).map(recordOf)];
-    const expected = predictList(records, readListQuery(this.query));
-    expect({ ids: res.data!.map((a) => a.id), pagination: res.pagination }, said(res)).toEqual(expected);
-    for (const item of res.data!) {
-      const mine = m.agents.find((a) => a.id === item.id);
-      if (mine) expectRecord(item, mine);
-      else expect(item).toEqual(m.baseline.find((a) => a.id === item.id));
-    }
+    const q = readListQuery(this.query);
+    const expected = predictList(records, q);
+    // another client in the account never makes a finding: then only this run's agents are judged
+    const order = predictList(records, { ...q, page: 1, limit: Number.MAX_SAFE_INTEGER }).ids;
+    const again = async () => (await nextClient().listAgents(this.query)).pagination?.total;
+    await judgeList(
+      res.data!,
+      { baseline: m.baseline, own: live(m).map(recordOf), order },
+      () => {
+        expect({ ids: res.data!.map((a) => a.id), pagination: res.pagination }, said(res)).toEqual(expected);
+        for (const item of res.data!) {
+          const mine = m.agents.find((a) => a.id === item.id);
+          if (mine) expectRecord(item, mine);
+          else expect(item).toEqual(m.baseline.find((a) => a.id === item.id));
+        }
+      },
+      { total: res.pagination?.total ?? 0, again },
+    );
   }
   toString = () => `list(${new URLSearchParams(this.query as Record<string, string>).toString()})`;
 }

@@ -18,6 +18,7 @@ import {
   clientFor,
   expect,
   HarnessError,
+  Inconclusive,
   observeExchanges,
   rememberToken,
   target,
@@ -41,8 +42,13 @@ export const KEY_ROLE = PROPERTY_KEYS.length
   : "the main key (all four permissions)";
 
 let turn = 0;
-/** The next client, round robin over the keys, so per-key buckets share the load. */
+/**
+ * The next client, round robin over the keys, so per-key buckets share the load. Once another
+ * client's activity kept a case of the running property from being judged, the property is
+ * inconclusive whatever else it sees: its later cases are skipped here, before they send anything.
+ */
 export function nextClient(): ServiceClient {
+  if (unjudged.length > 0 && currentGenerators !== undefined) fc.pre(false);
   const key = KEYS[turn++ % KEYS.length]!;
   return clientFor(key, ACCOUNT);
 }
@@ -310,7 +316,22 @@ function report(outcome: PropertyOutcome): void {
  * recording it, write the replay files and throw a ConformanceFailure that shows them.
  * Returns the number of cases (or sequences) run.
  */
+/** Why cases of the running property were not judged: another client's activity (suites/property/foreign.ts). */
+let unjudged: string[] = [];
+
+/**
+ * A case another client's activity kept from being judged: fast-check skips it as it skips a
+ * case whose precondition fails (so it is neither a failure nor shrunk), and the property is
+ * inconclusive, naming what was seen, unless a case of its own failed.
+ */
+export function notJudged(seen: string): never {
+  unjudged.push(seen);
+  fc.pre(false);
+  throw new Inconclusive(seen);
+}
+
 export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): Promise<number> {
+  unjudged = [];
   const generators: Record<string, number> = {};
   const transitions: Record<string, number> = {};
   currentGenerators = generators;
@@ -340,6 +361,13 @@ export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): P
     seed,
   };
   report(outcome);
+  const seen = unjudged;
+  unjudged = [];
+  // a failure of its own (a counterexample that shrank) is still a finding; else another client decides
+  if (seen.length && (!details.failed || details.counterexample === null))
+    throw new Inconclusive(
+      `property "${run.title}": ${seen.length} case(s) not judged, another client's activity in the account: ${seen[0]}`,
+    );
   if (!details.failed) return cases;
   // a 429 the pacing did not expect is no failure of this property: a §7 breach of its own, or the
   // harness's (src/client/refusal.ts); nor is a case the harness could not judge (another client in the account)

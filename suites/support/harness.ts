@@ -18,7 +18,7 @@ import { FINDINGS_COLLECTED, mainKeyFor, target } from "./target.js";
 
 export { expect } from "vitest";
 // what the suites use, from one import
-export { Blocked, ConformanceFailure, HarnessError } from "../../src/report/index.js";
+export { Blocked, ConformanceFailure, HarnessError, Inconclusive } from "../../src/report/index.js";
 export { AgentFactory, sharedAgent } from "./agents.js";
 export { expectError, expectInvalid, expectOk } from "./assertions.js";
 export { afterQuotaLane, budget, clientFor, observeExchanges, rememberToken, waitForRefill } from "./exchanges.js";

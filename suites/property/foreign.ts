@@ -1,0 +1,84 @@
+import type { Agent } from "../../src/contract/index.js";
+import { expect, target } from "../support/harness.js";
+import { firstClient, listAccount, notJudged } from "./support.js";
+
+/**
+ * Another client in the account (another run with the same keys, another pipeline, the product
+ * itself) adds and deletes agents while a property compares a list with its model. Such activity
+ * never makes a finding: a list that differs from the model is judged on this run's own agents
+ * alone when another client's activity shows, and the case is otherwise not judged (notJudged).
+ */
+
+/** At most this many vanished agents are read back one by one (a 404 proves someone deleted them). */
+const GONE_PROBES = 3;
+
+const names = (agents: readonly Agent[]) =>
+  agents
+    .slice(0, 2)
+    .map((a) => a.name.slice(0, 40))
+    .join(", ");
+
+/**
+ * What another client did in the account, as far as the service's own answers prove it, or
+ * undefined: agents on `page` or in the account now that were not there before (`baseline`) and
+ * do not carry this run's prefix, and agents of `baseline` the account no longer lists that a GET
+ * answers 404 (this run never deletes an agent it did not make).
+ */
+export async function foreignActivity(
+  baseline: readonly Agent[],
+  page: readonly Agent[],
+  answer?: { total: number; again: () => Promise<number | undefined> },
+): Promise<string | undefined> {
+  const client = firstClient();
+  // the same list twice, with no request of this run between: a service answers it the same unless the account changed
+  const again = answer && (await answer.again());
+  const moved = answer && again !== undefined && again !== answer.total ? [answer.total, again] : undefined;
+  const now = await listAccount(client);
+  const before = new Set(baseline.map((a) => a.id));
+  const strangers = [...new Map([...page, ...now].map((a) => [a.id, a])).values()].filter(
+    (a) => !before.has(a.id) && !String(a.name).startsWith(target.runPrefix),
+  );
+  const listed = new Set(now.map((a) => a.id));
+  const gone: Agent[] = [];
+  for (const agent of baseline.filter((a) => !listed.has(a.id)).slice(0, GONE_PROBES))
+    if ((await client.getAgent(agent.id)).status === 404) gone.push(agent);
+  const seen = [
+    ...(strangers.length ? [`${strangers.length} agent(s) this run did not make appeared (${names(strangers)})`] : []),
+    ...(gone.length ? [`agent(s) listed before this run's case were deleted by another client (${names(gone)})`] : []),
+    ...(moved ? [`the same list's total went from ${moved[0]} to ${moved[1]} with no request of this run between`] : []),
+  ];
+  return seen.length ? seen.join("; ") : undefined;
+}
+
+/**
+ * A list answer held to the model by `judge`; when it differs and another client's activity
+ * shows, only this run's own agents in it are judged — each as the model holds it, and, for one
+ * answer (`order` given: the model's ids for the whole query, every page), in the query's order
+ * among themselves (an order restricted to some agents is still that order, PROFILE §5); agents
+ * walked over several answers shift between pages as others come and go, so their order is not
+ * judged then — and the case is not judged. `total`: the answer's total and a way to ask again.
+ */
+export async function judgeList(
+  agents: readonly Agent[],
+  known: { baseline: readonly Agent[]; own: readonly Agent[]; order?: readonly string[] },
+  judge: () => void,
+  total?: { total: number; again: () => Promise<number | undefined> },
+): Promise<void> {
+  try {
+    judge();
+    return;
+  } catch (err) {
+    const seen = await foreignActivity(known.baseline, agents, total);
+    if (seen === undefined) throw err;
+    const own = new Map(known.own.map((a) => [a.id, a]));
+    const mine = agents.filter((a) => own.has(a.id) || String(a.name).startsWith(target.runPrefix));
+    for (const agent of mine) expect(agent, `record of this run's ${agent.id}`).toEqual(own.get(agent.id));
+    const onPage = new Set(mine.map((a) => a.id));
+    if (known.order)
+      expect(
+        mine.map((a) => a.id),
+        "PROFILE §5: this run's own agents on the page, in the query's order among themselves",
+      ).toEqual(known.order.filter((id) => onPage.has(id)));
+    notJudged(`${seen}; the list was judged on this run's own agents only`);
+  }
+}
