@@ -16,7 +16,7 @@ import {
   inClauseWords,
 } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
-import { NOT_RUN_AFTER_BAIL } from "./completeness.js";
+import { NOT_RUN_AFTER_BAIL, type PlannedCheck } from "./completeness.js";
 import { SUITE_NAMES, type SuiteName } from "./config.js";
 import { SUITE_FILE_NEEDS } from "./suite-needs.generated.js";
 import { needsOfFile } from "./suite-needs.js";
@@ -122,9 +122,6 @@ export interface SuitesRun {
   /** those checks, as vitest collected them: each is reported, run or skipped, unless the run was stopped */
   planned: PlannedCheck[];
 }
-
-/** A check as collected, before it ran: what a report names of one that never reported. */
-export type PlannedCheck = Pick<CheckResult, "id" | "title" | "suite" | "file">;
 
 /** Run the suites in vitest against the target: one CheckResult per test, and the findings. */
 export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
