@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, test } from "vitest";
+import { untilReady } from "../cli/ready-line.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const BIN = join(ROOT, "bin/agent-harness.js");
@@ -230,15 +231,7 @@ describe.concurrent("docs that run: the commands that run here", { timeout: 180_
     onTestFinished(() => {
       if (child.exitCode === null) child.kill("SIGKILL");
     });
-    let out = "";
-    const baseUrl = await new Promise<string>((ready, fail) => {
-      child.stdout.on("data", (chunk: Buffer) => {
-        out += chunk.toString();
-        const m = /listening on (http:\/\/\S+\/v1)/.exec(out);
-        if (m) ready(m[1]!);
-      });
-      child.once("exit", (code) => fail(new Error(`serve exited ${code} before its ready line: ${out}`)));
-    });
+    const { baseUrl, out } = await untilReady(child);
     const key = argv.includes("--keys") ? secret : /api key: (\S+)/.exec(out)?.[1];
     const health = await fetch(`${baseUrl.replace(/\/v1$/, "")}/health`);
     expect(health.status).toBe(200);
