@@ -102,6 +102,12 @@ const CATCHING_ROWS: [string, string, ObservedExchange, Partial<CheckContext>?][
     answer({ body: { success: true, data: { id: "agt_1", accountId: "acct_a" } } }),
     { endpoint: ENDPOINTS.getAgent },
   ],
+  [
+    "updated-after-created",
+    "a record updated before it was created",
+    answer({ body: { success: true, data: { createdAt: "2026-11-22T12:00:01.000Z", updatedAt: "2026-11-22T12:00:00.999Z" } } }),
+    { endpoint: ENDPOINTS.getAgent },
+  ],
   ["www-authenticate", "a 401 without WWW-Authenticate", answer({ status: 401, body: error("UNAUTHORIZED") })],
   ["no-key-in-response", "a key the client redacted", answer({ leaks: ["header:x-debug"] })],
   ["no-key-in-response", "a key in a recorded body", answer({ body: { success: true, data: { echo: KEY } } })],

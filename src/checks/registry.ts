@@ -12,6 +12,7 @@ import requestIdEcho from "./request-id-echo.js";
 import retryAfter from "./retry-after.js";
 import statusPairing from "./status-pairing.js";
 import successSchema from "./success-schema.js";
+import updatedAfterCreated from "./updated-after-created.js";
 import wwwAuthenticate from "./www-authenticate.js";
 
 /** Every response-level check, each the default export of `src/checks/<id>.ts`; the client runs each applicable one on every response. */
@@ -21,6 +22,7 @@ export const RESPONSE_CHECKS: readonly ResponseCheck[] = [
   requestIdEcho,
   envelope,
   successSchema,
+  updatedAfterCreated,
   statusPairing,
   no5xxOnInput,
   rateLimitHeaders,
