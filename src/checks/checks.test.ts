@@ -1,6 +1,9 @@
+import { readdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import { ENDPOINTS, matchEndpoint } from "../contract/index.js";
-import type { CheckContext, ObservedExchange } from "./define.js";
+import type { CheckContext, ObservedExchange, ResponseCheck } from "./define.js";
 import { RESPONSE_CHECKS } from "./registry.js";
 import { runChecks } from "./run.js";
 
@@ -99,6 +102,12 @@ const CATCHING_ROWS: [string, string, ObservedExchange, Partial<CheckContext>?][
     answer({ body: { success: true, data: { id: "agt_1", accountId: "acct_a" } } }),
     { endpoint: ENDPOINTS.getAgent },
   ],
+  [
+    "updated-after-created",
+    "a record updated before it was created",
+    answer({ body: { success: true, data: { createdAt: "2026-11-22T12:00:01.000Z", updatedAt: "2026-11-22T12:00:00.999Z" } } }),
+    { endpoint: ENDPOINTS.getAgent },
+  ],
   ["www-authenticate", "a 401 without WWW-Authenticate", answer({ status: 401, body: error("UNAUTHORIZED") })],
   ["no-key-in-response", "a key the client redacted", answer({ leaks: ["header:x-debug"] })],
   ["no-key-in-response", "a key in a recorded body", answer({ body: { success: true, data: { echo: KEY } } })],
@@ -123,6 +132,22 @@ describe("response-level checks", () => {
   test("every registered check has a row above that makes it fail, and every row names a registered check", () => {
     const registered = RESPONSE_CHECKS.map((c) => c.id).sort();
     expect([...new Set(CATCHING_ROWS.map(([id]) => id))].sort()).toEqual(registered);
+  });
+
+  test("each check is the default export of src/checks/<its id>.ts, and the registry lists each such file once", async () => {
+    const infrastructure = new Set(["define.ts", "registry.ts", "run.ts", "layer.ts"]);
+    const files = readdirSync(dirname(fileURLToPath(import.meta.url))).filter(
+      (f) => f.endsWith(".ts") && !f.endsWith(".test.ts") && !infrastructure.has(f),
+    );
+    const defaults = await Promise.all(
+      files.map(
+        async (f) => [f, ((await import(`./${f.replace(/\.ts$/, ".js")}`)) as { default?: ResponseCheck }).default] as const,
+      ),
+    );
+    expect(defaults.filter(([f, check]) => check?.id !== f.replace(/\.ts$/, "")).map(([f]) => f)).toEqual([]);
+    expect([...RESPONSE_CHECKS].sort((a, b) => a.id.localeCompare(b.id))).toEqual(
+      defaults.map(([, check]) => check).sort((a, b) => (a?.id ?? "").localeCompare(b?.id ?? "")),
+    );
   });
 
   test("the allowed 5xx of Send Message and a concurrency 429 are not defects", () => {

@@ -79,3 +79,7 @@ export const errorOf = (ex: ObservedExchange): Record<string, unknown> | undefin
   const json = ex.response.json;
   return isRecord(json) && json.success === false && isRecord(json.error) ? json.error : undefined;
 };
+
+/** A response's body and header values as one text: where a secret would show if it leaked. */
+export const responseText = (ex: ObservedExchange) =>
+  `${ex.response.bodyText}\n${Object.values(ex.response.headers).flat().join("\n")}`;

@@ -3,9 +3,9 @@ import { defineCheck, errorOf, header } from "./define.js";
 
 /**
  * PROFILE §7: a 429 RATE_LIMIT_EXCEEDED carries Retry-After (integer seconds ≥ 1) agreeing with
- * X-RateLimit-Reset; a 429 INSUFFICIENT_QUOTA carries none.
+ * X-RateLimit-Reset (a 429 INSUFFICIENT_QUOTA carries none: quota-no-retry-after.ts).
  */
-export const retryAfterOn429 = defineCheck({
+export default defineCheck({
   id: "retry-after",
   clause: "limits.429",
   applies: (ex) => ex.response.status === 429 && errorOf(ex)?.code === "RATE_LIMIT_EXCEEDED",
@@ -32,15 +32,5 @@ export const retryAfterOn429 = defineCheck({
             received: `${gap.toFixed(1)} s apart`,
           },
         ];
-  },
-});
-
-export const noRetryAfterOnQuota = defineCheck({
-  id: "quota-no-retry-after",
-  clause: "limits.quota",
-  applies: (ex) => ex.response.status === 429 && errorOf(ex)?.code === "INSUFFICIENT_QUOTA",
-  run: (ex) => {
-    const raw = header(ex, HEADERS.retryAfter);
-    return raw === undefined ? [] : [{ expected: "no Retry-After on INSUFFICIENT_QUOTA", received: `Retry-After: ${raw}` }];
   },
 });

@@ -21,7 +21,7 @@ function renameId(json: unknown, idField: string): unknown {
  * the list page, the delete confirmation, the message reply). One finding per broken rule, so a
  * record with an extra field is reported once, not by every test that read a record.
  */
-export const successSchema = defineCheck({
+export default defineCheck({
   id: "success-schema",
   clause: "record.shape",
   applies: (ex, ctx) =>

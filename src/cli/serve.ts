@@ -6,6 +6,7 @@ import { UsageError } from "../run/usage-error.js";
 import { FAULTS, startReferenceServer } from "../target/embedded.js";
 import { parseOrHelp } from "./config.js";
 import { guardExit } from "./exit-guard.js";
+import { readyLine } from "./ready-line.js";
 
 const FAULT_NAMES = Object.keys(FAULTS).sort();
 
@@ -175,7 +176,7 @@ export async function serve(argv: string[], out = process.stdout): Promise<numbe
   if (config.faults.length) out.write(`injected faults: ${config.faults.join(", ")}\n`);
   if (config.clockSkewSeconds)
     out.write(`clock: ${config.clockSkewSeconds > 0 ? "+" : ""}${config.clockSkewSeconds} s from this machine's\n`);
-  out.write(`listening on ${server.baseUrl}\n`);
+  out.write(readyLine(server.baseUrl));
   await new Promise<void>((resolve) => {
     process.once("SIGINT", () => resolve());
     process.once("SIGTERM", () => resolve());

@@ -7,6 +7,8 @@
  * dropped) or from an inline code span starting with `agent-harness`. A block whose first line is
  * `# needs: <what>` shows commands that need something this machine lacks (a deployment, a run's
  * report folder): they are never run, and a command with `--base-url` must be in such a block.
+ * A block whose first line is `# runnable` shows agent-harness commands cheap enough to run here
+ * end to end (a `--dry-run`, a `--help`): each is run and must exit 0.
  * The commands that could run here but take minutes are listed in LONG with where they do run.
  */
 import { execFile, spawn } from "node:child_process";
@@ -15,6 +17,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, test } from "vitest";
+import { untilReady } from "../cli/ready-line.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const BIN = join(ROOT, "bin/agent-harness.js");
@@ -36,6 +39,8 @@ interface DocCommand {
   tool: "agent-harness" | "npm" | "other";
   /** what a `# needs:` block says the command needs */
   needs?: string;
+  /** shown in a `# runnable` block: run here end to end, it must exit 0 */
+  runnable?: true;
 }
 
 /** Shell words of one command: quotes removed, a `#` comment or a redirection and what follows cut. */
@@ -49,7 +54,11 @@ function words(line: string): string[] {
   return out;
 }
 
-function commandOf(text: string, where: string, needs?: string): DocCommand {
+function commandOf(text: string, where: string, needs?: string, runnable?: boolean): DocCommand {
+  return { ...commandWords(text, where, needs), ...(runnable ? { runnable: true as const } : {}) };
+}
+
+function commandWords(text: string, where: string, needs?: string): DocCommand {
   const all = words(text);
   const start = all.findIndex((w) => w === "agent-harness" || w === "npm" || w === "npx");
   if (start < 0) return { where, text, argv: all, tool: "other", ...(needs ? { needs } : {}) };
@@ -66,6 +75,7 @@ function commandsIn(file: string): DocCommand[] {
   for (const block of text.matchAll(/^```(?:sh|bash)\n([\s\S]*?)^```/gm)) {
     const body = block[1]!;
     const needs = /^# needs: (.+)$/m.exec(body.split("\n")[0] ?? "")?.[1];
+    const runnable = body.split("\n")[0] === "# runnable";
     const first = lineAt(block.index!) + 1;
     let pending = "";
     body.split("\n").forEach((line, i) => {
@@ -74,7 +84,7 @@ function commandsIn(file: string): DocCommand[] {
       if (line.endsWith("\\")) return;
       // `a && b` is two commands
       for (const part of pending.replace(/\s+#.*$/, "").split(/\s&&\s/))
-        commands.push(commandOf(part.trim(), `${file}:${first + i}`, needs));
+        commands.push(commandOf(part.trim(), `${file}:${first + i}`, needs, runnable));
       pending = "";
     });
   }
@@ -137,13 +147,17 @@ const LONG: { match: (c: DocCommand) => boolean; why: string }[] = [
 
 /** The commands this test runs, each with what it must show. */
 const isRun = (c: DocCommand) =>
-  !c.needs && c.tool === "agent-harness" && (c.argv.includes("--help") || c.argv[0] === "openapi" || c.argv[0] === "serve");
+  !c.needs &&
+  c.tool === "agent-harness" &&
+  (c.runnable || c.argv.includes("--help") || c.argv[0] === "openapi" || c.argv[0] === "serve");
 
 describe("docs that run: README.md and docs/*.md", { timeout: 180_000 }, () => {
   test("the docs show commands, and every one is run, marked `# needs:`, or listed as long", () => {
     expect(harness.length).toBeGreaterThan(20);
     const unclassified = COMMANDS.filter((c) => !c.needs && !isRun(c) && !LONG.some((l) => l.match(c)));
     expect(unclassified.map((c) => `${c.where}: ${c.text}`)).toEqual([]);
+    const notRunnable = COMMANDS.filter((c) => c.runnable && c.tool !== "agent-harness");
+    expect(notRunnable.map((c) => `${c.where}: ${c.text} (a # runnable block holds agent-harness commands only)`)).toEqual([]);
     const remoteUnmarked = COMMANDS.filter((c) => !c.needs && c.argv.includes("--base-url"));
     expect(remoteUnmarked.map((c) => `${c.where}: ${c.text} (needs a deployment: mark its block "# needs: …")`)).toEqual([]);
   });
@@ -209,6 +223,16 @@ describe.concurrent("docs that run: the commands that run here", { timeout: 180_
     expect(text).toMatch(/usage: agent-harness/);
   });
 
+  // the others a `# runnable` block shows: a dry run starts the embedded reference and plans (about 10 s)
+  test.for(
+    harness
+      .filter((c) => c.runnable && !c.argv.includes("--help") && c.argv[0] !== "openapi" && c.argv[0] !== "serve")
+      .map((c) => [c.text, c] as const),
+  )("%s exits 0 (# runnable)", async ([, c]) => {
+    const run = await runHarness(c.argv, { cwd: SCRATCH, timeoutMs: 120_000 });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+  });
+
   test.for(harness.filter((c) => isRun(c) && c.argv[0] === "openapi").map((c) => [c.text, c] as const))("%s", async ([, c]) => {
     const run = await runHarness(c.argv, { cwd: SCRATCH });
     expect(run.code).toBe(0);
@@ -230,15 +254,7 @@ describe.concurrent("docs that run: the commands that run here", { timeout: 180_
     onTestFinished(() => {
       if (child.exitCode === null) child.kill("SIGKILL");
     });
-    let out = "";
-    const baseUrl = await new Promise<string>((ready, fail) => {
-      child.stdout.on("data", (chunk: Buffer) => {
-        out += chunk.toString();
-        const m = /listening on (http:\/\/\S+\/v1)/.exec(out);
-        if (m) ready(m[1]!);
-      });
-      child.once("exit", (code) => fail(new Error(`serve exited ${code} before its ready line: ${out}`)));
-    });
+    const { baseUrl, out } = await untilReady(child);
     const key = argv.includes("--keys") ? secret : /api key: (\S+)/.exec(out)?.[1];
     const health = await fetch(`${baseUrl.replace(/\/v1$/, "")}/health`);
     expect(health.status).toBe(200);

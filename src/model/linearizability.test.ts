@@ -25,28 +25,35 @@ const op = (
 const isRead = (o: Operation<RegisterInput, RegisterOutput>) => "read" in o.input;
 
 describe("checkLinearizable", () => {
-  test("overlapping write and reads: either order explains them", () => {
-    const history = [
-      op("a", 0, 10, { write: 1 }),
-      op("a", 1, 2, { read: true }, { value: 0 }),
-      op("a", 3, 4, { read: true }, { value: 1 }),
-    ];
-    expect(checkLinearizable(history, REGISTER).linearizable).toBe(true);
+  // a write of 1 over [call, ret], and reads over [call, ret] that saw a value
+  test.for([
+    [
+      "overlapping write and reads: either order explains them",
+      [0, 10],
+      [
+        [1, 2, 0],
+        [3, 4, 1],
+      ],
+      true,
+    ],
+    [
+      "a new value then the old one again, by reads that follow each other: not linearizable",
+      [0, 100],
+      [
+        [10, 20, 1],
+        [30, 40, 0],
+      ],
+      false,
+    ],
+  ] as const)("%s", ([, [call, ret], reads, linearizable]) => {
+    const history = [op("a", call, ret, { write: 1 }), ...reads.map(([c, r, value]) => op("a", c, r, { read: true }, { value }))];
+    expect(checkLinearizable(history, REGISTER).linearizable).toBe(linearizable);
   });
 
   test("a read after a completed write sees it (real-time order)", () => {
     const history = [op("a", 0, 1, { write: 1 }), op("a", 2, 3, { read: true }, { value: 0 })];
     const verdict = checkLinearizable(history, REGISTER, { isPure: isRead });
     expect(verdict.linearizable).toBe(false);
-  });
-
-  test("a new value then the old one again, by reads that follow each other: not linearizable", () => {
-    const history = [
-      op("a", 0, 100, { write: 1 }),
-      op("a", 10, 20, { read: true }, { value: 1 }),
-      op("a", 30, 40, { read: true }, { value: 0 }),
-    ];
-    expect(checkLinearizable(history, REGISTER).linearizable).toBe(false);
   });
 
   test("a call and a return at the same instant overlap", () => {

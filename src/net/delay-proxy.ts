@@ -109,83 +109,121 @@ export interface DelayProxy {
   close(): Promise<void>;
 }
 
+interface Connection {
+  client: Socket;
+  service: Socket;
+  lines: DelayLine[];
+}
+
+/** What every connection of one proxy shares. */
+interface Relay {
+  upstream: { host: string; port: number };
+  conditions: NetworkConditions;
+  random: () => number;
+  stats: DelayProxy["stats"];
+  live: Set<Connection>;
+}
+
+/**
+ * The service's bytes on their way down the line: as they come, or (framing the responses) held
+ * until each response is whole, and the connection let go after the first one.
+ */
+class Downstream {
+  /** the connection is being let go after a response: nothing more passes either way */
+  closing = false;
+  private held: Buffer[] = [];
+  private readonly framer: ResponseFramer | undefined;
+
+  constructor(
+    private readonly down: DelayLine,
+    private readonly conditions: NetworkConditions,
+    private readonly stats: DelayProxy["stats"],
+  ) {
+    this.framer = conditions.closeAfterResponse || conditions.bufferResponses ? new ResponseFramer() : undefined;
+  }
+
+  data(chunk: Buffer): void {
+    if (this.closing) return;
+    if (!this.framer) {
+      this.down.push(chunk);
+      return;
+    }
+    let from = 0;
+    for (const end of this.framer.push(chunk)) {
+      this.stats.responses++;
+      const part = chunk.subarray(from, end);
+      from = end;
+      if (this.conditions.bufferResponses) {
+        this.down.push(Buffer.concat([...this.held, part]));
+        this.held = [];
+      } else this.down.push(part);
+      if (this.conditions.closeAfterResponse) {
+        this.closing = true;
+        this.down.follow("close");
+        return;
+      }
+    }
+    const rest = chunk.subarray(from);
+    if (!rest.length) return;
+    if (this.conditions.bufferResponses) this.held.push(rest);
+    else this.down.push(rest);
+  }
+
+  end(): void {
+    if (this.closing) return;
+    if (this.held.length) this.down.push(Buffer.concat(this.held));
+    this.held = [];
+    this.down.push("end");
+  }
+}
+
+/** One client's connection: a connection of its own to the service and a delay line each way. */
+function relay(client: Socket, { upstream, conditions, random, stats, live }: Relay): void {
+  stats.connections++;
+  const service = connect({ host: upstream.host, port: upstream.port, allowHalfOpen: true, noDelay: true });
+  const send = (socket: Socket) => (item: Item) => {
+    if (socket.destroyed) return;
+    if (item === "end") socket.end();
+    else if (item === "reset") socket.destroy();
+    else if (item === "close") {
+      // a load balancer done with the connection: its answer is out, both sides are let go
+      stats.closedAfterResponse++;
+      client.end();
+      service.destroy();
+    } else socket.write(item);
+  };
+  const up = new DelayLine(conditions.up, random, send(service));
+  const down = new DelayLine(conditions.down, random, send(client));
+  const connection = { client, service, lines: [up, down] };
+  live.add(connection);
+  const downstream = new Downstream(down, conditions, stats);
+
+  client.on("data", (chunk: Buffer) => !downstream.closing && up.push(chunk));
+  // a client's FIN travels the network too: the service sees it one delay later
+  client.on("end", () => up.push("end"));
+  client.on("error", () => up.push("reset"));
+  service.on("data", (chunk: Buffer) => downstream.data(chunk));
+  service.on("end", () => downstream.end());
+  service.on("error", () => down.push("reset"));
+  const forget = () => {
+    if (!client.destroyed || !service.destroyed) return;
+    for (const line of connection.lines) line.clear();
+    live.delete(connection);
+  };
+  client.on("close", forget);
+  service.on("close", forget);
+}
+
 /** Start a proxy on 127.0.0.1 (a free port unless told) in front of `upstream`. */
 export async function startDelayProxy(
   upstream: { host: string; port: number },
   conditions: NetworkConditions,
   listen: { host?: string; port?: number } = {},
 ): Promise<DelayProxy> {
-  const random = mulberry32(conditions.seed ?? 1);
-  const framed = Boolean(conditions.closeAfterResponse || conditions.bufferResponses);
   const stats = { connections: 0, responses: 0, closedAfterResponse: 0 };
-  const live = new Set<{ client: Socket; service: Socket; lines: DelayLine[] }>();
-
-  const server = createServer({ allowHalfOpen: true, noDelay: true }, (client) => {
-    stats.connections++;
-    const service = connect({ host: upstream.host, port: upstream.port, allowHalfOpen: true, noDelay: true });
-    let closing = false;
-    const send = (socket: Socket) => (item: Item) => {
-      if (socket.destroyed) return;
-      if (item === "end") socket.end();
-      else if (item === "reset") socket.destroy();
-      else if (item === "close") {
-        // a load balancer done with the connection: its answer is out, both sides are let go
-        stats.closedAfterResponse++;
-        client.end();
-        service.destroy();
-      } else socket.write(item);
-    };
-    const up = new DelayLine(conditions.up, random, send(service));
-    const down = new DelayLine(conditions.down, random, send(client));
-    const connection = { client, service, lines: [up, down] };
-    live.add(connection);
-
-    const framer = framed ? new ResponseFramer() : undefined;
-    let held: Buffer[] = [];
-    const fromService = (chunk: Buffer) => {
-      if (closing) return;
-      if (!framer) return down.push(chunk);
-      let from = 0;
-      for (const end of framer.push(chunk)) {
-        stats.responses++;
-        const part = chunk.subarray(from, end);
-        from = end;
-        if (conditions.bufferResponses) {
-          down.push(Buffer.concat([...held, part]));
-          held = [];
-        } else down.push(part);
-        if (conditions.closeAfterResponse) {
-          closing = true;
-          down.follow("close");
-          return;
-        }
-      }
-      const rest = chunk.subarray(from);
-      if (!rest.length) return;
-      if (conditions.bufferResponses) held.push(rest);
-      else down.push(rest);
-    };
-
-    client.on("data", (chunk: Buffer) => !closing && up.push(chunk));
-    // a client's FIN travels the network too: the service sees it one delay later
-    client.on("end", () => up.push("end"));
-    client.on("error", () => up.push("reset"));
-    service.on("data", fromService);
-    service.on("end", () => {
-      if (closing) return;
-      if (held.length) down.push(Buffer.concat(held));
-      held = [];
-      down.push("end");
-    });
-    service.on("error", () => down.push("reset"));
-    const forget = () => {
-      if (!client.destroyed || !service.destroyed) return;
-      for (const line of connection.lines) line.clear();
-      live.delete(connection);
-    };
-    client.on("close", forget);
-    service.on("close", forget);
-  });
+  const live = new Set<Connection>();
+  const shared: Relay = { upstream, conditions, random: mulberry32(conditions.seed ?? 1), stats, live };
+  const server = createServer({ allowHalfOpen: true, noDelay: true }, (client) => relay(client, shared));
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

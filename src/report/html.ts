@@ -304,22 +304,28 @@ function totalCards(findings: number, totals: ReturnType<typeof reportView>["sum
   ].join("");
 }
 
-export function renderHtml(runInput: RunResult, options: ReportOptions = {}): string {
-  const view = reportView(runInput, options);
-  const { run, summary } = view;
-  const { totals } = summary;
-  const findings = run.findings ?? [];
-  // the badge says what the exit code says (a finding beside a harness error is a failed run)
+/** The badge: it says what the exit code says (a finding beside a harness error is a failed run). */
+function verdictBadge(view: ReturnType<typeof reportView>) {
+  const { run } = view;
   const verdict = view.inconclusive
     ? "inconclusive"
     : ({ 0: "passed", 1: "failed", 2: "error", 130: "interrupted" } as const)[view.exitCode];
-  const verdictText = {
+  const text = {
     passed: "PASSED",
     failed: "FAILED",
     error: "HARNESS ERROR",
     inconclusive: "INCONCLUSIVE: another client's activity",
     interrupted: `INTERRUPTED after ${run.interrupted?.done} of ${run.interrupted?.total} checks`,
   }[verdict];
+  return { verdict, verdictText: text };
+}
+
+export function renderHtml(runInput: RunResult, options: ReportOptions = {}): string {
+  const view = reportView(runInput, options);
+  const { run, summary } = view;
+  const { totals } = summary;
+  const findings = run.findings ?? [];
+  const { verdict, verdictText } = verdictBadge(view);
   const red = view.unexplained;
 
   const meta = runFacts(run, totals.durationMs);

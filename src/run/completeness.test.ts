@@ -1,7 +1,6 @@
 import { describe, expect, test } from "vitest";
 import type { CheckResult } from "../report/index.js";
-import { unreportedRows } from "./completeness.js";
-import type { PlannedCheck } from "./suites.js";
+import { type PlannedCheck, unreportedRows } from "./completeness.js";
 
 const planned = (id: string): PlannedCheck => ({ id, title: id, suite: "functional", file: `suites/functional/${id}.test.ts` });
 const reported = (id: string, status: CheckResult["status"] = "passed"): CheckResult => ({

@@ -1,5 +1,7 @@
 import type { CheckResult } from "../report/index.js";
-import type { PlannedCheck } from "./suites.js";
+
+/** A check as collected, before it ran: what a report names of one that never reported. */
+export type PlannedCheck = Pick<CheckResult, "id" | "title" | "suite" | "file">;
 
 /**
  * A run never says green for what it did not run: every check it planned — each test vitest

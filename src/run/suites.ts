@@ -3,7 +3,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Reporter, TestCase, TestModule, TestSequencer, TestSpecification } from "vitest/node";
+import type { createVitest, Reporter, TestCase, TestModule, TestSequencer, TestSpecification } from "vitest/node";
 import { CLAUSE_BY_ID } from "../contract/index.js";
 import { type Lane, laneFileOrder, laneOfNeeds, lanesOf, laneTarget } from "../plan/lanes.js";
 import { CHECK_TAGS, type Profile } from "../plan/profiles.js";
@@ -16,7 +16,7 @@ import {
   inClauseWords,
 } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
-import { NOT_RUN_AFTER_BAIL } from "./completeness.js";
+import { NOT_RUN_AFTER_BAIL, type PlannedCheck } from "./completeness.js";
 import { SUITE_NAMES, type SuiteName } from "./config.js";
 import { SUITE_FILE_NEEDS } from "./suite-needs.generated.js";
 import { needsOfFile } from "./suite-needs.js";
@@ -123,60 +123,76 @@ export interface SuitesRun {
   planned: PlannedCheck[];
 }
 
-/** A check as collected, before it ran: what a report names of one that never reported. */
-export type PlannedCheck = Pick<CheckResult, "id" | "title" | "suite" | "file">;
+/** What a run gathers from its vitest runs, lane by lane. */
+interface Tally {
+  checks: CheckResult[];
+  collected: CollectedCheck[];
+  planned: PlannedCheck[];
+  total: number;
+}
 
-/** Run the suites in vitest against the target: one CheckResult per test, and the findings. */
-export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
-  const checks: CheckResult[] = [];
-  const collected: CollectedCheck[] = [];
-  const planned: PlannedCheck[] = [];
-  let total = 0;
-  const suiteOf = (file: string) => SUITE_NAMES.find((s) => file.startsWith(`suites/${s}/`)) ?? "suites";
-  const pattern = options.sections?.length ? sectionPattern(options.sections) : undefined;
-  // a check left out by --sections or the profile is not part of this run (unlike one skipped by --bail)
-  const inRun = (test: TestCase) =>
-    (!pattern || pattern.test(test.fullName)) && (options.profile !== "smoke" || test.tags.includes("smoke"));
-  const reporter = {
+const suiteOf = (file: string) => SUITE_NAMES.find((s) => file.startsWith(`suites/${s}/`)) ?? "suites";
+
+/** The reporter every lane's vitest reports to: one CheckResult per test in the run, with its observations. */
+function tallyReporter(options: SuiteRunOptions, inRun: (test: TestCase) => boolean, tally: Tally): Reporter {
+  const add = (check: CheckResult, observations: CollectedCheck["observations"]) => {
+    tally.checks.push(check);
+    tally.collected.push({ check, observations });
+    options.onCheck?.(check, { done: tally.checks.length, total: tally.total });
+  };
+  return {
     onTestCaseResult(test: TestCase) {
       if (!inRun(test)) return;
       const check = toCheck(test, suiteOf(test.module.relativeModuleId));
       // a check vitest never started (its state still pending) was stopped by --bail or the run's end: say which
       if (test.result().state === "pending")
         check.message = options.bail && !options.signal?.aborted ? NOT_RUN_AFTER_BAIL : "not run: the run was stopped before it";
-      checks.push(check);
-      collected.push({ check, observations: test.meta().observations ?? [] });
-      options.onCheck?.(check, { done: checks.length, total });
+      add(check, test.meta().observations ?? []);
     },
     onTestModuleEnd(module: TestModule) {
-      for (const check of moduleErrors(module, suiteOf(module.relativeModuleId))) {
-        checks.push(check);
-        collected.push({ check, observations: [] });
-        options.onCheck?.(check, { done: checks.length, total });
-      }
+      for (const check of moduleErrors(module, suiteOf(module.relativeModuleId))) add(check, []);
     },
   };
-  const include = [...new Set(options.suites.map(suiteGlob))];
-  // a deployment's run spends its accounts' tiers side by side: one vitest per lane (src/plan/lanes.ts),
-  // each file in the lane its declared needs and the keys given allow; a lane with no file does not start
-  const files = declaredFiles(options.suites);
-  const laneNames = lanesOf(options.target, files.map(needsOfFile));
+}
+
+/**
+ * A deployment's run spends its accounts' tiers side by side: one vitest per lane
+ * (src/plan/lanes.ts), each file in the lane its declared needs and the keys given allow; any
+ * other target runs as one.
+ */
+function lanesOfRun(target: HarnessTarget, files: readonly string[]) {
+  const laneNames = lanesOf(target, files.map(needsOfFile));
   const lanes: { target: HarnessTarget; lane?: Lane }[] = laneNames?.length
-    ? laneNames.map((lane) => ({ target: laneTarget(options.target, lane, laneNames), lane }))
-    : [{ target: options.target }];
+    ? laneNames.map((lane) => ({ target: laneTarget(target, lane, laneNames), lane }))
+    : [{ target }];
+  return { laneNames, lanes };
+}
+
+/** Run the suites in vitest against the target: one CheckResult per test, and the findings. */
+export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
+  const tally: Tally = { checks: [], collected: [], planned: [], total: 0 };
+  const pattern = options.sections?.length ? sectionPattern(options.sections) : undefined;
+  // a check left out by --sections or the profile is not part of this run (unlike one skipped by --bail)
+  const inRun = (test: TestCase) =>
+    (!pattern || pattern.test(test.fullName)) && (options.profile !== "smoke" || test.tags.includes("smoke"));
+  const reporter = tallyReporter(options, inRun, tally);
+  const include = [...new Set(options.suites.map(suiteGlob))];
+  // a lane with no file does not start
+  const files = declaredFiles(options.suites);
+  const { laneNames, lanes } = lanesOfRun(options.target, files);
   // the main lane's last files wait for the quota lane's end: say when it came, whatever ended it
   const handOff = lanes.find((l) => l.target.afterQuotaLane)?.target.afterQuotaLane;
   if (handOff) rmSync(handOff, { force: true });
   const collectedChecks = (tests: TestCase[]) => {
-    total += tests.length;
+    tally.total += tests.length;
     for (const test of tests) {
       const suite = suiteOf(test.module.relativeModuleId);
-      planned.push({ id: test.fullName, title: test.name, suite, file: test.module.relativeModuleId });
+      tally.planned.push({ id: test.fullName, title: test.name, suite, file: test.module.relativeModuleId });
     }
   };
   // vitest exits the process on SIGINT/SIGTERM; this run must outlive the signal to delete
   // what it created, so it takes the signals back from vitest and cancels the run itself
-  const held = {
+  const held: HeldListeners = {
     SIGINT: new Set(process.listeners("SIGINT")),
     SIGTERM: new Set(process.listeners("SIGTERM")),
     unhandledRejection: new Set(process.listeners("unhandledRejection")),
@@ -188,13 +204,8 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
     const ends = await Promise.allSettled(
       lanes.map(async ({ target, lane }) => {
         try {
-          await runVitest({ ...options, target, signal }, laneFiles(include, files, lane, laneNames), reporter, {
-            pattern,
-            inRun,
-            collectedChecks,
-            held,
-            lane,
-          });
+          const run = { pattern, inRun, collectedChecks, held, lane };
+          await runVitest({ ...options, target, signal }, laneFiles(include, files, lane, laneNames), reporter, run);
         } catch (err) {
           laneBroke.abort();
           throw err;
@@ -208,7 +219,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   } finally {
     if (handOff) rmSync(handOff, { force: true });
   }
-  return { ...collectFindings(collected), total, planned };
+  return { ...collectFindings(tally.collected), total: tally.total, planned: tally.planned };
 }
 
 /**
@@ -241,31 +252,37 @@ class LaneOrder implements TestSequencer {
   }
 }
 
-/** One vitest run of some of the suites' files; says how many checks it means to run once it has collected them. */
-async function runVitest(
+/** The listeners before any vitest: the run takes the signals and unhandled rejections back from each. */
+type HeldListeners = Record<"SIGINT" | "SIGTERM", Set<NodeJS.SignalsListener>> & {
+  unhandledRejection: Set<NodeJS.UnhandledRejectionListener>;
+};
+
+/** How one vitest run of some of the suites' files goes. */
+interface LaneRun {
+  pattern: RegExp | undefined;
+  inRun: (test: TestCase) => boolean;
+  collectedChecks: (tests: TestCase[]) => void;
+  /** the account lane these files are (src/plan/lanes.ts), if the run has lanes */
+  lane: Lane | undefined;
+  held: HeldListeners;
+}
+
+/**
+ * vite's cache would go to node_modules/.vite under ROOT, which an installed package (a global
+ * install, the harness image's user) may not be able to write: one folder per user instead (by
+ * uid: a container's user may have no passwd entry) and per installed copy (vitest empties its
+ * module cache when it finds another lockfile there, under a run of another copy reading it)
+ */
+const cacheDir = () => join(tmpdir(), `agent-harness-vite-${process.getuid?.() ?? "user"}-${CACHE_KEY}`);
+
+/** vitest's configuration for one run of some of the suites' files. */
+function vitestConfig(
   options: SuiteRunOptions,
   files: { include: string[]; exclude?: string[] },
   reporter: Reporter,
-  run: {
-    pattern: RegExp | undefined;
-    inRun: (test: TestCase) => boolean;
-    collectedChecks: (tests: TestCase[]) => void;
-    /** the account lane these files are (src/plan/lanes.ts), if the run has lanes */
-    lane: Lane | undefined;
-    /** the listeners before any vitest: the run takes the signals and unhandled rejections back from each (see runSuites) */
-    held: Record<"SIGINT" | "SIGTERM", Set<NodeJS.SignalsListener>> & {
-      unhandledRejection: Set<NodeJS.UnhandledRejectionListener>;
-    };
-  },
-): Promise<void> {
-  if (!files.include.length) return;
-  // vite's cache would go to node_modules/.vite under ROOT, which an installed package (a global
-  // install, the harness image's user) may not be able to write: one folder per user instead (by
-  // uid: a container's user may have no passwd entry) and per installed copy (vitest empties its
-  // module cache when it finds another lockfile there, under a run of another copy reading it)
-  const cacheDir = join(tmpdir(), `agent-harness-vite-${process.getuid?.() ?? "user"}-${CACHE_KEY}`);
-  const { createVitest } = await import("vitest/node");
-  const config = {
+  run: LaneRun,
+) {
+  return {
     config: false,
     root: ROOT,
     watch: false,
@@ -297,23 +314,38 @@ async function runVitest(
     cache: false,
     // the suites' modules as transformed, kept between runs (keyed by their content): a run
     // starts about a second sooner (measured: 4.95 → 4.0 s for one section's checks)
-    experimental: { fsModuleCache: true, fsModuleCachePath: join(cacheDir, "modules") },
+    experimental: { fsModuleCache: true, fsModuleCachePath: join(cacheDir(), "modules") },
   } satisfies Parameters<typeof createVitest>[1];
-  const viteOptions = { logLevel: "silent", cacheDir } as const;
-  // vitest's own handlers would end the process (exit 1 on an unhandled rejection, 128 + n on a
-  // signal) before the run has deleted what it made: the CLI's handlers decide (src/cli/main.ts)
-  const takeSignalsBack = () => {
-    for (const signal of ["SIGINT", "SIGTERM"] as const)
-      for (const listener of process.listeners(signal)) if (!run.held[signal].has(listener)) process.off(signal, listener);
-    for (const listener of process.listeners("unhandledRejection"))
-      if (!run.held.unhandledRejection.has(listener)) process.off("unhandledRejection", listener);
-  };
+}
+
+/**
+ * vitest's own handlers would end the process (exit 1 on an unhandled rejection, 128 + n on a
+ * signal) before the run has deleted what it made: the CLI's handlers decide (src/cli/main.ts)
+ */
+function takeSignalsBack(held: HeldListeners): void {
+  for (const signal of ["SIGINT", "SIGTERM"] as const)
+    for (const listener of process.listeners(signal)) if (!held[signal].has(listener)) process.off(signal, listener);
+  for (const listener of process.listeners("unhandledRejection"))
+    if (!held.unhandledRejection.has(listener)) process.off("unhandledRejection", listener);
+}
+
+/** One vitest run of some of the suites' files; says how many checks it means to run once it has collected them. */
+async function runVitest(
+  options: SuiteRunOptions,
+  files: { include: string[]; exclude?: string[] },
+  reporter: Reporter,
+  run: LaneRun,
+): Promise<void> {
+  if (!files.include.length) return;
+  const { createVitest } = await import("vitest/node");
+  const config = vitestConfig(options, files, reporter, run);
+  const viteOptions = { logLevel: "silent", cacheDir: cacheDir() } as const;
   // the N of "N/M", before any check runs: collecting imports the files without running a check,
   // in one worker of its own — in the run's N workers it imported the suites' shared modules N
   // times over (measured: docs/figures.md); that worker has exited before the run's claim key sets
   if (!options.signal?.aborted) {
     const counter = await createVitest("test", { ...config, reporters: [], maxWorkers: 1, fileParallelism: false }, viteOptions);
-    takeSignalsBack();
+    takeSignalsBack(run.held);
     try {
       // a lane (or a selection) whose globs match no file runs nothing: vitest would throw "No test files found"
       if (!(await counter.globTestSpecifications()).length) return;
@@ -324,7 +356,7 @@ async function runVitest(
     }
   }
   const vitest = await createVitest("test", config, viteOptions);
-  takeSignalsBack();
+  takeSignalsBack(run.held);
   const cancel = () => void vitest.cancelCurrentRun("keyboard-input");
   options.signal?.addEventListener("abort", cancel, { once: true });
   try {

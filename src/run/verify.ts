@@ -150,20 +150,12 @@ function countBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
 }
 
 /**
- * A verify run, once its options are valid: the target, the keys and the service's clock, the
- * plan, the suites in vitest with their progress, the sweep, the reports; returns the exit code.
+ * Before any check: a wrong key, or an unreachable target, is one line and exit 2, with no
+ * cleanup to report and no empty report folder; then the service's clock (PROFILE §4, §7 times).
+ * Returns the requests the key check spent.
  */
-export async function runVerify(config: VerifyConfig): Promise<number> {
-  const replay = config.replay ? readReplayFile(config.replay, config.seed) : undefined;
-  const { runId, reportDir, runDir, seed, run } = newRun(config, replay?.seed);
-  const startedAt = new Date();
+async function checkTargetFirst(target: HarnessTarget, config: VerifyConfig, stop: () => Promise<void>): Promise<number> {
   const out = process.stdout;
-  out.write(`agent-harness verify — run ${runId}, seed ${seed}\n`);
-  const { target, stop } = await startTarget(config, run);
-  if (replay || config.maxRequests)
-    target.property = { ...(replay ? { replay } : {}), ...(config.maxRequests ? { maxRequests: config.maxRequests } : {}) };
-  // before any check: a wrong key, or an unreachable target, is one line and exit 2, with no
-  // cleanup to report and no empty report folder; then the service's clock (PROFILE §4, §7 times)
   let keyRequests = 0;
   try {
     // a target the harness started has the keys it made; a deployment's are checked
@@ -179,6 +171,113 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
     await stop();
     throw err;
   }
+  return keyRequests;
+}
+
+/** A planned run has a bound: no target (rate headers that lie to the pacing) makes it crawl. */
+function runBound(planned: PlannedRun | undefined) {
+  const bounded = new AbortController();
+  let overran: string | undefined;
+  const bound = planned ? runBoundSeconds(planned.plan) : undefined;
+  const timer =
+    bound === undefined
+      ? undefined
+      : setTimeout(() => {
+          overran = `the run reached its bound of ${formatSeconds(bound)} (twice the plan's lower bound and ${formatSeconds(RUN_BOUND_ALLOWANCE_SECONDS)}) and was stopped: the checks not done did not run; a target whose rate headers mislead the pacing shows in the findings`;
+          process.stdout.write(`\n${overran}\n`);
+          bounded.abort();
+        }, bound * 1000);
+  return { signal: bounded.signal, overran: () => overran, clear: () => clearTimeout(timer) };
+}
+
+/** What the checks of a run gave: the suites' rows and findings, what the plan promised, and the sweep. */
+interface ChecksRun {
+  suites: SuitesRun;
+  /** on a deployment, the checks the plan's calibration ran: what --dry-run promised, each to be reported */
+  calibrated?: CheckResult[];
+  planned?: PlannedRun;
+  property?: PropertySummary;
+  refusalWaits?: RefusalWaits;
+  /** why the run was stopped at its bound, if it was */
+  overran?: string;
+}
+
+/** The plan, then the suites in vitest with their progress, within the run's bound. */
+async function runChecks(
+  config: VerifyConfig,
+  target: HarnessTarget,
+  run: { runDir: string; secrets: readonly string[]; signal: AbortSignal },
+): Promise<ChecksRun> {
+  const out = process.stdout;
+  const byId = new Map<string, CheckResult>();
+  const failures = new ProgressFailures();
+  const result: ChecksRun = { suites: { checks: [], findings: [], total: 0, planned: [] } };
+  const suiteOptions = suiteOptionsOf(config, target);
+  let bound: ReturnType<typeof runBound> | undefined;
+  try {
+    const planned = await planFor(target, suiteOptions, (c) => Object.assign(result, { calibrated: c }), run.signal);
+    if (planned) result.planned = planned;
+    if (target.kind === "external") out.write(`${loadOnDeployment(target, suiteOptions.suites, config.suites !== undefined)}\n`);
+    planned?.start();
+    const started = performance.now();
+    bound = runBound(planned);
+    out.write(
+      `target: ${target.kind} ${target.baseUrl} (W = ${target.windowSeconds} s, budget ${target.messageTimeoutSeconds} s)\n`,
+    );
+    result.suites = await runSuites({
+      target,
+      ...suiteOptions,
+      bail: config.bail,
+      signal: AbortSignal.any([run.signal, bound.signal]),
+      onCheck: (c, at) => {
+        // a check vitest reports again (cancelled while running) is one row, its last state
+        if (byId.has(c.id)) return;
+        byId.set(c.id, c);
+        const position = { ...at, elapsedMs: performance.now() - started };
+        const repeats = failures.repeats(c);
+        out.write(
+          `${formatProgress(c, { secrets: run.secrets, at: position, ...(repeats ? { repeats } : {}) })}${planned ? `  [${planned.progress(c)}]` : ""}\n`,
+        );
+      },
+    });
+    result.property = readPropertySummary(run.runDir);
+    out.write(formatPropertySummary(result.property));
+    result.refusalWaits = readRefusalWaits(run.runDir);
+    out.write(formatRefusalWaits(result.refusalWaits));
+  } finally {
+    bound?.clear();
+    const overran = bound?.overran();
+    if (overran !== undefined) result.overran = overran;
+  }
+  return result;
+}
+
+/** The row of a run stopped at its bound: not a verdict on the service. */
+const boundRow = (message: string): CheckResult => ({
+  id: "run.bound",
+  title: "the run ends within its bound",
+  suite: "run",
+  clauseIds: [],
+  sections: [],
+  status: "error",
+  durationMs: 0,
+  message,
+});
+
+/**
+ * A verify run, once its options are valid: the target, the keys and the service's clock, the
+ * plan, the suites in vitest with their progress, the sweep, the reports; returns the exit code.
+ */
+export async function runVerify(config: VerifyConfig): Promise<number> {
+  const replay = config.replay ? readReplayFile(config.replay, config.seed) : undefined;
+  const { runId, reportDir, runDir, seed, run } = newRun(config, replay?.seed);
+  const startedAt = new Date();
+  const out = process.stdout;
+  out.write(`agent-harness verify — run ${runId}, seed ${seed}\n`);
+  const { target, stop } = await startTarget(config, run);
+  if (replay || config.maxRequests)
+    target.property = { ...(replay ? { replay } : {}), ...(config.maxRequests ? { maxRequests: config.maxRequests } : {}) };
+  const keyRequests = await checkTargetFirst(target, config, stop);
   if (config.dryRun) {
     try {
       return await dryRun(target, config, keyRequests);
@@ -192,75 +291,21 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
   const abort = interruptible(() =>
     out.write("\ninterrupted: stopping the checks, then deleting the agents this run created…\n"),
   );
-  const byId = new Map<string, CheckResult>();
-  const failures = new ProgressFailures();
-  let suites: SuitesRun = { checks: [], findings: [], total: 0, planned: [] };
-  // on a deployment, the checks the plan's calibration ran: what --dry-run promised, each to be reported
-  let calibrated: CheckResult[] | undefined;
-  const suiteOptions = suiteOptionsOf(config, target);
-  let planned: PlannedRun | undefined;
-  let property: PropertySummary | undefined;
-  let refusalWaits: RefusalWaits | undefined;
-  let started = performance.now();
-  // a planned run has a bound: no target (rate headers that lie to the pacing) makes it crawl
-  const bounded = new AbortController();
-  let overrun: NodeJS.Timeout | undefined;
-  let overran: string | undefined;
+  let ran: ChecksRun = { suites: { checks: [], findings: [], total: 0, planned: [] } };
+  let sweep: CheckResult | undefined;
   try {
-    planned = await planFor(
-      target,
-      suiteOptions,
-      (c) => {
-        calibrated = c;
-      },
-      abort.signal,
-    );
-    if (target.kind === "external") out.write(`${loadOnDeployment(target, suiteOptions.suites, config.suites !== undefined)}\n`);
-    planned?.start();
-    started = performance.now();
-    if (planned) {
-      const bound = runBoundSeconds(planned.plan);
-      overrun = setTimeout(() => {
-        overran = `the run reached its bound of ${formatSeconds(bound)} (twice the plan's lower bound and ${formatSeconds(RUN_BOUND_ALLOWANCE_SECONDS)}) and was stopped: the checks not done did not run; a target whose rate headers mislead the pacing shows in the findings`;
-        out.write(`\n${overran}\n`);
-        bounded.abort();
-      }, bound * 1000);
-    }
-    out.write(
-      `target: ${target.kind} ${target.baseUrl} (W = ${target.windowSeconds} s, budget ${target.messageTimeoutSeconds} s)\n`,
-    );
-    suites = await runSuites({
-      target,
-      ...suiteOptions,
-      bail: config.bail,
-      signal: AbortSignal.any([abort.signal, bounded.signal]),
-      onCheck: (c, at) => {
-        // a check vitest reports again (cancelled while running) is one row, its last state
-        if (byId.has(c.id)) return;
-        byId.set(c.id, c);
-        const position = { ...at, elapsedMs: performance.now() - started };
-        const repeats = failures.repeats(c);
-        out.write(
-          `${formatProgress(c, { secrets, at: position, ...(repeats ? { repeats } : {}) })}${planned ? `  [${planned.progress(c)}]` : ""}\n`,
-        );
-      },
-    });
-    property = readPropertySummary(runDir);
-    out.write(formatPropertySummary(property));
-    refusalWaits = readRefusalWaits(runDir);
-    out.write(formatRefusalWaits(refusalWaits));
+    ran = await runChecks(config, target, { runDir, secrets, signal: abort.signal });
   } finally {
     abort.release();
-    clearTimeout(overrun);
     // whatever happened, delete what this run made and prove nothing is left: a deployment keeps no litter
-    const sweep = await sweepLedger(target, run.ledgerFile);
-    byId.set(sweep.id, sweep);
+    sweep = await sweepLedger(target, run.ledgerFile);
     out.write(`${formatProgress(sweep, { secrets })}\n`);
     await stop();
   }
+  const { suites, calibrated, planned, property, refusalWaits, overran } = ran;
   // one row per check: vitest may report a cancelled check twice
   const checks = [...new Map(suites.checks.map((c) => [c.id, c])).values()];
-  checks.push(byId.get("run.cleanup")!);
+  checks.push(sweep);
   const unreported = unreportedRows({
     planned: suites.planned,
     ...(calibrated ? { calibrated } : {}),
@@ -269,17 +314,7 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
     stopped: abort.signal.aborted || overran !== undefined,
   });
   checks.push(...unreported.rows);
-  if (overran)
-    checks.push({
-      id: "run.bound",
-      title: "the run ends within its bound",
-      suite: "run",
-      clauseIds: [],
-      sections: [],
-      status: "error",
-      durationMs: 0,
-      message: overran,
-    });
+  if (overran) checks.push(boundRow(overran));
   const result: RunResult = {
     runId,
     startedAt: startedAt.toISOString(),
@@ -287,7 +322,7 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
     target: { kind: target.kind, baseUrl: target.baseUrl },
     seed,
     options: {
-      suites: suiteOptions.suites,
+      suites: suiteOptionsOf(config, target).suites,
       ...targetOptions(target, config),
       sections: config.sections ?? null,
       profile: config.profile,
@@ -302,19 +337,30 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
     ...(planned ? { plan: planned.finish() } : {}),
     ...(target.serviceClock ? { serviceClock: target.serviceClock } : {}),
   };
-  writeReplays(result, runDir, target);
-  const written = await writeReports(result, reportDir, { secrets });
-  out.write(`\n${formatSummary(result, { secrets })}\n`);
+  return await reportRun(result, target, { runDir, reportDir, secrets, shortfall: unreported.shortfall });
+}
+
+/** The replays, the reports and the closing lines of a run; returns its exit code. */
+async function reportRun(
+  result: RunResult,
+  target: HarnessTarget,
+  at: { runDir: string; reportDir: string; secrets: readonly string[]; shortfall: string | undefined },
+): Promise<number> {
+  const out = process.stdout;
+  writeReplays(result, at.runDir, target);
+  const written = await writeReports(result, at.reportDir, { secrets: at.secrets });
+  out.write(`\n${formatSummary(result, { secrets: at.secrets })}\n`);
   if (result.plan) out.write(`${formatRatio(result.plan)}\n`);
   if (target.serviceClock) out.write(`${describeServiceClock(target.serviceClock)}\n`);
   out.write(`reports: ${written.dir}\n`);
   const code = exitCodeOf(result);
   // a run that is not a verdict on the service says so last, where a CI log shows it
-  if (result.interrupted)
+  if (result.interrupted) {
+    const sweep = result.checks.find((c) => c.id === "run.cleanup");
     out.write(
-      `interrupted: ran ${result.interrupted.done} of ${result.interrupted.total} checks, then deleted the agents it made (${byId.get("run.cleanup")?.status}); exit 130\n`,
+      `interrupted: ran ${result.interrupted.done} of ${result.interrupted.total} checks, then deleted the agents it made (${sweep?.status}); exit 130\n`,
     );
-  else if (unreported.shortfall) out.write(`${unreported.shortfall}\n`);
+  } else if (at.shortfall) out.write(`${at.shortfall}\n`);
   else if (inconclusiveLine(result)) out.write(`${inconclusiveLine(result)}\n`);
   return code;
 }

@@ -176,6 +176,15 @@ const PROBES: Record<string, Probe> = {
     probe: async (s) =>
       Date.parse(String(dataOf(await s.call("POST", "/v1/agents", { body: { name: "A" } })).createdAt)) === s.clock.now(),
   },
+  "updated-before-created": {
+    expected: true,
+    probe: async (s) => {
+      const id = String(dataOf(await s.call("POST", "/v1/agents", { body: { name: "A" } })).id);
+      await s.clock.advance(5);
+      const got = dataOf(await s.call("PATCH", `/v1/agents/${id}`, { body: { name: "B" } }));
+      return Date.parse(String(got.updatedAt)) >= Date.parse(String(got.createdAt));
+    },
+  },
   "timestamps-without-ms": {
     expected: true,
     probe: async (s) => /\.\d{3}Z$/.test(String(dataOf(await s.call("POST", "/v1/agents", { body: { name: "A" } })).createdAt)),

@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
+import { untilReady } from "../../src/cli/ready-line.js";
 
 /** The CLI's contract with CI: exit 0 pass, 1 a check failed, 2 bad usage or unreachable target. */
 function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -93,16 +94,7 @@ describe("meta: the agent-harness CLI", { concurrent: true }, () => {
     const child = spawn(process.execPath, ["bin/agent-harness.js", "serve", "--port", "0"], {
       stdio: ["ignore", "pipe", "pipe"],
     });
-    let out = "";
-    const ready = new Promise<string>((resolve, reject) => {
-      child.stdout.on("data", (chunk: Buffer) => {
-        out += chunk.toString();
-        const m = /listening on (http:\/\/\S+\/v1)/.exec(out);
-        if (m) resolve(m[1]!);
-      });
-      child.once("exit", (code) => reject(new Error(`serve exited ${code} before ready: ${out}`)));
-    });
-    const baseUrl = await ready;
+    const { baseUrl, out } = await untilReady(child);
     const key = /api key: (\S+)/.exec(out)?.[1];
     expect(key).toBeDefined();
     const res = await fetch(`${baseUrl}/agents`, { headers: { authorization: `Bearer ${key}` } });

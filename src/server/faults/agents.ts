@@ -10,6 +10,7 @@ import { agentIdParam, sendError } from "../http.js";
 import {
   ALL,
   accountOf,
+  afterUpdate,
   endpointOf,
   errorCode,
   type FaultRecord,
@@ -20,6 +21,7 @@ import {
   replaceError,
   rewriteBody,
   rewriteJson,
+  touched,
   trackAccounts,
   withoutNulls,
   wrap,
@@ -173,16 +175,9 @@ export const AGENTS_FAULTS: FaultRecord = {
     },
   ),
   "noop-bumps-updated-at": fault("update.noop", "PATCH {} moves updatedAt", (_app, ctx) => {
-    wrap(ctx.store, "update", (orig) => (accountId, id, patch) => {
-      const before = ctx.store.get(accountId, id)?.updatedAt;
-      const r = orig(accountId, id, patch);
-      if (!r?.ok || r.agent.updatedAt !== before) return r;
-      // touch the record: two status commits that cancel out
-      const status = r.agent.status;
-      ctx.store.setStatus(accountId, id, status === "active" ? "inactive" : "active");
-      ctx.store.setStatus(accountId, id, status);
-      return { ...r, agent: ctx.store.get(accountId, id) ?? r.agent };
-    });
+    afterUpdate(ctx.store, ({ accountId, id, before }, r) =>
+      r?.ok && r.agent.updatedAt === before?.updatedAt ? touched(ctx.store, accountId, id, r.agent) : r,
+    );
   }),
 
   /* §5 delete */

@@ -1,5 +1,5 @@
 import { type Agent, compareCodePoints, isRecord, paginationFor } from "../../contract/index.js";
-import { type FaultRecord, fault, type Obj, onCreated, reorderList, rewriteWrites, wrap } from "./tools.js";
+import { afterUpdate, type FaultRecord, fault, type Obj, onCreated, reorderList, rewriteWrites, touched, wrap } from "./tools.js";
 
 /**
  * Subtle faults the functional suites do not catch: each shows only for some
@@ -32,15 +32,11 @@ export const PROPERTY_FAULTS: FaultRecord = {
     "update.noop",
     "a patch setting status to the value it already has moves updatedAt",
     (_app, ctx) => {
-      wrap(ctx.store, "update", (orig) => (accountId, id, patch) => {
-        const before = ctx.store.get(accountId, id);
-        const r = orig(accountId, id, patch);
-        if (!r?.ok || patch.status === undefined || r.agent.updatedAt !== before?.updatedAt) return r;
-        const status = r.agent.status;
-        ctx.store.setStatus(accountId, id, status === "active" ? "inactive" : "active");
-        ctx.store.setStatus(accountId, id, status);
-        return { ...r, agent: ctx.store.get(accountId, id) ?? r.agent };
-      });
+      afterUpdate(ctx.store, ({ accountId, id, patch, before }, r) =>
+        r?.ok && patch.status !== undefined && r.agent.updatedAt === before?.updatedAt
+          ? touched(ctx.store, accountId, id, r.agent)
+          : r,
+      );
     },
   ),
 

@@ -1,5 +1,5 @@
 import { compareCodePoints } from "../../contract/index.js";
-import { ALL, type FaultRecord, fault, reorderList, wrap } from "./tools.js";
+import { ALL, type FaultRecord, fault, reorderList, wrap, wrapUpdate } from "./tools.js";
 
 /**
  * Faults that hide where random data rarely goes: values that collide, a status road the
@@ -29,14 +29,13 @@ export const RARE_PATH_FAULTS: FaultRecord = {
     "update.merge-patch",
     "a patch changing modelSettings of an agent in error, without status, also sets it active",
     (_app, ctx) => {
-      wrap(ctx.store, "update", (orig) => (accountId, id, patch) => {
-        const inError = ctx.store.get(accountId, id)?.status === "error";
-        return orig(
-          accountId,
-          id,
-          inError && patch.modelSettings && patch.status === undefined ? { ...patch, status: "active" } : patch,
-        );
-      });
+      wrapUpdate(ctx.store, ({ patch, before }, update) =>
+        update(
+          before?.status === "error" && patch.modelSettings && patch.status === undefined
+            ? { ...patch, status: "active" }
+            : patch,
+        ),
+      );
     },
   ),
 

@@ -85,6 +85,18 @@ export const RECORD_FAULTS: FaultRecord = {
         for (const key of ["createdAt", "updatedAt"]) agent[key] = new Date(Date.parse(String(agent[key])) - 5000).toISOString();
     });
   }),
+  // each time well-formed and near the clock: only the pair is wrong
+  "updated-before-created": fault(
+    "record.timestamps",
+    "an updated agent's updatedAt is answered 1 s before its createdAt",
+    (app) => {
+      rewriteJson(app, (body) => {
+        for (const agent of agentsIn(body))
+          if (agent.updatedAt !== agent.createdAt)
+            agent.updatedAt = new Date(Date.parse(String(agent.createdAt)) - 1000).toISOString();
+      });
+    },
+  ),
   "timestamps-without-ms": fault("record.timestamps", "createdAt/updatedAt lose their milliseconds", (app) => {
     rewriteJson(app, (body) => {
       for (const agent of agentsIn(body))

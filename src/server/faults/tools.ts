@@ -127,6 +127,44 @@ export function wrap<T extends Record<K, (...args: never[]) => unknown>, K exten
   target[key] = make(orig);
 }
 
+type Patch = Parameters<Store["update"]>[2];
+type UpdateResult = ReturnType<Store["update"]>;
+
+/**
+ * Wrap the store's update, seeing the agent as it was before it: `make` calls `update` (with the
+ * patch, or another) and changes what it gave, or answers in its place.
+ */
+export function wrapUpdate(
+  store: Store,
+  make: (
+    call: { accountId: string; id: string; patch: Patch; before: Agent | undefined },
+    update: (patch: Patch) => UpdateResult,
+  ) => UpdateResult,
+): void {
+  wrap(
+    store,
+    "update",
+    (orig) => (accountId, id, patch) =>
+      make({ accountId, id, patch, before: store.get(accountId, id) }, (sent) => orig(accountId, id, sent)),
+  );
+}
+
+/** Change what each update gave (`written`), seeing the agent as it was before it. */
+export function afterUpdate(
+  store: Store,
+  then: (call: { accountId: string; id: string; patch: Patch; before: Agent | undefined }, written: UpdateResult) => UpdateResult,
+): void {
+  wrapUpdate(store, (call, update) => then(call, update(call.patch)));
+}
+
+/** Move an agent's updatedAt and nothing else (two status commits that cancel out); the write's result as stored now. */
+export function touched(store: Store, accountId: string, id: string, written: Agent): UpdateResult {
+  const status = written.status;
+  store.setStatus(accountId, id, status === "active" ? "inactive" : "active");
+  store.setStatus(accountId, id, status);
+  return { ok: true, agent: store.get(accountId, id) ?? written };
+}
+
 /** Each create and update stores its body as `rewrite` changes it (answers read the stored record back). */
 export function rewriteWrites(store: Store, rewrite: <T extends Obj>(body: T) => T): void {
   wrap(store, "create", (orig) => (accountId, body) => orig(accountId, rewrite(body)));

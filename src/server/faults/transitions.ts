@@ -1,7 +1,7 @@
 import type { FastifyRequest } from "fastify";
 import { type Agent, compareCodePoints, paginationFor } from "../../contract/index.js";
 import { newId } from "../store.js";
-import { ALL, accountOf, endpointOf, type FaultRecord, fault, wrap } from "./tools.js";
+import { ALL, accountOf, afterUpdate, endpointOf, type FaultRecord, fault, touched, wrap } from "./tools.js";
 
 /**
  * Defects on the roads out of `error` and out of `inactive`: each shows only after an agent took
@@ -106,10 +106,8 @@ export const TRANSITION_FAULTS: FaultRecord = {
     "status.lifecycle",
     "a patch without status to an agent in error answers error but stores the agent active",
     (_app, ctx) => {
-      wrap(ctx.store, "update", (orig) => (accountId, id, patch) => {
-        const inError = ctx.store.get(accountId, id)?.status === "error";
-        const r = orig(accountId, id, patch);
-        if (inError && r?.ok && patch.status === undefined) ctx.store.setStatus(accountId, id, "active");
+      afterUpdate(ctx.store, ({ accountId, id, patch, before }, r) => {
+        if (before?.status === "error" && r?.ok && patch.status === undefined) ctx.store.setStatus(accountId, id, "active");
         return r;
       });
     },
@@ -148,14 +146,11 @@ export const TRANSITION_FAULTS: FaultRecord = {
     "update.noop",
     "a patch without status that changes nothing on an inactive agent still moves updatedAt",
     (_app, ctx) => {
-      wrap(ctx.store, "update", (orig) => (accountId, id, patch) => {
-        const before = ctx.store.get(accountId, id);
-        const r = orig(accountId, id, patch);
+      afterUpdate(ctx.store, ({ accountId, id, patch, before }, r) => {
         const unchanged = r?.ok && before?.status === "inactive" && r.agent.updatedAt === before.updatedAt;
-        if (!unchanged || patch.status !== undefined || Object.keys(patch).length === 0) return r;
-        ctx.store.setStatus(accountId, id, "active");
-        ctx.store.setStatus(accountId, id, "inactive");
-        return { ok: true, agent: ctx.store.get(accountId, id) ?? r.agent };
+        // a patch with something in it and no status: PATCH {} is another fault's road
+        const touches = unchanged && patch.status === undefined && Object.keys(patch).length > 0;
+        return touches ? touched(ctx.store, accountId, id, r.agent) : r;
       });
     },
   ),

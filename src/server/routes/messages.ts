@@ -1,5 +1,6 @@
-import type { FastifyPluginAsync, FastifyReply } from "fastify";
-import { ENDPOINTS, type ErrorCode, type MessageReply, SSE_CONTENT_TYPE } from "../../contract/index.js";
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import type { z } from "zod";
+import { type Agent, ENDPOINTS, type ErrorCode, type MessageReply, SSE_CONTENT_TYPE } from "../../contract/index.js";
 import { type TimerHandle, untilAborted } from "../clock.js";
 import type { ServerContext } from "../context.js";
 import { agentIdParam, agentNotFound, parseJsonBody, route, sendError } from "../http.js";
@@ -10,81 +11,120 @@ import type { Conversation } from "../store.js";
 class BudgetSpent extends Error {}
 class ClientGone extends Error {}
 
+/** A message admitted: its body, its agent (active) and the conversation it joins. */
+interface Admitted {
+  body: z.output<typeof ENDPOINTS.sendMessage.body>;
+  agent: Agent;
+  conversation: Conversation;
+}
+
+/** PROFILE §5, §7: the body, the agent, its status and the account's quota; undefined when an error went out instead. */
+function admit(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply): Admitted | undefined {
+  const body = parseJsonBody(req, reply, ENDPOINTS.sendMessage.body);
+  if (!body.ok) return undefined;
+  const { userId, roomId } = body.value;
+  const accountId = req.principal.account.id;
+  const agent = ctx.store.get(accountId, agentIdParam(req));
+  if (!agent) {
+    agentNotFound(reply);
+    return undefined;
+  }
+  if (agent.status !== "active") {
+    sendError(
+      reply,
+      "AGENT_UNAVAILABLE",
+      // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
+      `The agent is ${agent.status}`,
+    );
+    return undefined;
+  }
+  if (!ctx.spendQuota(req.principal)) {
+    sendError(
+      reply,
+      "INSUFFICIENT_QUOTA",
+      // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
+      "The account's message quota is spent",
+    );
+    return undefined;
+  }
+  return { body: body.value, agent, conversation: ctx.store.conversation(accountId, agent.id, userId, roomId) };
+}
+
+/** The reply of a completed exchange: it takes the conversation's next turn (PROFILE §5). */
+function completed(ctx: ServerContext, { body, agent, conversation }: Admitted, replyText: string): MessageReply {
+  return {
+    // PROFILE §5 fixes the `msg_` prefix only; a UUID's dashes are within MESSAGE_ID_PATTERN
+    id: `msg_${crypto.randomUUID()}`,
+    agentId: agent.id,
+    conversationId: conversation.id,
+    turn: ++conversation.turns, // PROFILE §5: only a completed exchange takes a turn
+    userId: body.userId ?? null,
+    roomId: body.roomId ?? null,
+    text: replyText,
+    createdAt: new Date(ctx.clock.now()).toISOString(),
+  };
+}
+
+/** The error an exchange that did not complete answers, or undefined when no one is left to read it. */
+function failureOf(
+  ctx: ServerContext,
+  accountId: string,
+  agentId: string,
+  err: unknown,
+): { code: ErrorCode; message: string } | undefined {
+  if (err instanceof BudgetSpent)
+    return {
+      code: "AGENT_UNAVAILABLE",
+      // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
+      message: "The agent did not answer within the time budget",
+    };
+  if (err instanceof ModelError) {
+    ctx.store.setStatus(accountId, agentId, "error"); // PROFILE §5: a model failure sets status error
+    return { code: "MODEL_ERROR", message: err.message };
+  }
+  // Stryker disable next-line ConditionalExpression: who would see it: the client is gone (rethrown, the error goes to a closed socket); and no other error than the three is ever thrown
+  if (err instanceof ClientGone) return undefined;
+  throw err;
+}
+
+/** The exchange ends at the budget, or when the client goes away: the signal that says which, and the budget's timer. */
+function exchangeEnds(ctx: ServerContext, reply: FastifyReply): { abort: AbortController; budget: TimerHandle } {
+  const abort = new AbortController();
+  const budget: TimerHandle = ctx.clock.setTimer(ctx.seam.messageBudgetMs(ctx.options.messageTimeoutSeconds * 1000), () =>
+    abort.abort(new BudgetSpent()),
+  );
+  reply.raw.once("close", () => {
+    if (!reply.raw.writableFinished) abort.abort(new ClientGone());
+  });
+  return { abort, budget };
+}
+
 /** PROFILE §5 Send Message, §7 quota, §10 mock models: a fastify plugin, registered with the server's context. */
 export const messageRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (app, { ctx }) => {
-  const spec = ENDPOINTS.sendMessage;
-  const configuredBudgetMs = ctx.options.messageTimeoutSeconds * 1000;
-
   app.route(
     route("sendMessage", async (req, reply) => {
-      const body = parseJsonBody(req, reply, spec.body);
-      if (!body.ok) return reply;
-      const { text, userId, roomId, stream } = body.value;
-      const accountId = req.principal.account.id;
-      const agent = ctx.store.get(accountId, agentIdParam(req));
-      if (!agent) return agentNotFound(reply);
-      if (agent.status !== "active")
-        return sendError(
-          reply,
-          "AGENT_UNAVAILABLE",
-          // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
-          `The agent is ${agent.status}`,
-        );
-      if (!ctx.spendQuota(req.principal))
-        return sendError(
-          reply,
-          "INSUFFICIENT_QUOTA",
-          // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
-          "The account's message quota is spent",
-        );
-      const conversation = ctx.store.conversation(accountId, agent.id, userId, roomId);
-
-      // the exchange ends at the budget, or when the client goes away
-      const abort = new AbortController();
-      const budget: TimerHandle = ctx.clock.setTimer(ctx.seam.messageBudgetMs(configuredBudgetMs), () =>
-        abort.abort(new BudgetSpent()),
-      );
-      reply.raw.once("close", () => {
-        if (!reply.raw.writableFinished) abort.abort(new ClientGone());
-      });
+      const admitted = admit(ctx, req, reply);
+      if (!admitted) return reply;
+      const { body, agent, conversation } = admitted;
+      const { abort, budget } = exchangeEnds(ctx, reply);
       // made once this exchange has its turn, so the reply is the one for the turn it takes
       const generate = () =>
         mockReply(
           ctx.clock,
           // Stryker disable next-line ArithmeticOperator: the model is handed another turn number, consistently: the reply is still a deterministic function of agent, text and turn (PROFILE §10); the turn in the answer is counted apart
-          { agentId: agent.id, agentName: agent.name, model: agent.modelSettings.model, text, turn: conversation.turns + 1 },
+          {
+            agentId: agent.id,
+            agentName: agent.name,
+            model: agent.modelSettings.model,
+            text: body.text,
+            turn: conversation.turns + 1,
+          },
           abort.signal,
         );
       let release: (() => void) | undefined;
-      const finish = (replyText: string): MessageReply => ({
-        // PROFILE §5 fixes the `msg_` prefix only; a UUID's dashes are within MESSAGE_ID_PATTERN
-        id: `msg_${crypto.randomUUID()}`,
-        agentId: agent.id,
-        conversationId: conversation.id,
-        turn: ++conversation.turns, // PROFILE §5: only a completed exchange takes a turn
-        userId: userId ?? null,
-        roomId: roomId ?? null,
-        text: replyText,
-        createdAt: new Date(ctx.clock.now()).toISOString(),
-      });
-      const failure = (err: unknown): { code: ErrorCode; message: string } | undefined => {
-        if (err instanceof BudgetSpent)
-          return {
-            code: "AGENT_UNAVAILABLE",
-            // Stryker disable next-line StringLiteral: message text is free (PROFILE §2: `message` is human text); no check may read it
-            message: "The agent did not answer within the time budget",
-          };
-        if (err instanceof ModelError) {
-          ctx.store.setStatus(accountId, agent.id, "error"); // PROFILE §5: a model failure sets status error
-          return { code: "MODEL_ERROR", message: err.message };
-        }
-        // Stryker disable next-line ConditionalExpression: who would see it: the client is gone (rethrown, the error goes to a closed socket); and no other error than the three is ever thrown
-        if (err instanceof ClientGone) return undefined;
-        throw err;
-      };
 
       // one exchange, answered as one JSON envelope or as an event stream (PROFILE §5)
-      const sse = stream ? openStream(reply, ctx) : undefined;
+      const sse = body.stream ? openStream(reply, ctx) : undefined;
       try {
         release = await takeTurn(conversation, abort.signal);
         let replyText = "";
@@ -92,10 +132,10 @@ export const messageRoutes: FastifyPluginAsync<{ ctx: ServerContext }> = async (
           replyText += chunk;
           sse?.event("delta", { text: chunk });
         }
-        if (!sse) return { success: true, data: finish(replyText) };
-        sse.event("done", finish(replyText));
+        if (!sse) return { success: true, data: completed(ctx, admitted, replyText) };
+        sse.event("done", completed(ctx, admitted, replyText));
       } catch (err) {
-        const f = failure(err);
+        const f = failureOf(ctx, req.principal.account.id, agent.id, err);
         if (!sse) return f ? sendError(reply, f.code, f.message) : reply;
         if (f) sse.event("error", f);
       } finally {

@@ -1,15 +1,8 @@
 import { HEADERS, REQUEST_ID_PATTERN } from "../contract/index.js";
 import { defineCheck, header } from "./define.js";
 
-/** PROFILE §1: every response carries X-Request-Id; a well-formed client id comes back as sent. */
-export const requestIdPresent = defineCheck({
-  id: "request-id",
-  clause: "transport.request-id",
-  applies: () => true,
-  run: (ex) => (header(ex, HEADERS.requestId) ? [] : [{ expected: "an X-Request-Id header", received: "none" }]),
-});
-
-export const requestIdEcho = defineCheck({
+/** PROFILE §1: a well-formed X-Request-Id the client sent comes back as sent. */
+export default defineCheck({
   id: "request-id-echo",
   clause: "transport.request-id-echo",
   applies: (ex) => REQUEST_ID_PATTERN.test(ex.request.headers[HEADERS.requestId] ?? ""),

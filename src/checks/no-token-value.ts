@@ -1,0 +1,14 @@
+import { defineCheck, responseText } from "./define.js";
+
+/** PROFILE §4: a platform token the run sent never comes back, under any name. */
+export default defineCheck({
+  id: "no-token-value",
+  clause: "record.token-write-only",
+  applies: (_ex, ctx) => ctx.tokens.length > 0,
+  run: (ex, ctx) => {
+    const text = responseText(ex);
+    return ctx.tokens.some((t) => text.includes(t))
+      ? [{ expected: "no platform token in any response", received: "a token the run sent" }]
+      : [];
+  },
+});
