@@ -158,6 +158,20 @@ describe("response-level checks", () => {
     expect(runChecks(concurrency, msg)).toEqual([]);
   });
 
+  // PROFILE §7: the 11th message in flight → Retry-After: 1, its X-RateLimit-* describing the buckets
+  // as on any response: a bucket the last admitted message emptied reads Remaining 0, its Reset far off
+  test("a concurrency 429 beside an emptied bucket is conformant; the same disagreement elsewhere is not", () => {
+    const capped = answer({
+      status: 429,
+      body: error("RATE_LIMIT_EXCEEDED"),
+      headers: { "retry-after": "1", "x-ratelimit-remaining": "0", "x-ratelimit-reset": reset(40) },
+    });
+    const onMessages = runChecks(capped, ctx({ endpoint: ENDPOINTS.sendMessage }));
+    expect(onMessages.filter((v) => v.check === "retry-after")).toEqual([]);
+    const onList = runChecks(capped, ctx({ endpoint: ENDPOINTS.listAgents }));
+    expect(onList.map((v) => v.check)).toContain("retry-after");
+  });
+
   test("a broken list page cites PROFILE §2 envelope.list, in the clause's words", () => {
     const page = { page: 1, limit: 20, total: 0, totalPages: 0, hasMore: true };
     const [v] = runChecks(answer({ body: { success: true, data: [], pagination: page } }), ctx());

@@ -1,4 +1,4 @@
-import { HEADERS } from "../contract/index.js";
+import { HEADERS, RATE_LIMITS } from "../contract/index.js";
 import { defineCheck, errorOf, header } from "./define.js";
 
 /**
@@ -16,8 +16,11 @@ export default defineCheck({
     const retryAfter = Number(raw);
     const reset = Number(header(ex, HEADERS.reset));
     const remaining = Number(header(ex, HEADERS.remaining));
-    // a concurrency 429 (Retry-After 1) describes the buckets as any response does
-    if (!Number.isFinite(reset) || remaining !== 0) return [];
+    // a concurrency 429 (Retry-After 1) describes the buckets as any response does: Remaining 0 too,
+    // when the last admitted message emptied one (the 11th in flight is refused by the cap, whichever
+    // a service checks first), so on Send Message a Retry-After of 1 need not agree with Reset
+    const concurrencyCap = ctx.endpoint?.id === "sendMessage" && retryAfter === RATE_LIMITS.concurrencyRetryAfterSeconds;
+    if (!Number.isFinite(reset) || remaining !== 0 || concurrencyCap) return [];
     // the target's "now" lies between sending and receiving; Reset and Retry-After each round up
     const now = reset - retryAfter;
     // sending and receiving on the target's clock (its offset estimated from its Date header)

@@ -1,4 +1,5 @@
 import { expect, test } from "vitest";
+import { RefusedAgain } from "../client/refusal.js";
 import {
   Blocked,
   ConformanceFailure,
@@ -22,6 +23,9 @@ test.for([
   ["a harness error beside a failure", [new ConformanceFailure("x"), new HarnessError("no time")], { status: "error" }],
   ["another client's activity", [new Inconclusive("2 agents this run did not make")], { status: "inconclusive" }],
   ["a failure beside an inconclusive case", [new ConformanceFailure("x"), new Inconclusive("seen")], { status: "failed" }],
+  // the client's word that something other than this run spends a bucket the service said had room
+  ["a request refused again and again", [new RefusedAgain("refused 4 times")], { status: "inconclusive" }],
+  ["a harness error beside a refusal", [new RefusedAgain("refused"), new HarnessError("no time")], { status: "error" }],
   ["a transport error", [Object.assign(new Error("reset"), { name: "TransportError" })], { status: "error" }],
   [
     "a clause the registry does not know",

@@ -58,14 +58,16 @@ export interface Verdict {
   clauseAtFault?: string;
 }
 
+/** The names of the errors the harness throws: the client's TransportError is the harness's too. */
+const HARNESS_ERRORS = new Set(["HarnessError", "TransportError"]);
 /**
- * The names of the errors the harness throws: the client's TransportError is the harness's too,
- * and so is its RefusedAgain (a request refused again and again though the pacing expected room:
- * something else spends the bucket, src/client/refusal.ts).
+ * Another client's activity: an Inconclusive, and the client's RefusedAgain (a request refused
+ * again and again though the service's own answers left room: something other than this run
+ * spends the bucket, src/client/refusal.ts).
  */
-const HARNESS_ERRORS = new Set(["HarnessError", "TransportError", "RefusedAgain"]);
+const INCONCLUSIVE = new Set(["Inconclusive", "RefusedAgain"]);
 /** The client's RateLimitBreach is a ConformanceFailure of a §7 bucket clause, proven by the service's own headers. */
-const IN_CLAUSE_WORDS = new Set(["ConformanceFailure", "Blocked", "RateLimitBreach", "Inconclusive", ...HARNESS_ERRORS]);
+const IN_CLAUSE_WORDS = new Set(["ConformanceFailure", "Blocked", "RateLimitBreach", ...INCONCLUSIVE, ...HARNESS_ERRORS]);
 
 /**
  * One place that reads a check's errors: any harness error makes it an error; else, when every
@@ -75,7 +77,7 @@ const IN_CLAUSE_WORDS = new Set(["ConformanceFailure", "Blocked", "RateLimitBrea
 export function classify(errors: readonly ThrownError[]): Verdict {
   const status = errors.some((e) => HARNESS_ERRORS.has(e.name ?? ""))
     ? "error"
-    : errors.length > 0 && errors.every((e) => e.name === "Inconclusive")
+    : errors.length > 0 && errors.every((e) => INCONCLUSIVE.has(e.name ?? ""))
       ? "inconclusive"
       : errors.some((e) => e.name === "Blocked")
         ? "blocked"
