@@ -88,11 +88,10 @@ describe("meta: every injected fault is caught", { concurrent: true }, () => {
     // judged here are the functional suites (the property suite, which reports a failed property
     // per defect on top, catches its own faults in property-faults.test.ts). With the property suite
     // in the run, its stateful sequences started first and cost twice the CPU of the whole §5
-    // functional section (docs/figures.md). Outside §7 the whole section costs about what a run
-    // stopped by --bail does (the start-up dominates), and --bail would let an inconclusive timing
-    // check (a starved runner) end the run before the check that catches the fault; §7's checks
-    // wait on rate windows, so its faults stop at their first failed check
-    const scope = focused || section !== "§7" ? ["--suites", "functional"] : ["--suites", "functional", "--bail"];
+    // functional section (docs/figures.md). No --bail: it stops at the first check that is not
+    // passed, an inconclusive timing check on a starved runner included, which then ends the run
+    // before the check that catches the fault (seen in CI with §7's rate-limited-counted)
+    const scope = ["--suites", "functional"];
     const run = await verify(["--fault", name, "--sections", section!, ...scope, "--workers", "1"]);
     const findings = run.results.findings ?? [];
     const caught = findings.filter((f) => f.sections.includes(section!));
