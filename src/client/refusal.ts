@@ -48,6 +48,9 @@ export type RefusalDecision =
   | { kind: "breach"; clause: ClauseId; message: string }
   | { kind: "wait"; bucket: string; waitMs: number | undefined; why: string };
 
+/** The words of a breach proven only by the harness's own count of the bucket: a reader (and a test) can tell one apart. */
+export const OWN_COUNT_PROOF = "the bucket had room by the service's own count";
+
 /** The decision on one refusal the pacing did not expect. `waitMs` undefined: the 429 announced no Retry-After. */
 export function judgeRefusal(refusal: Refusal): RefusalDecision {
   const waitMs = refusal.retryAfterSeconds === undefined ? undefined : refusal.retryAfterSeconds * 1000;
@@ -69,7 +72,7 @@ export function judgeRefusal(refusal: Refusal): RefusalDecision {
     message:
       `the ${bucket.label} refused a request (429 RATE_LIMIT_EXCEEDED, Remaining 0) while its last answer in the same ` +
       `window (X-RateLimit-Reset ${told.reset}) said Remaining ${told.remaining} of ${told.limit}, and the harness has ` +
-      `sent ${told.sentSince} request(s) into it since: the bucket had room by the service's own count${clause ? ` (${clause.text})` : ""}`,
+      `sent ${told.sentSince} request(s) into it since: ${OWN_COUNT_PROOF}${clause ? ` (${clause.text})` : ""}`,
   };
 }
 
