@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import { ENDPOINTS, matchEndpoint } from "../contract/index.js";
 import type { CheckContext, ObservedExchange, ResponseCheck } from "./define.js";
+import { LiteralSet } from "./literals.js";
 import { RESPONSE_CHECKS } from "./registry.js";
 import { runChecks } from "./run.js";
 
@@ -52,7 +53,7 @@ const ctx = (over: Partial<CheckContext> = {}): CheckContext => ({
   endpoint: ENDPOINTS.listAgents,
   authenticated: true,
   keys: [KEY],
-  tokens: [TOKEN],
+  tokens: new LiteralSet([TOKEN]),
   windowSeconds: 60,
   receivedAt: NOW,
   clockSkewSeconds: 0,
@@ -135,7 +136,7 @@ describe("response-level checks", () => {
   });
 
   test("each check is the default export of src/checks/<its id>.ts, and the registry lists each such file once", async () => {
-    const infrastructure = new Set(["define.ts", "registry.ts", "run.ts", "layer.ts"]);
+    const infrastructure = new Set(["define.ts", "registry.ts", "run.ts", "layer.ts", "literals.ts"]);
     const files = readdirSync(dirname(fileURLToPath(import.meta.url))).filter(
       (f) => f.endsWith(".ts") && !f.endsWith(".test.ts") && !infrastructure.has(f),
     );

@@ -1,4 +1,5 @@
 import { type ClauseId, type EndpointSpec, isRecord } from "../contract/index.js";
+import type { LiteralSearch } from "./literals.js";
 
 /** What a response-level check sees of one exchange (a structural subset of the client's Exchange). */
 export interface ObservedExchange {
@@ -21,7 +22,7 @@ export interface CheckContext {
   /** the run's API keys: none may appear in any response (PROFILE §6) */
   keys: readonly string[];
   /** platform tokens the run sent: write-only, none may come back (PROFILE §4) */
-  tokens: readonly string[];
+  tokens: LiteralSearch;
   windowSeconds: number;
   /** when the response arrived, harness clock, ms */
   receivedAt: number;

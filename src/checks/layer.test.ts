@@ -3,8 +3,9 @@ import type { Exchange } from "../client/exchange.js";
 import { outgoing, scripted } from "../client/layers/test-support.js";
 import type { Violation } from "./define.js";
 import { responseChecks } from "./layer.js";
+import { NO_LITERALS } from "./literals.js";
 
-const context = { authenticated: true, keys: [], tokens: [], windowSeconds: 60, clockSkewSeconds: 2 };
+const context = { authenticated: true, keys: [], tokens: NO_LITERALS, windowSeconds: 60, clockSkewSeconds: 2 };
 
 describe("the response-check layer", () => {
   test("reports what the registry's checks find in an exchange passing through, and only that", async () => {

@@ -4,10 +4,9 @@ import { defineCheck, responseText } from "./define.js";
 export default defineCheck({
   id: "no-token-value",
   clause: "record.token-write-only",
-  applies: (_ex, ctx) => ctx.tokens.length > 0,
+  applies: (_ex, ctx) => ctx.tokens.size > 0,
   run: (ex, ctx) => {
-    const text = responseText(ex);
-    return ctx.tokens.some((t) => text.includes(t))
+    return ctx.tokens.foundIn(responseText(ex))
       ? [{ expected: "no platform token in any response", received: "a token the run sent" }]
       : [];
   },

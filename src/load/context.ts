@@ -1,4 +1,5 @@
 import { responseChecks } from "../checks/layer.js";
+import { NO_LITERALS } from "../checks/literals.js";
 import {
   clockReading,
   compose,
@@ -97,7 +98,7 @@ export class ScenarioContext {
       context: {
         authenticated: true,
         keys: this.secrets,
-        tokens: [],
+        tokens: NO_LITERALS,
         windowSeconds: this.target.windowSeconds,
         clockSkewSeconds: targetClock(this.target).toleranceSeconds,
         clockOffsetSeconds: targetClock(this.target).offsetSeconds,

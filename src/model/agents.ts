@@ -30,8 +30,8 @@ export const isJson = (v: unknown): v is Json =>
 /** A JSON round trip on purpose: the copy reads as the wire would (-0 is 0, undefined fields go). */
 function copy(v: Json): Json {
   if (v === undefined) return v; // a field left undefined at run time stays so (JSON.parse would throw)
-  const back: unknown = JSON.parse(JSON.stringify(v));
-  if (!isJson(back)) throw new Error("a JSON round trip gave back something that is not JSON");
+  // JSON.parse gives JSON by definition: walking the copy to prove it again cost more than the copy
+  const back: Json = JSON.parse(JSON.stringify(v));
   return back;
 }
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { CheckContext, ObservedExchange, ResponseCheck } from "../checks/define.js";
+import { NO_LITERALS } from "../checks/literals.js";
 import { runChecks } from "../checks/run.js";
 import { matchEndpoint } from "../contract/index.js";
 import { findingKey } from "../report/index.js";
@@ -68,7 +69,7 @@ export function judgeAnswer(check: ResponseCheck, request: JudgedRequest, respon
     endpoint: matchEndpoint(method, url, { baseUrl })?.spec,
     authenticated: /^bearer \S/i.test(headers.authorization ?? ""),
     keys,
-    tokens: [],
+    tokens: NO_LITERALS,
     windowSeconds: request.windowSeconds,
     receivedAt: now,
     sentAt: request.sentAt ?? now,

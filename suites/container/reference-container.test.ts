@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import type { Violation } from "../../src/checks/define.js";
+import { NO_LITERALS } from "../../src/checks/literals.js";
 import { runChecks } from "../../src/checks/run.js";
 import { ServiceClient } from "../../src/client/index.js";
 import { matchEndpoint, RATE_LIMITS } from "../../src/contract/index.js";
@@ -70,7 +71,7 @@ describe.skipIf(dockerMissing !== undefined)("reference server in a container", 
           endpoint: matchEndpoint(ex.request.method, ex.request.url, { baseUrl: target.baseUrl })?.spec,
           authenticated: ex.request.headers.authorization !== undefined,
           keys: [key],
-          tokens: [],
+          tokens: NO_LITERALS,
           windowSeconds,
           receivedAt: ex.receivedAt,
           clockSkewSeconds: 1,

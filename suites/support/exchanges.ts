@@ -1,5 +1,6 @@
 import { appendFileSync, existsSync, readFileSync, watch } from "node:fs";
 import { dirname, join } from "node:path";
+import { LiteralSet } from "../../src/checks/literals.js";
 import { RESPONSE_CHECKS } from "../../src/checks/registry.js";
 import { runChecks } from "../../src/checks/run.js";
 import {
@@ -32,7 +33,7 @@ import { ALL_KEYS, SERVICE_CLOCK, target } from "./target.js";
  */
 
 /** Platform tokens the run sent: none may ever come back (PROFILE §4). */
-const sentTokens = new Set<string>();
+const sentTokens = new LiteralSet();
 
 /** Everything one test exchanged, and what the response-level checks found in it. */
 export class ExchangeLog {
@@ -49,7 +50,7 @@ export class ExchangeLog {
       endpoint,
       authenticated,
       keys: ALL_KEYS,
-      tokens: [...sentTokens],
+      tokens: sentTokens,
       windowSeconds: target.windowSeconds,
       receivedAt: ex.receivedAt,
       sentAt: ex.sentAt,

@@ -9,16 +9,20 @@ import type { Layer, OutgoingRequest } from "./dispatch.js";
  */
 export function redaction(redactor: Redactor): Layer {
   return (next) => async (request) => {
-    const curl = curlCommand(
-      { method: request.method, url: request.origin + request.path, headers: request.headers, body: request.body },
-      redactor,
-    );
+    // the curl line is read by a finding's evidence and a replay, a few exchanges of thousands:
+    // made when first read, not for every request
+    let made: string | undefined;
+    const curl = () =>
+      (made ??= curlCommand(
+        { method: request.method, url: request.origin + request.path, headers: request.headers, body: request.body },
+        redactor,
+      ));
     const recorded = redactRequest(request, redactor);
     let outcome: Awaited<ReturnType<typeof next>>;
     try {
       outcome = await next(request);
     } catch (error) {
-      if (error instanceof TransportError) throw new TransportError(error.kind, redactor.text(error.message), recorded, curl);
+      if (error instanceof TransportError) throw new TransportError(error.kind, redactor.text(error.message), recorded, curl());
       throw error;
     }
     const raw = outcome.exchange;
@@ -38,7 +42,9 @@ export function redaction(redactor: Redactor): Layer {
         bodyText,
         json: leaks.includes("body") && raw.response.json !== undefined ? parseJson(bodyText) : raw.response.json,
       },
-      curl,
+      get curl() {
+        return curl();
+      },
       leaks,
     };
     return {
