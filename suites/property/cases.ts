@@ -1,0 +1,64 @@
+import { type BodyOptions, type InvalidInput, namesField } from "../../src/arbitraries/bodies.js";
+import type { ApiResult, ServiceClient } from "../../src/client/index.js";
+import type { Agent } from "../../src/contract/index.js";
+import { type JsonObject, type ModelAgent, predictCreate, recordOf } from "../../src/model/agents.js";
+import { expect, target } from "../support/harness.js";
+import { rememberTokens } from "./support.js";
+
+/**
+ * What the property files share: the body options of the run, and the plain steps a case takes
+ * (an answer that must be 2xx, a 400 that must name a field, a create the model adopts).
+ */
+
+export const bodyOptions: BodyOptions = { namePrefix: target.runPrefix, referenceModels: target.referenceFaults };
+
+/** The answer of a call, for an assertion message. */
+export const said = (res: ApiResult<unknown>) =>
+  `${res.exchange.request.method} ${res.exchange.request.url} → ${res.status} ${res.error?.code ?? ""} ${JSON.stringify(res.error?.details ?? "")}`;
+
+/** 2xx with a body that parses; the data. */
+export function ok<T>(res: ApiResult<T>, status = 200): T {
+  expect({ status: res.status, parseIssues: res.parseIssues }, said(res)).toEqual({ status, parseIssues: [] });
+  return res.data as T;
+}
+
+/** 400 INVALID_REQUEST naming `field` (any field when the whole body is at fault). */
+export function invalid(res: ApiResult<unknown>, field: string | undefined): void {
+  expect({ status: res.status, code: res.error?.code }, said(res)).toEqual({ status: 400, code: "INVALID_REQUEST" });
+  if (field === undefined) return;
+  const named = res.error?.details?.map((d) => d.field) ?? [];
+  expect(namesField(named, field), `details[].field ${JSON.stringify(named)} should name ${field}`).toBe(true);
+}
+
+/** The record the target shows equals the model's, server-made fields aside; timestamps as PROFILE §4 says. */
+export function expectRecord(actual: Agent, expected: ModelAgent): void {
+  expect(actual, `record of ${expected.id}`).toEqual(recordOf(expected));
+}
+
+/** Create an agent the case needs; the model adopts the id and timestamps the target made. */
+export async function createFor(client: ServiceClient, body: JsonObject): Promise<ModelAgent> {
+  rememberTokens(body);
+  const predicted = predictCreate(body);
+  if (!predicted.ok) throw new Error(`the generator made an invalid create body: ${predicted.field}`);
+  const agent = ok(await client.createAgent(body as never), 201);
+  const model: ModelAgent = { id: agent.id, config: predicted.value, createdAt: agent.createdAt, updatedAt: agent.updatedAt };
+  expectRecord(agent, model);
+  return model;
+}
+
+export async function remove(client: ServiceClient, id: string): Promise<void> {
+  const res = await client.deleteAgent(id);
+  expect([200, 404], said(res)).toContain(res.status);
+}
+
+/** Send an invalid body as the generator made it: an object as JSON, a raw body as is. */
+export function sendInvalid(
+  client: ServiceClient,
+  endpoint: "createAgent" | "updateAgent" | "sendMessage",
+  input: InvalidInput,
+  agentId?: string,
+) {
+  rememberTokens(input.body);
+  const body = "raw" in input.body ? { rawBody: input.body.raw as string } : { body: input.body };
+  return client.call(endpoint, { ...body, ...(agentId ? { agentId } : {}) });
+}
