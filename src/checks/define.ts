@@ -1,5 +1,5 @@
+import type { LiteralSearch } from "../client/literals.js";
 import { type ClauseId, type EndpointSpec, isRecord } from "../contract/index.js";
-import type { LiteralSearch } from "./literals.js";
 
 /** What a response-level check sees of one exchange (a structural subset of the client's Exchange). */
 export interface ObservedExchange {

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "vitest";
 import type { Exchange } from "../client/exchange.js";
 import { outgoing, scripted } from "../client/layers/test-support.js";
+import { NO_LITERALS } from "../client/literals.js";
 import type { Violation } from "./define.js";
 import { responseChecks } from "./layer.js";
-import { NO_LITERALS } from "./literals.js";
 
 const context = { authenticated: true, keys: [], tokens: NO_LITERALS, windowSeconds: 60, clockSkewSeconds: 2 };
 

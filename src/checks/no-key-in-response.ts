@@ -1,3 +1,4 @@
+import { literalsOf } from "../client/literals.js";
 import { defineCheck, responseText } from "./define.js";
 
 /**
@@ -11,7 +12,7 @@ export default defineCheck({
   applies: () => true,
   run: (ex, ctx) => {
     const text = responseText(ex);
-    const places = [...(ex.leaks ?? []), ...(ctx.keys.some((k) => text.includes(k)) ? ["the recorded answer"] : [])];
+    const places = [...(ex.leaks ?? []), ...(literalsOf(ctx.keys).foundIn(text) ? ["the recorded answer"] : [])];
     return places.map((where) => ({ expected: "no API key in any response", received: `a key in ${where} (redacted)` }));
   },
 });

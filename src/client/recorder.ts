@@ -3,6 +3,7 @@
  * log line — the harness holds itself to the same rule, so every string it records passes here.
  */
 
+import { literalsOf } from "./literals.js";
 import { redactAuthorizationValue, redactSecrets } from "./redact.js";
 
 /** The shell variable a curl line reads the key from. */
@@ -43,7 +44,7 @@ export class Redactor {
 
   /** Does `text` hold a secret? (a response echoing a key breaks PROFILE §6) */
   leaks(text: string): boolean {
-    return this.secrets.some((s) => text.includes(s));
+    return literalsOf(this.secrets).foundIn(text);
   }
 
   /** An Authorization value with its credential hidden: `Bearer abc` → `Bearer ***` (the scheme stays as sent). */

@@ -4,6 +4,8 @@
  * both scrub with these.
  */
 
+import { literalsOf } from "./literals.js";
+
 /** What a redacted secret reads as. */
 const MASK = "***";
 
@@ -54,6 +56,9 @@ function spellingsOf(secrets: readonly string[]): readonly string[] {
 /** Every occurrence of every secret (also percent-encoded), then every Authorization credential, becomes `***`. */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
   let out = text;
-  for (const spelling of spellingsOf(secrets)) if (out.includes(spelling)) out = out.split(spelling).join(MASK);
+  const spellings = spellingsOf(secrets);
+  // most strings hold no secret: one search says so before any is tried on its own
+  if (literalsOf(spellings).foundIn(out))
+    for (const spelling of spellings) if (out.includes(spelling)) out = out.split(spelling).join(MASK);
   return out.replace(AUTHORIZATION_IN_TEXT, (_all, prefix: string, value: string) => prefix + redactAuthorizationValue(value));
 }

@@ -1,5 +1,4 @@
 import { responseChecks } from "../checks/layer.js";
-import { NO_LITERALS } from "../checks/literals.js";
 import {
   clockReading,
   compose,
@@ -14,6 +13,7 @@ import {
   TransportError,
   undiciTransport,
 } from "../client/index.js";
+import { NO_LITERALS } from "../client/literals.js";
 import { networkAgent } from "../client/network.js";
 import {
   type Agent,

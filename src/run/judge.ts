@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { CheckContext, ObservedExchange, ResponseCheck } from "../checks/define.js";
-import { NO_LITERALS } from "../checks/literals.js";
 import { runChecks } from "../checks/run.js";
+import { NO_LITERALS } from "../client/literals.js";
 import { matchEndpoint } from "../contract/index.js";
 import { findingKey } from "../report/index.js";
 import { KEY_VARIABLES } from "../target/key-roles.js";

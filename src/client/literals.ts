@@ -1,15 +1,16 @@
 /**
- * A growing set of secret strings (platform tokens a run sent) and one question about a text: does
- * it hold any of them? A run of the property suite sends thousands of tokens, and every answer is
- * asked: testing each token with `includes` made this check the costliest code a worker ran
- * (answers × tokens). Here the tokens are grouped by their first characters; a text is searched
- * once per distinct opening (generated tokens share one), and only where one occurs are the
- * tokens of that opening, by length, looked up in a set. The answer is exactly `includes` over
+ * A set of secret strings (the run's API keys, the platform tokens it sent) and one question about
+ * a text: does it hold any of them? Every answer is asked, of its body and each header: testing
+ * each secret with `includes` made the token-leak check and the redaction of the key pool (135
+ * keys on the embedded reference) the costliest code a worker ran (answers × secrets). Here the
+ * secrets are grouped by their first characters; a text is searched once per distinct opening
+ * (generated tokens share one, as do keys of one scheme), and only where one occurs are the
+ * secrets of that opening, by length, looked up in a set. The answer is exactly `includes` over
  * every member.
  */
 
 /** Strings shorter than this are tested one by one (few and rare). */
-const OPENING = 4;
+const OPENING = 3;
 
 export interface LiteralSearch {
   readonly size: number;
@@ -57,3 +58,14 @@ export class LiteralSet implements LiteralSearch {
 
 /** No strings at all: what a run that sent no token asks with. */
 export const NO_LITERALS: LiteralSearch = { size: 0, foundIn: () => false };
+
+const OF_LIST = new WeakMap<readonly string[], LiteralSet>();
+/** The set of a fixed list, made once per list (the list must not change afterwards). */
+export function literalsOf(list: readonly string[]): LiteralSearch {
+  let set = OF_LIST.get(list);
+  if (!set) {
+    set = new LiteralSet(list);
+    OF_LIST.set(list, set);
+  }
+  return set;
+}
