@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import type { Violation } from "../../src/checks/define.js";
-import { NO_LITERALS } from "../../src/checks/literals.js";
 import { runChecks } from "../../src/checks/run.js";
 import { ServiceClient } from "../../src/client/index.js";
+import { NO_LITERALS } from "../../src/client/literals.js";
 import { matchEndpoint, RATE_LIMITS } from "../../src/contract/index.js";
 import { dockerUnavailableReason, type StartedReferenceContainer, startReferenceContainer } from "../../src/target/container.js";
 

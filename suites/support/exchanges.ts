@@ -1,6 +1,5 @@
 import { appendFileSync, existsSync, readFileSync, watch } from "node:fs";
 import { dirname, join } from "node:path";
-import { LiteralSet } from "../../src/checks/literals.js";
 import { RESPONSE_CHECKS } from "../../src/checks/registry.js";
 import { runChecks } from "../../src/checks/run.js";
 import {
@@ -12,6 +11,7 @@ import {
   type ServiceClientOptions,
   TransportError,
 } from "../../src/client/index.js";
+import { LiteralSet } from "../../src/client/literals.js";
 import { isCountedInBuckets, matchEndpoint } from "../../src/contract/index.js";
 import { appendFootprint } from "../../src/plan/footprint.js";
 import {
