@@ -3,6 +3,12 @@ import { ProjectTimes } from "./scripts/vitest-project-times.js";
 import { CHECK_TAGS } from "./src/plan/profiles.js";
 import { EMBEDDED_DEFAULTS } from "./src/target/harness-target.js";
 
+/** A project whose tests start the CLI as child processes runs it compiled (suites/meta/compiled-cli.ts). */
+const compiledCli = (project: string) => ({
+  globalSetup: ["suites/meta/compiled-cli.ts"],
+  env: { AGENT_HARNESS_COMPILED: `.build/compiled-${project}` },
+});
+
 export default defineConfig({
   test: {
     expect: { requireAssertions: true },
@@ -73,6 +79,7 @@ export default defineConfig({
         test: {
           name: "meta",
           sequence: { groupOrder: 4 },
+          ...compiledCli("meta"),
           include: ["suites/meta/**/*.test.ts"],
           // the five-seed repeat run and the fault runs each load both cores: one file at a time
           fileParallelism: false,
@@ -102,6 +109,7 @@ export default defineConfig({
           // child process whose timing checks the fault runs of meta or the bursts of load would starve
           sequence: { groupOrder: 6 },
           include: ["suites/network/**/*.test.ts"],
+          ...compiledCli("network"),
           fileParallelism: false,
           // two rows at a time (a row may be two verify runs): mostly waiting on delays and windows
           maxConcurrency: 2,
@@ -116,6 +124,7 @@ export default defineConfig({
           // targets it starts included; three rows at a time, mostly waiting on windows
           sequence: { groupOrder: 7 },
           include: ["suites/matrix/**/*.test.ts"],
+          ...compiledCli("matrix"),
           maxConcurrency: 3,
           testTimeout: 400_000,
         },

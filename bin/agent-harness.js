@@ -5,9 +5,15 @@
 import { existsSync } from "node:fs";
 
 const source = new URL("../src/cli/main.ts", import.meta.url);
+// A checkout's test suites start the CLI hundreds of times (a verify run per injected fault): they
+// compile it once (scripts/build-package.mjs --outdir DIR, in their globalSetup) and name the tree
+// here, so no start pays for tsx (about 1 s CPU of the 8 a fault run takes: docs/figures.md).
+const compiled = process.env.AGENT_HARNESS_COMPILED;
 try {
   let main;
-  if (existsSync(source)) {
+  if (compiled) {
+    ({ main } = await import(new URL(`../${compiled}/src/cli/main.js`, import.meta.url).href));
+  } else if (existsSync(source)) {
     // tsx's loader hooks see every module imported after register(), node_modules too: through them
     // vitest's own modules took 3-4 times the CPU to load (docs/figures.md). verify's heavy
     // dependencies are imported first, by node alone; its TypeScript then finds them loaded.

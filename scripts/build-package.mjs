@@ -5,13 +5,27 @@
 // Nothing is bundled: the run-time dependencies stay in node_modules, where vitest finds them.
 //
 //   node scripts/build-package.mjs            (npm run build:package; npm pack runs it first)
+//   node scripts/build-package.mjs --outdir .build/compiled
+//                                             (the same tree elsewhere in the checkout, for
+//                                             AGENT_HARNESS_COMPILED: see bin/agent-harness.js)
 import { cpSync, readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 import { build } from "esbuild";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const outdir = join(repoRoot, "dist");
+const { values } = parseArgs({ options: { outdir: { type: "string", default: "dist" } } });
+// inside the checkout: the compiled modules find node_modules and package.json above them
+const outdir = resolve(repoRoot, values.outdir);
+if (
+  !outdir.startsWith(`${repoRoot}/`) ||
+  /^(src|suites|fixtures|bin|scripts|node_modules)(\/|$)/.test(outdir.slice(repoRoot.length + 1))
+) {
+  // it is emptied first: never the checkout itself, its sources, or a folder outside it
+  console.error(`build-package: --outdir must be a folder of its own inside the checkout, not ${values.outdir}`);
+  process.exit(2);
+}
 
 /** What `verify`, `load`, `serve`, `judge`, `cleanup` and `openapi` load: no unit test, no meta or container suite. */
 const SOURCE_DIRS = ["src", "suites/support", "suites/functional", "suites/property", "suites/load", "fixtures"];
@@ -47,4 +61,6 @@ for (const path of DATA) cpSync(join(repoRoot, path), join(outdir, path), { recu
 const files = readdirSync(outdir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
 const kib = Math.round(files.reduce((sum, e) => sum + statSync(join(e.parentPath ?? e.path, e.name)).size, 0) / 1024);
 const ms = Math.round(performance.now() - started);
-console.log(`build-package: ${entryPoints.length} modules → dist/ (${files.length} files, ${kib} KiB) in ${ms} ms`);
+console.log(
+  `build-package: ${entryPoints.length} modules → ${outdir.slice(repoRoot.length + 1)}/ (${files.length} files, ${kib} KiB) in ${ms} ms`,
+);

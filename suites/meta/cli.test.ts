@@ -1,5 +1,5 @@
 import { execFile, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
@@ -62,6 +62,15 @@ describe("meta: the agent-harness CLI", { concurrent: true }, () => {
     const { code, stdout } = await run([command!, "--help"]);
     expect(code).toBe(0);
     expect(stdout).toMatch(/usage: agent-harness/);
+  });
+
+  test("the children run the CLI compiled for this project; a compiled tree that is not there is exit 2 in one line", async () => {
+    const compiled = process.env.AGENT_HARNESS_COMPILED;
+    expect(compiled && existsSync(join(compiled, "src/cli/main.js")), `compiled CLI in ${compiled}`).toBe(true);
+    const { code, stderr } = await run(["--help"], { AGENT_HARNESS_COMPILED: ".build/not-compiled" });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/cannot load the CLI: .*\.build\/not-compiled\/src\/cli\/main\.js/);
+    expect(stderr.trim().split("\n")).toHaveLength(1);
   });
 
   test("an unreachable target exits 2, naming it, with no cleanup line and no report folder", async () => {
