@@ -1,5 +1,6 @@
 import * as hdr from "hdr-histogram-js";
 import { formatMs, newHistogram } from "../histogram.js";
+import { FLOOD_SHAPES, type FloodOutcome, floodLine, floodReached } from "./floods.js";
 import type { Shard } from "./plan.js";
 
 /** A histogram in µs as a shard writes it: HDR's compressed encoding, merged exactly by adding. */
@@ -25,8 +26,8 @@ export interface TenantTally {
   errors: number;
 }
 
-/** The phases noisy-neighbour compares, for every tenant but the flooding one. */
-const PHASES = ["calm", "flooded"] as const;
+/** The phases noisy-neighbour compares, for every tenant but the flooding one: calm, then one per flood shape. */
+const PHASES = ["calm", ...FLOOD_SHAPES] as const;
 export type Phase = (typeof PHASES)[number];
 
 /**
@@ -38,7 +39,9 @@ export class CapacityTally {
   /** interval index → endpoint label → admitted latency */
   readonly intervals = new Map<number, Map<string, hdr.Histogram>>();
   readonly tenants = new Map<string, TenantTally>();
-  readonly phases = new Map<Phase, { latency: hdr.Histogram; unexpected: number }>();
+  readonly phases = new Map<Phase, { latency: hdr.Histogram; unexpected: number; errors: number }>();
+  /** what each flood achieved (in the one shard that holds the flooding tenant) */
+  readonly floods: FloodOutcome[] = [];
   /** how late the generator sent each request after it was due */
   readonly sendLag = newHistogram();
   readonly counts = { sent: 0, admitted: 0, refused: 0, unexpected: 0, errors: 0, skipped: 0 };
@@ -55,7 +58,7 @@ export class CapacityTally {
   phase(phase: Phase) {
     let p = this.phases.get(phase);
     if (!p) {
-      p = { latency: newHistogram(), unexpected: 0 };
+      p = { latency: newHistogram(), unexpected: 0, errors: 0 };
       this.phases.set(phase, p);
     }
     return p;
@@ -87,6 +90,7 @@ export class CapacityTally {
       phases: Object.fromEntries([...this.phases].map(([p, v]) => [p, { ...v, latency: encodeHistogram(v.latency) }])),
       sendLag: encodeHistogram(this.sendLag),
       counts: { ...this.counts },
+      floods: [...this.floods],
     };
   }
 
@@ -108,7 +112,9 @@ export class CapacityTally {
       const mine = this.phase(phase);
       mine.latency.add(decodeHistogram(v.latency));
       mine.unexpected += v.unexpected;
+      mine.errors += v.errors ?? 0;
     }
+    this.floods.push(...(other.floods ?? []));
     this.sendLag.add(decodeHistogram(other.sendLag));
     for (const k of Object.keys(this.counts) as Array<keyof CapacityTally["counts"]>) this.counts[k] += other.counts[k];
   }
@@ -117,9 +123,10 @@ export class CapacityTally {
 export interface EncodedTally {
   intervals: Array<{ index: number; endpoints: Record<string, string> }>;
   tenants: Record<string, Omit<TenantTally, "latency"> & { latency: string }>;
-  phases: Record<string, { latency: string; unexpected: number }>;
+  phases: Record<string, { latency: string; unexpected: number; errors?: number }>;
   sendLag: string;
   counts: CapacityTally["counts"];
+  floods?: FloodOutcome[];
 }
 
 /** The drive's settings as its figures repeat them. */
@@ -150,14 +157,29 @@ interface TenantFigure {
   unexpected: number;
 }
 
-/** The noisy-neighbour comparison: every other tenant's figures, calm and while one floods. */
-export interface NeighbourFigures {
-  flooder: string;
-  calm: { p99Ms: number; count: number; unexpected: number };
-  flooded: { p99Ms: number; count: number; unexpected: number };
-  /** the flooded p99 may be at most this */
+/** The other tenants' figures in one phase of noisy-neighbour. */
+export interface PhaseFigures {
+  p99Ms: number;
+  count: number;
+  unexpected: number;
+  errors: number;
+}
+
+/** One flood shape against the calm phase: what the flood achieved, and how the others fared meanwhile. */
+export interface FloodFigures extends PhaseFigures {
+  flood: FloodOutcome;
+  /** the flood reached its intended rate, slots or sockets (FLOOD_DEFAULTS.reachedShare): else no verdict */
+  reached: boolean;
+  /** the others' p99 while it ran may be at most this */
   allowedP99Ms: number;
   passed: boolean;
+}
+
+/** The noisy-neighbour comparison: every other tenant's figures, calm and during each flood shape. */
+export interface NeighbourFigures {
+  flooder: string;
+  calm: PhaseFigures;
+  floods: FloodFigures[];
 }
 
 /** What load.json holds of a capacity run, besides every scenario's figures. */
@@ -226,36 +248,59 @@ export function capacityFigures(tally: CapacityTally, settings: CapacitySettings
     },
   };
   if (settings.flooder) {
-    const phase = (p: Phase) => {
+    const phase = (p: Phase): PhaseFigures => {
       const v = tally.phases.get(p);
-      return { p99Ms: v ? percentileMs(v.latency, 99) : 0, count: v?.latency.totalCount ?? 0, unexpected: v?.unexpected ?? 0 };
+      return {
+        p99Ms: v ? percentileMs(v.latency, 99) : 0,
+        count: v?.latency.totalCount ?? 0,
+        unexpected: v?.unexpected ?? 0,
+        errors: v?.errors ?? 0,
+      };
     };
     const calm = phase("calm");
-    const flooded = phase("flooded");
     const allowedP99Ms = calm.p99Ms * NEIGHBOUR_TOLERANCE.factor + NEIGHBOUR_TOLERANCE.plusMs;
     figures.neighbours = {
       flooder: settings.flooder,
       calm,
-      flooded,
-      allowedP99Ms,
-      passed: flooded.p99Ms <= allowedP99Ms && flooded.unexpected <= calm.unexpected,
+      floods: tally.floods.map((flood) => {
+        const during = phase(flood.shape);
+        const served = (flood.probes?.failed ?? 0) === 0;
+        return {
+          ...during,
+          flood,
+          reached: floodReached(flood),
+          allowedP99Ms,
+          passed: during.p99Ms <= allowedP99Ms && during.unexpected <= calm.unexpected && during.errors <= calm.errors && served,
+        };
+      }),
     };
   }
   return figures;
 }
 
 /**
- * noisy-neighbour's verdict on the figures (one process's or a merge's): the other tenants'
- * admitted p99 and unexpected 429s while one floods, against their calm phase.
+ * noisy-neighbour's verdicts on the figures (one process's or a merge's), one per flood shape that
+ * reached its intent: the other tenants' admitted p99, unexpected 429s and errors while it ran,
+ * against their calm phase (and the connection hog's fresh clients, every one served).
  */
-export function neighboursVerdict(n: NeighbourFigures) {
-  return {
-    ok: n.passed,
-    clause: "limits.tier",
-    check: "noisy-neighbour",
-    expected: `while ${n.flooder} floods, the other tenants' admitted p99 stays within ×${NEIGHBOUR_TOLERANCE.factor} + ${NEIGHBOUR_TOLERANCE.plusMs} ms of the calm phase and no more of their requests are refused unexpectedly`,
-    received: `p99 ${formatMs(n.calm.p99Ms)} ms calm → ${formatMs(n.flooded.p99Ms)} ms flooded (at most ${formatMs(n.allowedP99Ms)}); unexpected 429s ${n.calm.unexpected} calm → ${n.flooded.unexpected} flooded`,
-  } as const;
+export function neighboursVerdicts(n: NeighbourFigures) {
+  return n.floods
+    .filter((f) => f.reached)
+    .map(
+      (f) =>
+        ({
+          ok: f.passed,
+          clause: "limits.tier",
+          check: `noisy-neighbour ${f.flood.shape}`,
+          expected: `while ${n.flooder} floods (${f.flood.shape}), the other tenants' admitted p99 stays within ×${NEIGHBOUR_TOLERANCE.factor} + ${NEIGHBOUR_TOLERANCE.plusMs} ms of the calm phase, no more of their requests are refused unexpectedly or fail, and a new client is served`,
+          received: `${floodLine(f.flood)}; the others' p99 ${formatMs(n.calm.p99Ms)} ms calm → ${formatMs(f.p99Ms)} ms (at most ${formatMs(f.allowedP99Ms)}); unexpected 429s ${n.calm.unexpected} → ${f.unexpected}; errors ${n.calm.errors} → ${f.errors}${f.flood.probes?.firstFailure ? `; a new client got ${f.flood.probes.firstFailure}` : ""}`,
+        }) as const,
+    );
+}
+
+/** The floods that did not reach what they set out to do: no verdict on them (the generator's headroom). */
+export function unreachedFloods(n: NeighbourFigures): string[] {
+  return n.floods.filter((f) => !f.reached).map((f) => floodLine(f.flood));
 }
 
 /** The CLI's lines of a capacity run under its verdict. */
@@ -271,7 +316,11 @@ export function capacityLines(c: CapacityFigures): string[] {
     ...(c.mostRefused.length ? [`most refused: ${c.mostRefused.slice(0, 3).map(tenant).join("; ")}`] : []),
     ...(n
       ? [
-          `noisy-neighbour (${n.flooder} floods): the others' p99 ${formatMs(n.calm.p99Ms)} ms calm → ${formatMs(n.flooded.p99Ms)} ms flooded (at most ${formatMs(n.allowedP99Ms)}), unexpected 429s ${n.calm.unexpected} → ${n.flooded.unexpected}`,
+          `noisy-neighbour (${n.flooder} floods): the others' p99 ${formatMs(n.calm.p99Ms)} ms calm`,
+          ...n.floods.map(
+            (f) =>
+              `  ${floodLine(f.flood)}${f.reached ? "" : " (not reached: no verdict)"}: the others' p99 ${formatMs(f.p99Ms)} ms (at most ${formatMs(f.allowedP99Ms)}), unexpected 429s ${n.calm.unexpected} → ${f.unexpected}, errors ${n.calm.errors} → ${f.errors}`,
+          ),
         ]
       : []),
     `headroom: ${c.headroom.note}`,

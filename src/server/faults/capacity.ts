@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { RateBucket } from "../ratelimit.js";
 import { type FaultRecord, fault } from "./tools.js";
 
@@ -13,6 +14,16 @@ import { type FaultRecord, fault } from "./tools.js";
  * workers; the meta suite checks), so every other suite passes against each.
  */
 export const MANY_TENANTS = 45;
+
+/** refusal-storm-slows-everyone: refusals a second that wake it, and the wait it adds */
+const REFUSAL_STORM_PER_SECOND = 200;
+const STORM_DELAY_MS = 300;
+/** unknown-key-global-lock: how long a 401 holds the lock */
+const LOCK_MS = 3;
+/** budget-end-stalls-server */
+const STALL_MS = 250;
+/** connection-cap: above what a verify run or the steady drive opens, below the connection hog's sockets */
+const CONNECTION_CAP = 160;
 
 export const CAPACITY_FAULTS: FaultRecord = {
   "refusals-charge-neighbour-tier": fault(
@@ -41,4 +52,63 @@ export const CAPACITY_FAULTS: FaultRecord = {
       };
     },
   ),
+
+  /* the flood shapes of noisy-neighbour (src/load/capacity/floods.ts): each defect wakes only under its own */
+
+  // a limiter whose refusals contend for what every request needs: harmless at a few 429s a second
+  "refusal-storm-slows-everyone": fault(
+    "limits.tier",
+    `while more than ${REFUSAL_STORM_PER_SECOND} requests a second are refused server-wide, every request waits ${STORM_DELAY_MS} ms`,
+    (app, ctx) => {
+      const refusedAt: number[] = [];
+      let first = 0;
+      app.addHook("onSend", async (_req, reply, payload) => {
+        if (reply.statusCode === 429) refusedAt.push(ctx.clock.now());
+        return payload;
+      });
+      app.addHook("onRequest", async () => {
+        const now = ctx.clock.now();
+        while (first < refusedAt.length && refusedAt[first]! < now - 1000) first++;
+        if (first > 10_000) {
+          refusedAt.splice(0, first);
+          first = 0;
+        }
+        if (refusedAt.length - first > REFUSAL_STORM_PER_SECOND) await sleep(STORM_DELAY_MS);
+      });
+    },
+  ),
+  // an unknown key's path that takes a lock every request waits on (a revoked-keys table, say)
+  "unknown-key-global-lock": fault(
+    "limits.tier",
+    `a request with an unknown key holds a server-wide lock for ${LOCK_MS} ms that every request waits on`,
+    (app) => {
+      let lock: Promise<unknown> = Promise.resolve();
+      app.addHook("onRequest", async () => {
+        await lock;
+      });
+      app.addHook("onSend", async (_req, reply, payload) => {
+        if (reply.statusCode === 401) lock = lock.then(() => sleep(LOCK_MS));
+        return payload;
+      });
+    },
+  ),
+  // cleaning up after a reply stopped at its time budget holds the whole server (a synchronous flush, say)
+  "budget-end-stalls-server": fault(
+    "limits.concurrency",
+    `a message stopped at its time budget stalls every request for ${STALL_MS} ms`,
+    (app) => {
+      let stalled: Promise<unknown> = Promise.resolve();
+      app.addHook("onRequest", async () => {
+        await stalled;
+      });
+      app.addHook("onSend", async (_req, reply, payload) => {
+        if (reply.statusCode === 503) stalled = sleep(STALL_MS);
+        return payload;
+      });
+    },
+  ),
+  // a cap on open connections that idle keep-alive sockets fill: a new client is turned away
+  "connection-cap": fault("limits.tier", `past ${CONNECTION_CAP} open connections the server drops new ones`, (app) => {
+    app.server.maxConnections = CONNECTION_CAP;
+  }),
 };

@@ -1,0 +1,343 @@
+import { connect as netConnect, type Socket } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import { connect as tlsConnect } from "node:tls";
+import { type Dispatcher, request } from "undici";
+import { networkAgent } from "../../client/network.js";
+import { JSON_CONTENT_TYPE, newApiKey } from "../../contract/index.js";
+import { type LoadRequest, messageTo, requestTo } from "../requests.js";
+
+/**
+ * The shapes a real runaway client takes, each a phase of noisy-neighbour's flood (PROFILE §7: one
+ * account's excess is refused without harming the others):
+ * - refusal-storm: one tenant as fast as its connections allow, up to `--flood-rate` (a retry loop
+ *   with no back-off): nearly every answer a 429;
+ * - unknown-key-storm: the same rate with keys the service does not know (a leaked key, revoked,
+ *   still in a script): every answer a 401;
+ * - stream-hog: one tenant holding its agent's ten message slots open until the time budget
+ *   ends each (a model that never answers), back to back;
+ * - connection-hog: many idle keep-alive sockets; meanwhile a new client connects every
+ *   `PROBE_EVERY_MS` as another tenant, and must be served.
+ */
+export const FLOOD_SHAPES = ["refusal-storm", "unknown-key-storm", "stream-hog", "connection-hog"] as const;
+export type FloodShape = (typeof FLOOD_SHAPES)[number];
+
+export const FLOOD_DEFAULTS = {
+  /** requests a second of the two storms: more than a thousand reach the reference on two cores */
+  ratePerSecond: 1500,
+  /** idle sockets of the connection hog */
+  sockets: 256,
+  /** a flood that reached less than this share of what it intended is no flood: inconclusive */
+  reachedShare: 0.9,
+} as const;
+
+/** The connection hog's fresh clients: one new connection this often, as another tenant. */
+const PROBE_EVERY_MS = 250;
+/** Connections the storms send on (each one request at a time): enough for the rate at a few ms a round trip. */
+const STORM_CONNECTIONS = 32;
+/** The storms' requests unanswered at once, at most: past it the service is holding the storm back. */
+const MAX_IN_FLIGHT = 2000;
+/** The storms' scheduler ticks this often; a tick this late is the generator falling behind. */
+const TICK_MS = 5;
+const GENERATOR_LATE_MS = 50;
+
+/** One flood phase: its shape and its span (ms after the drive starts). */
+export interface FloodSegment {
+  shape: FloodShape;
+  fromMs: number;
+  toMs: number;
+}
+
+/** The flood phase (from `fromMs` to the drive's end) cut in equal segments, one per shape, in the order given. */
+export function floodSegments(fromMs: number, toMs: number, shapes: readonly FloodShape[]): FloodSegment[] {
+  const span = (toMs - fromMs) / Math.max(1, shapes.length);
+  return shapes.map((shape, i) => ({ shape, fromMs: fromMs + i * span, toMs: fromMs + (i + 1) * span }));
+}
+
+/** What a flood achieved: the generator's proof that it flooded, and what the service answered it. */
+export interface FloodOutcome {
+  shape: FloodShape;
+  /** what it set out to hold: requests a second, slots or sockets */
+  intended: number;
+  achieved: number;
+  unit: "req/s" | "slots" | "sockets";
+  /** the flood's answers refused (429 or 401) a second: the service-wide refusals it caused */
+  refusedPerSecond: number;
+  /** requests the flood sent (sockets opened, for the connection hog) */
+  sent: number;
+  /** a storm whose unanswered requests reached this many: the service held it back */
+  heldBack?: number;
+  /** the connection hog's fresh clients: tried, and those that got no answer */
+  probes?: { tried: number; failed: number; firstFailure?: string };
+}
+
+export const floodReached = (o: FloodOutcome) => o.achieved >= o.intended * FLOOD_DEFAULTS.reachedShare;
+
+/** What a flood needs of the drive: the target, the flooding tenant, a calm tenant for the fresh clients. */
+export interface FloodTarget {
+  baseUrl: string;
+  /** the flooding tenant's key and its agent (a Get on it for the refusal storm) */
+  floodKey: string;
+  floodAgent: string;
+  /** the agent the stream hog holds: one whose replies run to the time budget */
+  hogAgent: string | undefined;
+  /** the connection hog's fresh client: a request of another tenant on a new connection; what went wrong, if anything */
+  freshClient: () => Promise<string | undefined>;
+  messageTimeoutSeconds: number;
+  ratePerSecond: number;
+  sockets: number;
+  signal: AbortSignal;
+}
+
+type Answer = { status: number } | { error: string };
+
+/** Run one flood segment; `startedAt` is the drive's start (Date.now()). */
+export async function runFlood(segment: FloodSegment, target: FloodTarget, startedAt: number): Promise<FloodOutcome> {
+  const wait = startedAt + segment.fromMs - Date.now();
+  if (wait > 0) await sleep(wait, undefined, { signal: target.signal }).catch(() => undefined);
+  const until = startedAt + segment.toMs;
+  switch (segment.shape) {
+    case "refusal-storm":
+      return storm(
+        segment.shape,
+        target,
+        until,
+        () => requestTo("getAgent", { agentId: target.floodAgent }),
+        () => target.floodKey,
+      );
+    case "unknown-key-storm": {
+      // a handful of revoked keys, as a leaked key copied into a few scripts
+      const revoked = Array.from({ length: 4 }, () => newApiKey());
+      let n = 0;
+      return storm(
+        segment.shape,
+        target,
+        until,
+        () => requestTo("listAgents", { query: { limit: "1" } }),
+        () => revoked[n++ % 4]!,
+      );
+    }
+    case "stream-hog":
+      return streamHog(target, until);
+    case "connection-hog":
+      return connectionHog(target, until);
+  }
+}
+
+async function send(dispatcher: Dispatcher, target: FloodTarget, req: LoadRequest, key: string): Promise<Answer> {
+  const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+  try {
+    const answer = await request(target.baseUrl.replace(/\/+$/, "") + req.path, {
+      method: req.method,
+      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { "content-type": JSON_CONTENT_TYPE } : {}) },
+      ...(body !== undefined ? { body } : {}),
+      dispatcher,
+      signal: target.signal,
+      headersTimeout: (target.messageTimeoutSeconds + 30) * 1000,
+      bodyTimeout: (target.messageTimeoutSeconds + 30) * 1000,
+    });
+    await answer.body.dump();
+    return { status: answer.statusCode };
+  } catch (err) {
+    return { error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+const refused = (a: Answer) => "status" in a && (a.status === 429 || a.status === 401);
+
+/**
+ * Requests at the rate, each sent when due whatever the answers before it (an open model: a service
+ * that slows does not slow the storm), until MAX_IN_FLIGHT wait unanswered: then the service is
+ * holding the storm back, which is flood enough. What is still in flight at the segment's end is
+ * abandoned, so a storm never spills into the next phase.
+ */
+async function storm(
+  shape: FloodShape,
+  target: FloodTarget,
+  until: number,
+  next: () => LoadRequest,
+  key: () => string,
+): Promise<FloodOutcome> {
+  const dispatcher = networkAgent(STORM_CONNECTIONS);
+  const stop = new AbortController();
+  const signal = AbortSignal.any([target.signal, stop.signal]);
+  const from = Date.now();
+  let sent = 0;
+  let refusals = 0;
+  let heldBack = false;
+  let lateTicks = 0;
+  let ticks = 0;
+  const inFlight = new Set<Promise<void>>();
+  let tickDue = from;
+  while (!signal.aborted && Date.now() < until) {
+    const now = Date.now();
+    ticks++;
+    if (now - tickDue > GENERATOR_LATE_MS) lateTicks++;
+    const due = Math.min(
+      Math.floor(((now - from) * target.ratePerSecond) / 1000),
+      Math.ceil(((until - from) * target.ratePerSecond) / 1000),
+    );
+    while (sent < due) {
+      if (inFlight.size >= MAX_IN_FLIGHT) {
+        heldBack = true;
+        break;
+      }
+      sent++;
+      const answer = send(dispatcher, { ...target, signal }, next(), key()).then((a) => {
+        if (refused(a)) refusals++;
+      });
+      inFlight.add(answer);
+      void answer.finally(() => inFlight.delete(answer));
+    }
+    tickDue = Date.now() + TICK_MS;
+    await sleep(TICK_MS);
+  }
+  const seconds = Math.max(0.001, (Date.now() - from) / 1000);
+  stop.abort();
+  await Promise.allSettled([...inFlight]);
+  await dispatcher.destroy();
+  // the generator's own loop ran late: what it sent says nothing of what it could have
+  const generatorLate = lateTicks > ticks * 0.05;
+  return {
+    shape,
+    intended: target.ratePerSecond,
+    // held back by the service (and on time itself): the storm is at its fullest
+    achieved: heldBack && !generatorLate ? target.ratePerSecond : Math.round(sent / seconds),
+    unit: "req/s",
+    refusedPerSecond: Math.round(refusals / seconds),
+    sent,
+    ...(heldBack ? { heldBack: MAX_IN_FLIGHT } : {}),
+  };
+}
+
+/** Ten messages held to the time budget on one agent, each sent again as soon as it ends. */
+async function streamHog(target: FloodTarget, until: number): Promise<FloodOutcome> {
+  const slots = 10;
+  const from = Date.now();
+  const hogAgent = target.hogAgent;
+  let heldMs = 0;
+  let sent = 0;
+  let refusals = 0;
+  if (hogAgent) {
+    const dispatcher = networkAgent(slots);
+    // a message still held at the segment's end is let go: the hog never spills into the next phase
+    const signal = AbortSignal.any([target.signal, AbortSignal.timeout(Math.max(1, until - Date.now()))]);
+    const slot = async () => {
+      while (!target.signal.aborted && Date.now() < until) {
+        const start = Date.now();
+        sent++;
+        const answer = await send(dispatcher, { ...target, signal }, messageTo(hogAgent, { text: "hold" }), target.floodKey);
+        heldMs += Math.min(Date.now(), until) - start;
+        if (refused(answer)) {
+          refusals++;
+          // a refusal frees nothing: wait the window out rather than storm (that is another shape)
+          await sleep(Math.min(1000, Math.max(0, until - Date.now())));
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: slots }, slot));
+    await dispatcher.destroy();
+  }
+  const ms = Math.max(1, Date.now() - from);
+  return {
+    shape: "stream-hog",
+    intended: slots,
+    achieved: Math.round((heldMs / ms) * 10) / 10,
+    unit: "slots",
+    refusedPerSecond: Math.round(refusals / (ms / 1000)),
+    sent,
+  };
+}
+
+/** One keep-alive socket: a request of the flooding tenant, answered, then idle until closed. */
+function idleSocket(target: FloodTarget): Promise<Socket> {
+  const url = new URL(target.baseUrl);
+  const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+  const path = `${url.pathname.replace(/\/+$/, "")}/agents?limit=1`;
+  return new Promise((resolve, reject) => {
+    const socket: Socket =
+      url.protocol === "https:"
+        ? tlsConnect({ host: url.hostname, port, servername: url.hostname, rejectUnauthorized: false })
+        : netConnect({ host: url.hostname, port });
+    socket.setTimeout(10_000, () => socket.destroy(new Error("no answer within 10 s")));
+    socket.once("error", reject);
+    socket.once(url.protocol === "https:" ? "secureConnect" : "connect", () =>
+      socket.write(
+        `GET ${path} HTTP/1.1\r\nhost: ${url.host}\r\nauthorization: Bearer ${target.floodKey}\r\nconnection: keep-alive\r\n\r\n`,
+      ),
+    );
+    socket.once("data", () => {
+      socket.setTimeout(0);
+      socket.removeListener("error", reject);
+      socket.on("error", () => socket.destroy());
+      resolve(socket);
+    });
+  });
+}
+
+/** `sockets` idle keep-alive sockets held (reopened when the service closes one), and fresh clients of another tenant. */
+async function connectionHog(target: FloodTarget, until: number): Promise<FloodOutcome> {
+  const from = Date.now();
+  const open = new Set<Socket>();
+  let openedMs = 0;
+  let sent = 0;
+  let lastChange = from;
+  const account = () => {
+    const now = Date.now();
+    openedMs += open.size * (now - lastChange);
+    lastChange = now;
+  };
+  const hold = async () => {
+    while (!target.signal.aborted && Date.now() < until) {
+      sent++;
+      const socket = await idleSocket(target).catch(() => undefined);
+      if (!socket) {
+        await sleep(Math.min(100, Math.max(0, until - Date.now())));
+        continue;
+      }
+      account();
+      open.add(socket);
+      await new Promise<void>((resolve) => {
+        socket.once("close", () => resolve());
+        const left = until - Date.now();
+        setTimeout(() => resolve(), Math.max(0, left)).unref();
+      });
+      account();
+      open.delete(socket);
+      socket.destroy();
+    }
+  };
+  const probes = { tried: 0, failed: 0 } as NonNullable<FloodOutcome["probes"]>;
+  const probe = async () => {
+    while (!target.signal.aborted && Date.now() < until) {
+      await sleep(PROBE_EVERY_MS);
+      if (Date.now() >= until) break;
+      probes.tried++;
+      const failure = await target.freshClient();
+      if (failure) {
+        probes.failed++;
+        probes.firstFailure ??= failure;
+      }
+    }
+  };
+  await Promise.all([...Array.from({ length: target.sockets }, hold), probe()]);
+  account();
+  for (const s of open) s.destroy();
+  const ms = Math.max(1, Date.now() - from);
+  return {
+    shape: "connection-hog",
+    intended: target.sockets,
+    achieved: Math.round(openedMs / ms),
+    unit: "sockets",
+    refusedPerSecond: 0,
+    sent,
+    probes,
+  };
+}
+
+/** For the report and findings: "refusal-storm 1,480 req/s of 1,500 (1,400 refused a second)". */
+export function floodLine(o: FloodOutcome): string {
+  const refusedPart = o.refusedPerSecond ? `, ${o.refusedPerSecond.toLocaleString("en")} refused a second` : "";
+  const heldPart = o.heldBack ? `, held back by the service at ${o.heldBack.toLocaleString("en")} unanswered` : "";
+  const probePart = o.probes ? `, fresh clients ${o.probes.tried - o.probes.failed} of ${o.probes.tried} served` : "";
+  return `${o.shape} ${o.achieved.toLocaleString("en")} ${o.unit} of ${o.intended.toLocaleString("en")}${refusedPart}${heldPart}${probePart}`;
+}
