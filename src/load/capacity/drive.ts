@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Dispatcher, request } from "undici";
 import { mulberry32 } from "../../arbitraries/json-schema.js";
@@ -23,7 +24,7 @@ import {
   type TenantKey,
   tenantsOf,
 } from "./plan.js";
-import { type CapacitySettings, CapacityTally, type Phase } from "./tally.js";
+import { type CapacitySettings, CapacityTally, HEADROOM_LAG_MS, type Phase } from "./tally.js";
 
 /** The scheduler looks for due arrivals at least this often (ms). */
 const TICK_MS = 5;
@@ -90,6 +91,10 @@ export class CapacityDrive {
       offeredPerSecond: Math.round(offered * 10) / 10,
       ...(this.flooder ? { flooder: this.flooder } : {}),
       ...(options.shard ? { shard: options.shard } : {}),
+      service: {
+        where: ctx.target.kind === "external" ? "elsewhere" : ctx.target.ownProcess ? "a process of its own" : "this process",
+        cores: availableParallelism(),
+      },
     };
     // the Remaining judgement needs each tenant's tier (src/load/concurrency-checks.ts)
     for (const a of this.accounts) for (const k of a.keys) ctx.concurrency.knowTier(k.key, a.tierLimit);
@@ -273,7 +278,15 @@ export class CapacityDrive {
       this.tally.counts.skipped++;
       return;
     }
-    this.tally.sendLag.recordValue(Math.max(1, Math.round((Date.now() - dueAt) * 1000)));
+    const lagMs = Date.now() - dueAt;
+    this.tally.sendLag.recordValue(Math.max(1, Math.round(lagMs * 1000)));
+    // the others' sends in each phase: late ones mean the generator, not the service, set their latency
+    const phase = s.account.id === this.flooder ? undefined : this.phaseOf(dueAt - this.startedAt);
+    if (phase) {
+      const p = this.tally.phase(phase);
+      p.sent++;
+      if (lagMs > HEADROOM_LAG_MS) p.late++;
+    }
     const agentId = s.stream.agentOwner ? this.agentOf.get(s.stream.agentOwner) : undefined;
     let req: LoadRequest;
     switch (shape) {
@@ -356,6 +369,7 @@ export class CapacityDrive {
     } else if (res.status === 429) {
       tenant.refused++;
       this.tally.counts.refused++;
+      if (phase) this.tally.phase(phase).refused++;
     }
     return res;
   }

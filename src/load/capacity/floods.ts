@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { connect as netConnect, type Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { connect as tlsConnect } from "node:tls";
@@ -32,13 +33,20 @@ export const FLOOD_DEFAULTS = {
 
 /** The connection hog's fresh clients: one new connection this often, as another tenant. */
 const PROBE_EVERY_MS = 250;
-/** Connections the storms send on (each one request at a time): enough for the rate at a few ms a round trip. */
-const STORM_CONNECTIONS = 32;
-/** The storms' requests unanswered at once, at most: past it the service is holding the storm back. */
-const MAX_IN_FLIGHT = 2000;
-/** The storms' scheduler ticks this often; a tick this late is the generator falling behind. */
+/**
+ * Connections the storms send on, one request at a time each (a runaway's pool): at 1,500 a second
+ * a round trip may take up to 40 ms before the pool is the bound. No request waits in the client
+ * for a connection: one that would is counted as held back, not queued (a queue in the generator
+ * would measure the generator).
+ */
+const STORM_CONNECTIONS = 64;
+/** The storms' scheduler ticks this often; a tick later than GENERATOR_LATE_MS is the generator falling behind. */
 const TICK_MS = 5;
 const GENERATOR_LATE_MS = 50;
+/** The storm's ticks that may run late (a GC pause, a busy neighbour) before its own lateness decides its rate. */
+const LATE_TICKS_SHARE = 0.05;
+/** A storm held back by the service: every connection awaited an answer while requests were due, in this share of its ticks. */
+const HELD_BACK_SHARE = 0.5;
 
 /** One flood phase: its shape and its span (ms after the drive starts). */
 export interface FloodSegment {
@@ -60,17 +68,28 @@ export interface FloodOutcome {
   intended: number;
   achieved: number;
   unit: "req/s" | "slots" | "sockets";
-  /** the flood's answers refused (429 or 401) a second: the service-wide refusals it caused */
+  /** the flood's answers refused (429 or 401) a second */
   refusedPerSecond: number;
+  /** how long it ran */
+  seconds: number;
   /** requests the flood sent (sockets opened, for the connection hog) */
   sent: number;
-  /** a storm whose unanswered requests reached this many: the service held it back */
-  heldBack?: number;
+  /** how the service, not the generator, kept the flood short of its intent (every connection awaiting answers; sockets closed): it flooded enough */
+  heldBack?: string;
+  /** the storm's own scheduler ran late (more than GENERATOR_LATE_MS, in more than LATE_TICKS_SHARE of its ticks): its rate says nothing of the service */
+  generatorLate?: { share: number; worstMs: number };
   /** the connection hog's fresh clients: tried, and those that got no answer */
   probes?: { tried: number; failed: number; firstFailure?: string };
 }
 
-export const floodReached = (o: FloodOutcome) => o.achieved >= o.intended * FLOOD_DEFAULTS.reachedShare;
+/** Why the flood did not do what it set out to (its rate, slots or sockets, unless the service held it back; its generator on time); undefined when it did. */
+export function floodShortBecause(o: FloodOutcome): string | undefined {
+  if (o.generatorLate)
+    return `the generator's own scheduler ran over ${GENERATOR_LATE_MS} ms late in ${Math.round(o.generatorLate.share * 100)}% of its ticks (worst ${o.generatorLate.worstMs} ms)`;
+  if (o.heldBack === undefined && o.achieved < o.intended * FLOOD_DEFAULTS.reachedShare)
+    return `it reached ${Math.round((o.achieved / Math.max(1, o.intended)) * 100)}% of its intent, under ${FLOOD_DEFAULTS.reachedShare * 100}%`;
+  return undefined;
+}
 
 /** What a flood needs of the drive: the target, the flooding tenant, a calm tenant for the fresh clients. */
 export interface FloodTarget {
@@ -146,9 +165,10 @@ const refused = (a: Answer) => "status" in a && (a.status === 429 || a.status ==
 
 /**
  * Requests at the rate, each sent when due whatever the answers before it (an open model: a service
- * that slows does not slow the storm), until MAX_IN_FLIGHT wait unanswered: then the service is
- * holding the storm back, which is flood enough. What is still in flight at the segment's end is
- * abandoned, so a storm never spills into the next phase.
+ * that slows does not slow the storm), on STORM_CONNECTIONS connections. A request due while every
+ * connection awaits an answer is not sent (a runaway's pool is full too): the service held the storm
+ * back. What is still in flight at the segment's end is abandoned, so a storm never spills into the
+ * next phase.
  */
 async function storm(
   shape: FloodShape,
@@ -160,52 +180,59 @@ async function storm(
   const dispatcher = networkAgent(STORM_CONNECTIONS);
   const stop = new AbortController();
   const signal = AbortSignal.any([target.signal, stop.signal]);
+  // one listener a request in flight: as many as connections, by design
+  setMaxListeners(STORM_CONNECTIONS * 2, signal);
   const from = Date.now();
+  const total = Math.ceil(((until - from) * target.ratePerSecond) / 1000);
   let sent = 0;
+  let dropped = 0;
   let refusals = 0;
-  let heldBack = false;
+  let fullTicks = 0;
   let lateTicks = 0;
+  let worstLateMs = 0;
   let ticks = 0;
-  const inFlight = new Set<Promise<void>>();
+  let inFlight = 0;
   let tickDue = from;
   while (!signal.aborted && Date.now() < until) {
     const now = Date.now();
     ticks++;
     if (now - tickDue > GENERATOR_LATE_MS) lateTicks++;
-    const due = Math.min(
-      Math.floor(((now - from) * target.ratePerSecond) / 1000),
-      Math.ceil(((until - from) * target.ratePerSecond) / 1000),
-    );
-    while (sent < due) {
-      if (inFlight.size >= MAX_IN_FLIGHT) {
-        heldBack = true;
-        break;
-      }
+    worstLateMs = Math.max(worstLateMs, now - tickDue);
+    const due = Math.min(Math.floor(((now - from) * target.ratePerSecond) / 1000), total);
+    while (sent + dropped < due && inFlight < STORM_CONNECTIONS) {
       sent++;
-      const answer = send(dispatcher, { ...target, signal }, next(), key()).then((a) => {
+      inFlight++;
+      void send(dispatcher, { ...target, signal }, next(), key()).then((a) => {
+        inFlight--;
         if (refused(a)) refusals++;
       });
-      inFlight.add(answer);
-      void answer.finally(() => inFlight.delete(answer));
+    }
+    // what the full pool could not send is dropped, not owed: the next tick sends at the intended rate
+    if (sent + dropped < due) {
+      fullTicks++;
+      dropped = due - sent;
     }
     tickDue = Date.now() + TICK_MS;
     await sleep(TICK_MS);
   }
   const seconds = Math.max(0.001, (Date.now() - from) / 1000);
   stop.abort();
-  await Promise.allSettled([...inFlight]);
-  await dispatcher.destroy();
-  // the generator's own loop ran late: what it sent says nothing of what it could have
-  const generatorLate = lateTicks > ticks * 0.05;
+  await dispatcher.destroy().catch(() => undefined);
+  const late = lateTicks > ticks * LATE_TICKS_SHARE;
   return {
     shape,
     intended: target.ratePerSecond,
-    // held back by the service (and on time itself): the storm is at its fullest
-    achieved: heldBack && !generatorLate ? target.ratePerSecond : Math.round(sent / seconds),
+    achieved: Math.round(sent / seconds),
     unit: "req/s",
     refusedPerSecond: Math.round(refusals / seconds),
+    seconds: Math.round(seconds * 10) / 10,
     sent,
-    ...(heldBack ? { heldBack: MAX_IN_FLIGHT } : {}),
+    ...(fullTicks > ticks * HELD_BACK_SHARE
+      ? {
+          heldBack: `all ${STORM_CONNECTIONS} connections awaited answers in ${Math.round((fullTicks / ticks) * 100)}% of its ticks`,
+        }
+      : {}),
+    ...(late ? { generatorLate: { share: Math.round((lateTicks / ticks) * 100) / 100, worstMs: worstLateMs } } : {}),
   };
 }
 
@@ -221,6 +248,7 @@ async function streamHog(target: FloodTarget, until: number): Promise<FloodOutco
     const dispatcher = networkAgent(slots);
     // a message still held at the segment's end is let go: the hog never spills into the next phase
     const signal = AbortSignal.any([target.signal, AbortSignal.timeout(Math.max(1, until - Date.now()))]);
+    setMaxListeners(slots * 2, signal);
     const slot = async () => {
       while (!target.signal.aborted && Date.now() < until) {
         const start = Date.now();
@@ -244,6 +272,7 @@ async function streamHog(target: FloodTarget, until: number): Promise<FloodOutco
     achieved: Math.round((heldMs / ms) * 10) / 10,
     unit: "slots",
     refusedPerSecond: Math.round(refusals / (ms / 1000)),
+    seconds: Math.round(ms / 100) / 10,
     sent,
   };
 }
@@ -260,6 +289,8 @@ function idleSocket(target: FloodTarget): Promise<Socket> {
         : netConnect({ host: url.hostname, port });
     socket.setTimeout(10_000, () => socket.destroy(new Error("no answer within 10 s")));
     socket.once("error", reject);
+    // a service past a connection cap closes a new socket at once, with no answer and often no error
+    socket.once("close", () => reject(new Error("closed by the service before it answered")));
     socket.once(url.protocol === "https:" ? "secureConnect" : "connect", () =>
       socket.write(
         `GET ${path} HTTP/1.1\r\nhost: ${url.host}\r\nauthorization: Bearer ${target.floodKey}\r\nconnection: keep-alive\r\n\r\n`,
@@ -267,6 +298,7 @@ function idleSocket(target: FloodTarget): Promise<Socket> {
     );
     socket.once("data", () => {
       socket.setTimeout(0);
+      socket.removeAllListeners("close");
       socket.removeListener("error", reject);
       socket.on("error", () => socket.destroy());
       resolve(socket);
@@ -286,11 +318,13 @@ async function connectionHog(target: FloodTarget, until: number): Promise<FloodO
     openedMs += open.size * (now - lastChange);
     lastChange = now;
   };
+  let turnedAway = 0;
   const hold = async () => {
     while (!target.signal.aborted && Date.now() < until) {
       sent++;
       const socket = await idleSocket(target).catch(() => undefined);
       if (!socket) {
+        turnedAway++;
         await sleep(Math.min(100, Math.max(0, until - Date.now())));
         continue;
       }
@@ -329,7 +363,10 @@ async function connectionHog(target: FloodTarget, until: number): Promise<FloodO
     achieved: Math.round(openedMs / ms),
     unit: "sockets",
     refusedPerSecond: 0,
+    seconds: Math.round(ms / 100) / 10,
     sent,
+    // sockets the service closed or refused: it, not the generator, kept the hog short
+    ...(turnedAway ? { heldBack: `the service closed ${turnedAway} of its sockets before answering` } : {}),
     probes,
   };
 }
@@ -337,7 +374,7 @@ async function connectionHog(target: FloodTarget, until: number): Promise<FloodO
 /** For the report and findings: "refusal-storm 1,480 req/s of 1,500 (1,400 refused a second)". */
 export function floodLine(o: FloodOutcome): string {
   const refusedPart = o.refusedPerSecond ? `, ${o.refusedPerSecond.toLocaleString("en")} refused a second` : "";
-  const heldPart = o.heldBack ? `, held back by the service at ${o.heldBack.toLocaleString("en")} unanswered` : "";
+  const heldPart = o.heldBack ? `, held back by the service (${o.heldBack})` : "";
   const probePart = o.probes ? `, fresh clients ${o.probes.tried - o.probes.failed} of ${o.probes.tried} served` : "";
   return `${o.shape} ${o.achieved.toLocaleString("en")} ${o.unit} of ${o.intended.toLocaleString("en")}${refusedPart}${heldPart}${probePart}`;
 }
