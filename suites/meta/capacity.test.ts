@@ -6,7 +6,7 @@ import { FLOOD_SHAPES } from "../../src/load/capacity/floods.js";
 import { exampleTenants } from "../../src/load/capacity/plan.js";
 import type { LoadRun } from "../../src/load/run-of-scenarios.js";
 import { dockerUnavailableReason, startReferenceContainer } from "../../src/target/container.js";
-import { CAPACITY_FAULTS, MANY_TENANTS, startReferenceServer } from "../../src/target/embedded.js";
+import { MANY_TENANT_FAULTS, MANY_TENANTS, startReferenceServer } from "../../src/target/embedded.js";
 import { EMBEDDED_DEFAULTS, referenceKeys } from "../../src/target/harness-target.js";
 import { failedIn, load, loadMerge, type VerifyRun } from "./verify-run.js";
 
@@ -113,7 +113,7 @@ describe("meta: capacity", () => {
   });
 
   test.for(
-    Object.entries(CAPACITY_FAULTS).map(([name, f]) => [name, f.clause] as const),
+    Object.entries(MANY_TENANT_FAULTS).map(([name, f]) => [name, f.clause] as const),
   )("many-tenant fault %s (breaks %s) is caught by capacity", async ([name, clauseId]) => {
     const run = await load([...DRIVE, "--keys-file", keysFile, "--fault", name]);
     const report = capacityOf(run);

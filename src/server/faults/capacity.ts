@@ -21,11 +21,12 @@ const STORM_DELAY_MS = 300;
 /** unknown-key-global-lock: how long a 401 holds the lock */
 const LOCK_MS = 3;
 /** budget-end-stalls-server */
-const STALL_MS = 250;
+const STALL_MS = 400;
 /** connection-cap: above what a verify run or the steady drive opens, below the connection hog's sockets */
 const CONNECTION_CAP = 160;
 
-export const CAPACITY_FAULTS: FaultRecord = {
+/** The faults only many tenants reveal. */
+export const MANY_TENANT_FAULTS: FaultRecord = {
   "refusals-charge-neighbour-tier": fault(
     "limits.tier",
     `with ${MANY_TENANTS}+ accounts active, a refusal is counted in the tier of the account served before it`,
@@ -52,9 +53,14 @@ export const CAPACITY_FAULTS: FaultRecord = {
       };
     },
   ),
+};
 
-  /* the flood shapes of noisy-neighbour (src/load/capacity/floods.ts): each defect wakes only under its own */
-
+/**
+ * The faults a runaway client reveals: each wakes only under one flood shape of noisy-neighbour
+ * (refusal storm, unknown-key storm, stream hog, connection hog, in this order) and harms every
+ * other tenant then.
+ */
+export const FLOOD_FAULTS: FaultRecord = {
   // a limiter whose refusals contend for what every request needs: harmless at a few 429s a second
   "refusal-storm-slows-everyone": fault(
     "limits.tier",
@@ -112,3 +118,5 @@ export const CAPACITY_FAULTS: FaultRecord = {
     app.server.maxConnections = CONNECTION_CAP;
   }),
 };
+
+export const CAPACITY_FAULTS: FaultRecord = { ...MANY_TENANT_FAULTS, ...FLOOD_FAULTS };
