@@ -286,6 +286,7 @@ export class CapacityDrive {
       const p = this.tally.phase(phase);
       p.sent++;
       if (lagMs > HEADROOM_LAG_MS) p.late++;
+      p.lagMaxMs = Math.max(p.lagMaxMs, lagMs);
     }
     const agentId = s.stream.agentOwner ? this.agentOf.get(s.stream.agentOwner) : undefined;
     let req: LoadRequest;

@@ -340,12 +340,15 @@ async function connectionHog(target: FloodTarget, until: number): Promise<FloodO
       socket.destroy();
     }
   };
-  const probes = { tried: 0, failed: 0 } as NonNullable<FloodOutcome["probes"]>;
+  const probes: NonNullable<FloodOutcome["probes"]> = { tried: 0, failed: 0 };
+  /** sockets held when each fresh client was tried: what the hog achieved is what they met */
+  let heldAtProbes = 0;
   const probe = async () => {
     while (!target.signal.aborted && Date.now() < until) {
       await sleep(PROBE_EVERY_MS);
       if (Date.now() >= until) break;
       probes.tried++;
+      heldAtProbes += open.size;
       const failure = await target.freshClient();
       if (failure) {
         probes.failed++;
@@ -360,7 +363,7 @@ async function connectionHog(target: FloodTarget, until: number): Promise<FloodO
   return {
     shape: "connection-hog",
     intended: target.sockets,
-    achieved: Math.round(openedMs / ms),
+    achieved: probes.tried ? Math.round(heldAtProbes / probes.tried) : Math.round(openedMs / ms),
     unit: "sockets",
     refusedPerSecond: 0,
     seconds: Math.round(ms / 100) / 10,
