@@ -22,17 +22,22 @@ const TENANTS = { accounts: 50, keysPerAccount: 4, tier: 12 } as const;
 const DRIVE = ["--scenario", "capacity", "--duration", "20s", "--profile", "noisy-neighbour", "--threshold", "errors<1%"];
 
 const tenants = exampleTenants(TENANTS.accounts, TENANTS.keysPerAccount, TENANTS.tier);
-const keysFile = (() => {
+const FLOOD_DRIVE = ["--scenario", "capacity", "--duration", "12s", "--profile", "noisy-neighbour", "--message-timeout", "0.5"];
+/** The tenants written where `--keys-file` reads them. */
+function tenantsFile(t: typeof tenants): string {
   const dir = mkdtempSync(join(tmpdir(), "agent-harness-tenants-"));
   const file = join(dir, "tenants.json");
-  writeFileSync(file, JSON.stringify(tenants));
+  writeFileSync(file, JSON.stringify(t));
   return file;
-})();
+}
+const keysFile = tenantsFile(tenants);
 
 const dockerMissing = await dockerUnavailableReason();
 const startSharedReference = dockerMissing === undefined ? startReferenceContainer : startReferenceServer;
 if (dockerMissing !== undefined)
   console.warn(`the shards drive the embedded reference: Docker is not reachable (${dockerMissing})`);
+
+const floodKeysFile = tenantsFile(exampleTenants(5, 2, 60));
 
 /** The one-process run, shared by the tests that read it. */
 let cleanRun: Promise<VerifyRun> | undefined;
@@ -79,14 +84,20 @@ describe("meta: capacity", () => {
       failedIn(run).map((c) => c.message),
       run.output.slice(-3000),
     ).toEqual([]);
-    expect(report?.status, run.output.slice(-3000)).toBe("passed");
+    expect(report?.failures, run.output.slice(-3000)).toEqual([]);
     expect(report?.capacity?.settings).toMatchObject({ tenants: TENANTS.accounts, keys: 200 });
     expect(report?.capacity?.counts.unexpected).toBe(0);
     expect(report?.capacity?.counts.admitted).toBeGreaterThan(1000);
+    // every shape ran; each passed, or gave no verdict naming the generator's headroom (two shared
+    // cores may not make a flood on top of 240 requests a second): never a failure
     const floods = report?.capacity?.neighbours?.floods ?? [];
-    expect(floods.map((f) => [f.flood.shape, f.reached, f.passed])).toEqual(FLOOD_SHAPES.map((shape) => [shape, true, true]));
+    expect(floods.map((f) => f.flood.shape)).toEqual([...FLOOD_SHAPES]);
+    expect(floods.filter((f) => f.reached && !f.passed)).toEqual([]);
+    const short = floods.filter((f) => !f.reached);
+    expect(report?.status, run.output.slice(-3000)).toBe(short.length ? "error" : "passed");
+    if (short.length) expect(run.output).toContain("the flood did not reach what it set out to do");
     expect(report?.streams?.ttfb.count).toBeGreaterThan(0);
-    expect(run.code).toBe(0);
+    expect(run.code).toBe(short.length ? 2 : 0);
   });
 
   test("three shards against one shared reference, merged, give the one-process run's verdicts", async () => {
@@ -124,4 +135,28 @@ describe("meta: capacity", () => {
     expect(report?.capacity?.counts.unexpected).toBeGreaterThan(0);
     expect(run.code).toBe(1);
   });
+
+  /**
+   * Each flood fault harms the others under its own shape: caught by that shape's check and by no
+   * other shape's, at the default flood settings. Five tenants keep the steady drive small beside
+   * the storm; a drive of 12 s gives each shape 1.5 s (a flood of 1 s, then its after-effects), and
+   * a budget of 0.5 s ends the stream hog's messages twice inside its flood.
+   */
+  test.for(Object.entries(FLOOD_FAULT_SHAPES))("flood fault %s is caught by %s alone", async ([name, shape]) => {
+    const run = await load([...FLOOD_DRIVE, "--keys-file", floodKeysFile, "--fault", name]);
+    const caughtBy = capacityOf(run)
+      ?.failures.map((f) => f.check)
+      .filter((check) => check.startsWith("noisy-neighbour "))
+      .map((check) => check.slice("noisy-neighbour ".length));
+    expect(caughtBy, run.output.slice(-3000)).toEqual([shape]);
+    expect(run.code).toBe(1);
+  });
 });
+
+/** Which shape wakes which flood fault (src/server/faults/capacity.test.ts proves it in small). */
+const FLOOD_FAULT_SHAPES = {
+  "refusal-storm-slows-everyone": "refusal-storm",
+  "unknown-key-global-lock": "unknown-key-storm",
+  "budget-end-stalls-server": "stream-hog",
+  "connection-cap": "connection-hog",
+} as const;

@@ -172,7 +172,7 @@ export class CapacityDrive {
   private phaseOf(dueMs: number): Phase | undefined {
     if (!this.flooder || dueMs < this.options.rampSeconds * 1000) return undefined;
     if (dueMs < this.floodFromMs()) return "calm";
-    return this.segments.find((s) => dueMs >= s.fromMs && dueMs < s.toMs)?.shape;
+    return this.segments.find((s) => dueMs >= s.fromMs && dueMs < s.endMs)?.shape;
   }
 
   /** noisy-neighbour's floods, one after another, beside the steady drive; what each achieved goes in the tally. */

@@ -35,11 +35,12 @@ export const FLOOD_DEFAULTS = {
 const PROBE_EVERY_MS = 250;
 /**
  * Connections the storms send on, one request at a time each (a runaway's pool): at 1,500 a second
- * a round trip may take up to 40 ms before the pool is the bound. No request waits in the client
+ * a round trip may take up to 85 ms before the pool is the bound, and a service that holds each
+ * request 300 ms still sees over 400 a second. No request waits in the client
  * for a connection: one that would is counted as held back, not queued (a queue in the generator
  * would measure the generator).
  */
-const STORM_CONNECTIONS = 64;
+const STORM_CONNECTIONS = 128;
 /** The storms' scheduler ticks this often; a tick later than GENERATOR_LATE_MS is the generator falling behind. */
 const TICK_MS = 5;
 const GENERATOR_LATE_MS = 50;
@@ -48,17 +49,30 @@ const LATE_TICKS_SHARE = 0.05;
 /** A storm held back by the service: every connection awaited an answer while requests were due, in this share of its ticks. */
 const HELD_BACK_SHARE = 0.5;
 
-/** One flood phase: its shape and its span (ms after the drive starts). */
+/**
+ * One flood phase (ms after the drive starts): the flood runs from `fromMs` to `toMs`, then stops
+ * until `endMs`; the others' figures of the whole span are the shape's, so what a flood leaves
+ * behind (a lock's backlog, a stall after the last message) is charged to it, not to the next.
+ */
 export interface FloodSegment {
   shape: FloodShape;
   fromMs: number;
   toMs: number;
+  endMs: number;
 }
 
+/** The share of each segment after its flood stops: its after-effects, still the shape's. */
+const SETTLE_SHARE = 0.3;
+
 /** The flood phase (from `fromMs` to the drive's end) cut in equal segments, one per shape, in the order given. */
-export function floodSegments(fromMs: number, toMs: number, shapes: readonly FloodShape[]): FloodSegment[] {
-  const span = (toMs - fromMs) / Math.max(1, shapes.length);
-  return shapes.map((shape, i) => ({ shape, fromMs: fromMs + i * span, toMs: fromMs + (i + 1) * span }));
+export function floodSegments(fromMs: number, endMs: number, shapes: readonly FloodShape[]): FloodSegment[] {
+  const span = (endMs - fromMs) / Math.max(1, shapes.length);
+  return shapes.map((shape, i) => ({
+    shape,
+    fromMs: fromMs + i * span,
+    toMs: fromMs + (i + 1 - SETTLE_SHARE) * span,
+    endMs: fromMs + (i + 1) * span,
+  }));
 }
 
 /** What a flood achieved: the generator's proof that it flooded, and what the service answered it. */
@@ -76,6 +90,8 @@ export interface FloodOutcome {
   sent: number;
   /** how the service, not the generator, kept the flood short of its intent (every connection awaiting answers; sockets closed): it flooded enough */
   heldBack?: string;
+  /** why this flood could not be made at these settings at all (the stream hog in a segment shorter than the time budget) */
+  cannot?: string;
   /** the storm's own scheduler ran late (more than GENERATOR_LATE_MS, in more than LATE_TICKS_SHARE of its ticks): its rate says nothing of the service */
   generatorLate?: { share: number; worstMs: number };
   /** the connection hog's fresh clients: tried, and those that got no answer */
@@ -84,6 +100,7 @@ export interface FloodOutcome {
 
 /** Why the flood did not do what it set out to (its rate, slots or sockets, unless the service held it back; its generator on time); undefined when it did. */
 export function floodShortBecause(o: FloodOutcome): string | undefined {
+  if (o.cannot) return o.cannot;
   if (o.generatorLate)
     return `the generator's own scheduler ran over ${GENERATOR_LATE_MS} ms late in ${Math.round(o.generatorLate.share * 100)}% of its ticks (worst ${o.generatorLate.worstMs} ms)`;
   if (o.heldBack === undefined && o.achieved < o.intended * FLOOD_DEFAULTS.reachedShare)
@@ -236,25 +253,27 @@ async function storm(
   };
 }
 
-/** Ten messages held to the time budget on one agent, each sent again as soon as it ends. */
+/**
+ * Ten messages held to the time budget on one agent, each sent again as soon as it ends, while one
+ * more fits before the flood's end: the last end at their budget inside the flood, so what their
+ * end does to the service falls in this shape's span.
+ */
 async function streamHog(target: FloodTarget, until: number): Promise<FloodOutcome> {
   const slots = 10;
   const from = Date.now();
   const hogAgent = target.hogAgent;
+  const budgetMs = target.messageTimeoutSeconds * 1000;
   let heldMs = 0;
   let sent = 0;
   let refusals = 0;
-  if (hogAgent) {
+  if (hogAgent && from + budgetMs <= until) {
     const dispatcher = networkAgent(slots);
-    // a message still held at the segment's end is let go: the hog never spills into the next phase
-    const signal = AbortSignal.any([target.signal, AbortSignal.timeout(Math.max(1, until - Date.now()))]);
-    setMaxListeners(slots * 2, signal);
     const slot = async () => {
-      while (!target.signal.aborted && Date.now() < until) {
+      while (!target.signal.aborted && Date.now() + budgetMs <= until) {
         const start = Date.now();
         sent++;
-        const answer = await send(dispatcher, { ...target, signal }, messageTo(hogAgent, { text: "hold" }), target.floodKey);
-        heldMs += Math.min(Date.now(), until) - start;
+        const answer = await send(dispatcher, target, messageTo(hogAgent, { text: "hold" }), target.floodKey);
+        heldMs += Date.now() - start;
         if (refused(answer)) {
           refusals++;
           // a refusal frees nothing: wait the window out rather than storm (that is another shape)
@@ -266,14 +285,20 @@ async function streamHog(target: FloodTarget, until: number): Promise<FloodOutco
     await dispatcher.destroy();
   }
   const ms = Math.max(1, Date.now() - from);
+  const flooding = Math.max(1, until - from);
   return {
     shape: "stream-hog",
     intended: slots,
-    achieved: Math.round((heldMs / ms) * 10) / 10,
+    achieved: Math.round((heldMs / flooding) * 10) / 10,
     unit: "slots",
     refusedPerSecond: Math.round(refusals / (ms / 1000)),
     seconds: Math.round(ms / 100) / 10,
     sent,
+    ...(from + budgetMs > until
+      ? {
+          cannot: `its flood (${(flooding / 1000).toFixed(1)} s) is shorter than the time budget (${target.messageTimeoutSeconds} s): a longer --duration or a shorter --message-timeout`,
+        }
+      : {}),
   };
 }
 
