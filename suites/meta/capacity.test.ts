@@ -142,12 +142,21 @@ describe("meta: capacity", () => {
    * the storm; a drive of 12 s gives each shape 1.5 s (a flood of 1 s, then its after-effects), and
    * a budget of 0.5 s ends the stream hog's messages twice inside its flood.
    */
-  test.for(Object.entries(FLOOD_FAULT_SHAPES))("flood fault %s is caught by %s alone", async ([name, shape]) => {
+  test.for(Object.entries(FLOOD_FAULT_SHAPES))("flood fault %s is caught by %s alone", async ([name, shape], ctx) => {
     const run = await load([...FLOOD_DRIVE, "--keys-file", floodKeysFile, "--fault", name]);
-    const caughtBy = capacityOf(run)
-      ?.failures.map((f) => f.check)
-      .filter((check) => check.startsWith("noisy-neighbour "))
-      .map((check) => check.slice("noisy-neighbour ".length));
+    const report = capacityOf(run);
+    const caughtBy =
+      report?.failures
+        .map((f) => f.check)
+        .filter((check) => check.startsWith("noisy-neighbour "))
+        .map((check) => check.slice("noisy-neighbour ".length)) ?? [];
+    expect(
+      caughtBy.filter((s) => s !== shape),
+      run.output.slice(-3000),
+    ).toEqual([]);
+    // a machine too busy to make the flood gives no verdict, and says why: nothing proved either way
+    const own = report?.capacity?.neighbours?.floods.find((f) => f.flood.shape === shape);
+    if (!own?.reached) return ctx.skip(`no verdict on ${shape}: ${own?.unreachedBecause ?? "it did not run"}`);
     expect(caughtBy, run.output.slice(-3000)).toEqual([shape]);
     expect(run.code).toBe(1);
   });

@@ -19,6 +19,9 @@ import { type LoadRequest, messageTo, requestTo } from "../requests.js";
  * - connection-hog: many idle keep-alive sockets; meanwhile a new client connects every
  *   `PROBE_EVERY_MS` as another tenant, and must be served.
  */
+/** How a run says a flood fell short: no verdict on it, the generator's headroom (exit 2). */
+export const FLOOD_SHORT = "the flood did not reach what it set out to do";
+
 export const FLOOD_SHAPES = ["refusal-storm", "unknown-key-storm", "stream-hog", "connection-hog"] as const;
 export type FloodShape = (typeof FLOOD_SHAPES)[number];
 
@@ -273,7 +276,7 @@ async function streamHog(target: FloodTarget, until: number): Promise<FloodOutco
         const start = Date.now();
         sent++;
         const answer = await send(dispatcher, target, messageTo(hogAgent, { text: "hold" }), target.floodKey);
-        heldMs += Date.now() - start;
+        heldMs += Math.min(Date.now(), until) - start;
         if (refused(answer)) {
           refusals++;
           // a refusal frees nothing: wait the window out rather than storm (that is another shape)

@@ -1,4 +1,5 @@
 import { CapacityDrive } from "../capacity/drive.js";
+import { FLOOD_SHORT } from "../capacity/floods.js";
 import { capacityFigures, neighboursVerdicts, unreachedFloods } from "../capacity/tally.js";
 import { InconclusiveError, type ScenarioContext } from "../context.js";
 import { defineScenario } from "../define.js";
@@ -30,7 +31,7 @@ async function capacity(ctx: ScenarioContext): Promise<void> {
   const short = unreachedFloods(figures.neighbours);
   if (short.length)
     throw new InconclusiveError(
-      `the flood did not reach what it set out to do (${short.join("; ")}): the generator's headroom, not the service — fewer tenants per process (--shard) or a lower --flood-rate / --flood-sockets`,
+      `${FLOOD_SHORT} (${short.join("; ")}): the generator's headroom, not the service — fewer tenants per process (--shard) or a lower --flood-rate / --flood-sockets`,
     );
 }
 
