@@ -267,6 +267,7 @@ async function streamHog(target: FloodTarget, until: number): Promise<FloodOutco
   const hogAgent = target.hogAgent;
   const budgetMs = target.messageTimeoutSeconds * 1000;
   let heldMs = 0;
+  let lastEnd = from;
   let sent = 0;
   let refusals = 0;
   if (hogAgent && from + budgetMs <= until) {
@@ -277,6 +278,7 @@ async function streamHog(target: FloodTarget, until: number): Promise<FloodOutco
         sent++;
         const answer = await send(dispatcher, target, messageTo(hogAgent, { text: "hold" }), target.floodKey);
         heldMs += Math.min(Date.now(), until) - start;
+        lastEnd = Math.max(lastEnd, Math.min(Date.now(), until));
         if (refused(answer)) {
           refusals++;
           // a refusal frees nothing: wait the window out rather than storm (that is another shape)
@@ -292,7 +294,8 @@ async function streamHog(target: FloodTarget, until: number): Promise<FloodOutco
   return {
     shape: "stream-hog",
     intended: slots,
-    achieved: Math.round((heldMs / flooding) * 10) / 10,
+    // while it held anything: a slot idles at the flood's end when no whole budget fits there
+    achieved: Math.round((heldMs / Math.max(1, lastEnd - from)) * 10) / 10,
     unit: "slots",
     refusedPerSecond: Math.round(refusals / (ms / 1000)),
     seconds: Math.round(ms / 100) / 10,

@@ -250,7 +250,7 @@ const WORST = 5;
 /** Past this lateness (p99) of the generator's sends, the figures are bounded by the generator. */
 export const HEADROOM_LAG_MS = 50;
 /**
- * noisy-neighbour, each flood shape against the calm phase (docs/capacity.md gives the reasons):
+ * noisy-neighbour, each flood shape against the calm phase (docs/load.md gives the reasons):
  * the others' p99 at most ×2 + 20 ms; their error rate at most 0.1 point above calm; no more
  * unexpected 429s than calm; and the generator late (over HEADROOM_LAG_MS) on at most 1% of
  * their sends, else no verdict.
