@@ -86,7 +86,7 @@ export const FLOOD_FAULTS: FaultRecord = {
   // an unknown key's path that takes a lock every request waits on (a revoked-keys table, say)
   "unknown-key-global-lock": fault(
     "limits.tier",
-    `a request with an unknown key holds a server-wide lock for ${LOCK_MS} ms after its answer that every request waits on`,
+    `an unknown key's 401 holds a server-wide lock ${LOCK_MS} ms that every request waits on`,
     (app) => {
       let lock: Promise<unknown> = Promise.resolve();
       app.addHook("onRequest", async () => {
