@@ -1,5 +1,6 @@
 import { setMaxListeners } from "node:events";
 import { connect as netConnect, type Socket } from "node:net";
+import { loadavg } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { connect as tlsConnect } from "node:tls";
 import { type Dispatcher, request } from "undici";
@@ -89,6 +90,10 @@ export interface FloodOutcome {
   refusedPerSecond: number;
   /** how long it ran */
   seconds: number;
+  /** its segment, its after-effects included: the span the others' figures of the shape cover */
+  spanSeconds?: number;
+  /** the machine's 1-minute load average when it ended: a service on this machine shares what is left */
+  loadAverage?: number;
   /** requests the flood sent (sockets opened, for the connection hog) */
   sent: number;
   /** how the service, not the generator, kept the flood short of its intent (every connection awaiting answers; sockets closed): it flooded enough */
@@ -131,6 +136,15 @@ type Answer = { status: number } | { error: string };
 
 /** Run one flood segment; `startedAt` is the drive's start (Date.now()). */
 export async function runFlood(segment: FloodSegment, target: FloodTarget, startedAt: number): Promise<FloodOutcome> {
+  const outcome = await flood(segment, target, startedAt);
+  return {
+    ...outcome,
+    spanSeconds: Math.round((segment.endMs - segment.fromMs) / 100) / 10,
+    loadAverage: Math.round(loadavg()[0]! * 10) / 10,
+  };
+}
+
+async function flood(segment: FloodSegment, target: FloodTarget, startedAt: number): Promise<FloodOutcome> {
   const wait = startedAt + segment.fromMs - Date.now();
   if (wait > 0) await sleep(wait, undefined, { signal: target.signal }).catch(() => undefined);
   const until = startedAt + segment.toMs;
