@@ -89,3 +89,7 @@ describe("verify options", () => {
     expect(parseVerifyConfig(["--profile", "smoke"], {}).profile).toBe("smoke");
   });
 });
+
+test("a value starting with a dash, given apart from its flag, is one line of usage error", () => {
+  expect(() => parseVerifyConfig(["--seed", "-1"], {})).toThrow(/^Option '--seed' argument is ambiguous\. [^\n]*--seed=-XYZ'\.$/);
+});

@@ -44,7 +44,12 @@ export function readOptions<T extends Record<string, OptionSpec> & Record<keyof 
       },
     }));
   } catch (err) {
-    throw new UsageError(String(err instanceof Error ? err.message : err).replace(/\. To specify a positional argument.*$/s, ""));
+    // one line, as every usage error: node's "argument is ambiguous" (a value starting with a dash) spans three
+    throw new UsageError(
+      String(err instanceof Error ? err.message : err)
+        .replace(/\. To specify a positional argument.*$/s, "")
+        .replace(/\s*\n\s*/g, " "),
+    );
   }
   if (values.help) throw new UsageError("");
   const out: Partial<Record<keyof T, string | boolean | string[]>> = {};

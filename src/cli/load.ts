@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { z } from "zod";
+import { FLOOD_DEFAULTS, FLOOD_SHAPES } from "../load/capacity/floods.js";
 import { capacityOptionsOf } from "../load/capacity/options.js";
 import { type Gate, parseGate } from "../load/compare/compare.js";
 import { parseThreshold, SCENARIO_IDS, SCENARIOS, type Threshold } from "../load/index.js";
@@ -60,7 +61,25 @@ export const LOAD_OPTIONS = {
     flag: "profile",
     env: "AGENT_HARNESS_LOAD_PROFILE",
     type: "string",
-    help: "capacity: steady (default) or noisy-neighbour (the first account floods the second half)",
+    help: "capacity: steady (default) or noisy-neighbour (the first account floods the second half, in --flood's shapes one after another)",
+  },
+  flood: {
+    flag: "flood",
+    env: "AGENT_HARNESS_FLOOD",
+    type: "string",
+    help: `noisy-neighbour: the flood's shapes, comma-separated (default all: ${FLOOD_SHAPES.join(", ")})`,
+  },
+  floodRate: {
+    flag: "flood-rate",
+    env: "AGENT_HARNESS_FLOOD_RATE",
+    type: "string",
+    help: `noisy-neighbour: the storms' requests a second at most (default ${FLOOD_DEFAULTS.ratePerSecond}); a storm that reaches less than ${FLOOD_DEFAULTS.reachedShare * 100}% of it is inconclusive`,
+  },
+  floodSockets: {
+    flag: "flood-sockets",
+    env: "AGENT_HARNESS_FLOOD_SOCKETS",
+    type: "string",
+    help: `noisy-neighbour: the connection hog's idle keep-alive sockets (default ${FLOOD_DEFAULTS.sockets})`,
   },
   shard: {
     flag: "shard",
@@ -103,6 +122,9 @@ const loadSchema = z.object({
     ramp: z.string().optional(),
     profile: z.string().optional(),
     shard: z.string().optional(),
+    flood: z.string().optional(),
+    floodRate: z.string().optional(),
+    floodSockets: z.string().optional(),
   }),
 });
 
@@ -146,17 +168,20 @@ function parseLoadArgs(argv: string[]) {
     "ramp",
     "profile",
     "shard",
+    "flood",
+    "flood-rate",
+    "flood-sockets",
     "out",
   ];
   const raw = readOptions(argv, LOAD_OPTIONS, process.env);
-  const { share, duration, ramp, profile, shard } = raw;
+  const { share, duration, ramp, profile, shard, flood, floodRate, floodSockets } = raw;
   const parsed = loadSchema.safeParse({
     scenario: raw.scenario,
     threshold: raw.threshold,
     allowRemoteLoad: raw.allowRemoteLoad,
     keysFile: raw.keysFile,
     out: raw.out,
-    capacity: { share, duration, ramp, profile, shard },
+    capacity: { share, duration, ramp, profile, shard, flood, floodRate, floodSockets },
   });
   if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => i.message).join("\n"));
   // the target options are verify's, validated by verify's schema

@@ -326,7 +326,7 @@ export class LoadRecorder {
     const p99 = this.loopDelay.count ? this.loopDelay.percentile(99) / 1e6 : 0;
     const max = this.loopDelay.count ? this.loopDelay.max / 1e6 : 0;
     const saturated = p99 > SATURATION.eventLoopLagP99Ms || cpuShare > SATURATION.cpuShare;
-    const shared = this.target.kind === "embedded" ? " (the embedded target shares this process)" : "";
+    const shared = this.target.kind === "embedded" && !this.target.ownProcess ? " (the embedded target shares this process)" : "";
     return {
       eventLoopLagP99Ms: Math.round(p99 * 10) / 10,
       eventLoopLagMaxMs: Math.round(max * 10) / 10,

@@ -21,6 +21,7 @@ export async function resolveTarget(
   config: VerifyConfig,
   run: { runPrefix: string; ledgerFile: string; seed: number },
   tenants?: KeysFile,
+  apart = false,
 ) {
   if (config.baseUrl) {
     const target: HarnessTarget = {
@@ -57,6 +58,7 @@ export async function resolveTarget(
       faults: config.fault,
     },
     run,
+    apart,
   );
 }
 
@@ -75,12 +77,18 @@ export function newRun(config: VerifyConfig, seed: number = config.seed ?? rando
 }
 
 /** resolveTarget, where a reference target that cannot start is a usage error (exit 2). */
-export async function startTarget(config: VerifyConfig, run: Parameters<typeof resolveTarget>[1], tenants?: KeysFile) {
+export async function startTarget(
+  config: VerifyConfig,
+  run: Parameters<typeof resolveTarget>[1],
+  tenants?: KeysFile,
+  /** a reference target in a `serve` process of its own, not this one (a load that floods it) */
+  apart = false,
+) {
   // every client of the run, and of the suites' workers (which inherit this environment), connects with them
   exportNetworkSettings({ caFile: config.caFile, clientCert: config.clientCert, clientKey: config.clientKey });
   let started: Awaited<ReturnType<typeof resolveTarget>>;
   try {
-    started = await resolveTarget(config, run, tenants);
+    started = await resolveTarget(config, run, tenants, apart);
   } catch (err) {
     throw new UsageError(
       `cannot start the ${config.target} reference target: ${err instanceof Error ? err.message : String(err)}`,

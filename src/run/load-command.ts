@@ -55,6 +55,7 @@ export async function runLoad(
     { ...config, messageTimeout: config.messageTimeout ?? MESSAGE_TIMING.defaultBudgetSeconds },
     run,
     options.capacity?.tenants,
+    floodsReference(chosen, options),
   );
   const abort = interruptible(() => process.stderr.write("\ninterrupted: ending the scenario and deleting what it made…\n"));
   const startedAt = new Date();
@@ -102,6 +103,7 @@ async function dryRunLoad(
     { ...config, messageTimeout: config.messageTimeout ?? MESSAGE_TIMING.defaultBudgetSeconds },
     run,
     options.capacity?.tenants,
+    floodsReference(chosen, options),
   );
   try {
     await assertReachable(target);
@@ -130,4 +132,13 @@ export async function runMerge(dirs: readonly string[], reportDir: string): Prom
   const dir = await writeLoadReports(result, loadRun, reportDir, []);
   process.stdout.write(`${closingLines(result, loadRun).join("\n")}\nreports: ${dir} (load.json, report.html)\n`);
   return exitCodeOf(result);
+}
+
+/**
+ * noisy-neighbour's floods judge the others' latency: a reference in this process would share one
+ * event loop with the storm that generates them, and the verdict would be the generator's
+ * contention. Such a run starts the reference as a `serve` process of its own.
+ */
+function floodsReference(chosen: readonly Scenario[], options: LoadOptions): boolean {
+  return options.capacity?.profile === "noisy-neighbour" && chosen.some((s) => s.id === "capacity");
 }

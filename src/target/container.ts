@@ -3,6 +3,7 @@ import type { Readable } from "node:stream";
 import { GenericContainer, getContainerRuntimeClient, type StartedTestContainer, Wait } from "testcontainers";
 import { keysFileSchema, singleKeyFile } from "../contract/index.js";
 import { dockerCliUnavailableReason, ensureReferenceImage, type ReferenceImage } from "./image.js";
+import { serverArgs } from "./process.js";
 import { REFERENCE_TIER, type ReferenceServerOptions, type StartedReference } from "./types.js";
 
 const KEYS_IN_CONTAINER = "/app/keys.json";
@@ -38,7 +39,7 @@ export async function startReferenceContainer(options: ReferenceServerOptions = 
     container = await new GenericContainer(image.name)
       // The daemon runs with --bridge=none: host networking is the only kind there is.
       .withNetworkMode("host")
-      .withCommand(serverArgs(options, host, asked))
+      .withCommand(serverArgs(options, host, asked, KEYS_IN_CONTAINER))
       .withCopyContentToContainer([{ content: JSON.stringify(keys), target: KEYS_IN_CONTAINER, mode: 0o444 }])
       .withLogConsumer((stream) => collectLines(stream, logs, ready.onLine))
       .withWaitStrategy(Wait.forLogMessage(/listening on/))
@@ -67,15 +68,6 @@ export async function startReferenceContainer(options: ReferenceServerOptions = 
       return closing;
     },
   };
-}
-
-function serverArgs(options: ReferenceServerOptions, host: string, port: number): string[] {
-  const args = ["--port", String(port), "--host", host, "--keys", KEYS_IN_CONTAINER];
-  if (options.windowSeconds !== undefined) args.push("--window-seconds", String(options.windowSeconds));
-  if (options.messageTimeoutSeconds !== undefined) args.push("--message-timeout-seconds", String(options.messageTimeoutSeconds));
-  for (const fault of options.faults ?? []) args.push("--fault", fault);
-  if (options.clockSkewSeconds) args.push("--clock-skew", String(options.clockSkewSeconds));
-  return args;
 }
 
 /** The port the server's ready line names (`listening on http://host:port/v1`). */

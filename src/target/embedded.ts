@@ -22,7 +22,7 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
   return { baseUrl: `http://${hostInUrl}:${port}/v1`, keys, close: () => app.close() };
 }
 
-export { CAPACITY_FAULTS, MANY_TENANTS } from "../server/faults/capacity.js";
+export { CAPACITY_FAULTS, FLOOD_FAULTS, MANY_TENANT_FAULTS, MANY_TENANTS } from "../server/faults/capacity.js";
 /** The faults only concurrency shows: the load scenarios' concurrency checks catch them. */
 export { CONCURRENCY_FAULTS } from "../server/faults/concurrency.js";
 /** The injected defects the reference server knows (for the meta suite and --fault help). */

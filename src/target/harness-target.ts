@@ -10,6 +10,8 @@ import type { StartedReference } from "./types.js";
  */
 export interface HarnessTarget {
   kind: "embedded" | "container" | "external";
+  /** an embedded reference in a `serve` process of its own (a load that floods it): the generator's loop is not the service's */
+  ownProcess?: boolean;
   /** ends with /v1 */
   baseUrl: string;
   keys: {
@@ -255,12 +257,16 @@ export async function startReferenceTarget(
   kind: "embedded" | "container",
   plan: ReferencePlan,
   run: { runPrefix: string; ledgerFile: string; seed: number },
+  /** embedded only: in a `serve` process of its own rather than this one (a load that floods it) */
+  apart = false,
 ): Promise<{ target: HarnessTarget; stop: () => Promise<void> }> {
   const { file, keys: keyPool } = referenceKeys(plan);
   const start: ReferenceStarter =
-    kind === "embedded"
-      ? (await import("./embedded.js")).startReferenceServer
-      : (await import("./container.js")).startReferenceContainer;
+    kind === "container"
+      ? (await import("./container.js")).startReferenceContainer
+      : apart
+        ? (await import("./process.js")).startReferenceProcess
+        : (await import("./embedded.js")).startReferenceServer;
   const server = await start({
     keys: file,
     windowSeconds: plan.windowSeconds,
@@ -271,6 +277,7 @@ export async function startReferenceTarget(
   return {
     target: {
       kind,
+      ...(apart && kind === "embedded" ? { ownProcess: true } : {}),
       baseUrl: server.baseUrl,
       keys: keyPool[0]!,
       ...(keyPool.length > 1 ? { keyPool } : {}),

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "vitest";
+import { FLOOD_SHORT } from "../../src/load/capacity/floods.js";
 import { judgeRun, type RunSeen } from "./matrix.js";
 
 /** The matrix's own judge can fail: each promise, broken on purpose, is named. */
@@ -44,5 +45,12 @@ describe("the matrix's judge", () => {
   test("exit 2 naming the other client's activity keeps the promise", () => {
     const seen = run({ code: 2, output: "inconclusive: another client is busy in the account (agents the run did not make)" });
     expect(judgeRun(seen, { ...quiet, busy: true })).toEqual([]);
+  });
+  test("exit 2 naming a flood the generator could not make keeps the promise", () => {
+    const seen = run({
+      code: 2,
+      output: `! capacity error — InconclusiveError: ${FLOOD_SHORT} (refusal-storm 400 req/s of 1,500)`,
+    });
+    expect(judgeRun(seen, { ...quiet, command: "load" })).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
+import { availableParallelism } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
-import { request } from "undici";
+import { type Dispatcher, request } from "undici";
 import { mulberry32 } from "../../arbitraries/json-schema.js";
 import { networkAgent } from "../../client/network.js";
 import { HEADERS, JSON_CONTENT_TYPE } from "../../contract/index.js";
@@ -8,6 +9,7 @@ import { nextRequestId } from "../concurrency-checks.js";
 import { dataFieldOf, type ScenarioContext, ScenarioSetupError } from "../context.js";
 import { type LoadResponse, recordMs } from "../recorder.js";
 import { type LoadRequest, labelOf, messageTo, requestTo } from "../requests.js";
+import { FLOOD_DEFAULTS, FLOOD_SHAPES, type FloodSegment, floodSegments, runFlood } from "./floods.js";
 import { BucketLedger, bucketsOf } from "./ledger.js";
 import { MinHeap } from "./min-heap.js";
 import {
@@ -16,14 +18,13 @@ import {
   arrivalAt,
   type CapacityOptions,
   endpointOfShape,
-  FLOOD_FACTOR,
   type Shape,
   streamsOf,
   type TenantAccount,
   type TenantKey,
   tenantsOf,
 } from "./plan.js";
-import { type CapacitySettings, CapacityTally, type Phase } from "./tally.js";
+import { type CapacitySettings, CapacityTally, HEADROOM_LAG_MS, type Phase } from "./tally.js";
 
 /** The scheduler looks for due arrivals at least this often (ms). */
 const TICK_MS = 5;
@@ -38,7 +39,6 @@ interface Scheduled {
   at: (n: number) => number;
   n: number;
   next: number;
-  flood: boolean;
 }
 
 /**
@@ -58,6 +58,10 @@ export class CapacityDrive {
   private readonly created = new Map<TenantKey, string[]>();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly flooder: string | undefined;
+  /** noisy-neighbour: the flood's segments, one per shape, in its half of the drive */
+  private readonly segments: FloodSegment[];
+  /** the stream hog's agent: the flooding tenant's, whose replies run to the time budget */
+  private hogAgent: string | undefined;
   private readonly timeoutMs: number;
   private startedAt = 0;
 
@@ -70,6 +74,9 @@ export class CapacityDrive {
     this.ledger = new BucketLedger(ctx.target.windowSeconds * 1000);
     // the first account of the file floods: in whichever shard holds it
     this.flooder = options.profile === "noisy-neighbour" ? all[0]?.id : undefined;
+    this.segments = this.flooder
+      ? floodSegments(this.floodFromMs(), options.durationSeconds * 1000, options.floods ?? FLOOD_SHAPES)
+      : [];
     const offered = this.accounts
       .flatMap((a) => streamsOf(a, options.share, ctx.target.windowSeconds))
       .reduce((n, s) => n + s.perSecond, 0);
@@ -84,6 +91,10 @@ export class CapacityDrive {
       offeredPerSecond: Math.round(offered * 10) / 10,
       ...(this.flooder ? { flooder: this.flooder } : {}),
       ...(options.shard ? { shard: options.shard } : {}),
+      service: {
+        where: ctx.target.kind === "external" ? "elsewhere" : ctx.target.ownProcess ? "a process of its own" : "this process",
+        cores: availableParallelism(),
+      },
     };
     // the Remaining judgement needs each tenant's tier (src/load/concurrency-checks.ts)
     for (const a of this.accounts) for (const k of a.keys) ctx.concurrency.knowTier(k.key, a.tierLimit);
@@ -111,14 +122,28 @@ export class CapacityDrive {
       this.agentOf.set(k, id);
       this.ctx.track(k.key, id);
     }
+    if (this.segments.some((s) => s.shape === "stream-hog")) await this.makeHogAgent();
+  }
+
+  /** PROFILE §11 mock-timeout never answers: each message holds its slot until the time budget ends it. */
+  private async makeHogAgent(): Promise<void> {
+    const account = this.accounts.find((a) => a.id === this.flooder);
+    const owner = account?.keys.find((k) => this.agentOf.has(k));
+    if (!account || !owner) return;
+    const body = { name: this.ctx.name("hog"), modelSettings: { provider: "mock", model: "mock-timeout" } };
+    const res = await this.send(owner, account, "createAgent", requestTo("createAgent", { body }), Date.now(), false);
+    const id = res?.status === 201 ? this.createdId(res) : undefined;
+    if (!id)
+      throw new ScenarioSetupError(`the stream hog's agent could not be made: ${res?.status ?? "no answer"} ${res?.code ?? ""}`);
+    this.hogAgent = id;
+    this.ctx.track(owner.key, id);
   }
 
   private schedule(): Scheduled[] {
-    const { share, profile } = this.options;
+    const { share } = this.options;
     const W = this.ctx.target.windowSeconds;
     const durationMs = this.options.durationSeconds * 1000;
     const rampMs = this.options.rampSeconds * 1000;
-    const floodFrom = this.floodFromMs();
     // phases spread each stream's arrivals over its interval: the seed makes them the same every run
     const random = mulberry32(this.ctx.target.seed);
     const out: Scheduled[] = [];
@@ -126,18 +151,7 @@ export class CapacityDrive {
       for (const stream of streamsOf(account, share, W)) {
         if (stream.perSecond <= 0) continue;
         const phase = random();
-        out.push({ stream, account, at: (n) => arrivalAt(n, stream.perSecond, rampMs, phase), n: 0, next: 0, flood: false });
-        if (profile === "noisy-neighbour" && account.id === this.flooder) {
-          const rate = stream.perSecond * FLOOD_FACTOR;
-          out.push({
-            stream,
-            account,
-            at: (n) => floodFrom + arrivalAt(n, rate, 0, phase),
-            n: 0,
-            next: 0,
-            flood: true,
-          });
-        }
+        out.push({ stream, account, at: (n) => arrivalAt(n, stream.perSecond, rampMs, phase), n: 0, next: 0 });
       }
     for (const s of out) s.next = s.at(0);
     return out.filter((s) => s.next < durationMs);
@@ -157,7 +171,44 @@ export class CapacityDrive {
 
   private phaseOf(dueMs: number): Phase | undefined {
     if (!this.flooder || dueMs < this.options.rampSeconds * 1000) return undefined;
-    return dueMs < this.floodFromMs() ? "calm" : "flooded";
+    if (dueMs < this.floodFromMs()) return "calm";
+    return this.segments.find((s) => dueMs >= s.fromMs && dueMs < s.endMs)?.shape;
+  }
+
+  /** noisy-neighbour's floods, one after another, beside the steady drive; what each achieved goes in the tally. */
+  private async flood(): Promise<void> {
+    const account = this.accounts.find((a) => a.id === this.flooder);
+    const floodKey = account?.keys.find((k) => this.agentOf.has(k));
+    const calm = this.accounts.find((a) => a.id !== this.flooder);
+    const calmKey = calm?.keys[0];
+    // the flooding tenant is in another shard (or has no key that made an agent): this one does not flood
+    if (!account || !floodKey || !calm || !calmKey) return;
+    const target = {
+      baseUrl: this.ctx.target.baseUrl,
+      floodKey: floodKey.key,
+      floodAgent: this.agentOf.get(floodKey)!,
+      hogAgent: this.hogAgent,
+      // a new client of another tenant: a connection of its own, its request counted in the ledger like any
+      freshClient: async () => {
+        const fresh = networkAgent(1);
+        try {
+          const req = requestTo("listAgents", { query: { limit: "1" } });
+          const res = await this.send(calmKey, calm, "listAgents", req, Date.now(), false, fresh);
+          return !res
+            ? "no answer (see the transport errors)"
+            : res.status >= 500
+              ? `${res.status} ${res.code ?? ""}`
+              : undefined;
+        } finally {
+          await fresh.close().catch(() => undefined);
+        }
+      },
+      messageTimeoutSeconds: this.ctx.target.messageTimeoutSeconds,
+      ratePerSecond: this.options.floodRate ?? FLOOD_DEFAULTS.ratePerSecond,
+      sockets: this.options.floodSockets ?? FLOOD_DEFAULTS.sockets,
+      signal: this.ctx.signal,
+    };
+    for (const segment of this.segments) this.tally.floods.push(await runFlood(segment, target, this.startedAt));
   }
 
   /** Fire every arrival when due until the duration ends; then wait for every answer. */
@@ -167,6 +218,7 @@ export class CapacityDrive {
     this.startedAt = Date.now();
     const heap = new MinHeap<Scheduled>((s) => s.next);
     for (const s of streams) heap.push(s);
+    const flooding = this.flood();
     while (!this.ctx.signal.aborted) {
       const now = Date.now() - this.startedAt;
       let due = heap.peek();
@@ -180,6 +232,7 @@ export class CapacityDrive {
       if (!due) break;
       await sleep(Math.max(1, Math.min(TICK_MS, due.next - now)));
     }
+    await flooding;
     // interrupted: what is in flight ends at once (each request listening to the signal would be thousands of listeners)
     const stop = () => void this.dispatcher.destroy();
     this.ctx.signal.addEventListener("abort", stop, { once: true });
@@ -220,7 +273,21 @@ export class CapacityDrive {
 
   private fire(s: Scheduled, dueAt: number): void {
     const { key, shape } = s.stream;
-    this.tally.sendLag.recordValue(Math.max(1, Math.round((Date.now() - dueAt) * 1000)));
+    // the flooding tenant's steady traffic gives way to its flood: the flood's shape alone is measured
+    if (s.account.id === this.flooder && dueAt - this.startedAt >= this.floodFromMs()) {
+      this.tally.counts.skipped++;
+      return;
+    }
+    const lagMs = Date.now() - dueAt;
+    this.tally.sendLag.recordValue(Math.max(1, Math.round(lagMs * 1000)));
+    // the others' sends in each phase: late ones mean the generator, not the service, set their latency
+    const phase = s.account.id === this.flooder ? undefined : this.phaseOf(dueAt - this.startedAt);
+    if (phase) {
+      const p = this.tally.phase(phase);
+      p.sent++;
+      if (lagMs > HEADROOM_LAG_MS) p.late++;
+      p.lagMaxMs = Math.max(p.lagMaxMs, lagMs);
+    }
     const agentId = s.stream.agentOwner ? this.agentOf.get(s.stream.agentOwner) : undefined;
     let req: LoadRequest;
     switch (shape) {
@@ -265,6 +332,7 @@ export class CapacityDrive {
     req: LoadRequest,
     dueAt: number,
     measured: boolean,
+    dispatcher = this.dispatcher,
   ): Promise<LoadResponse | undefined> {
     this.tally.counts.sent++;
     const endpoint = endpointOfShape(shape);
@@ -274,7 +342,7 @@ export class CapacityDrive {
     const who = `key #${key.index} (${account.id})`;
     let res: LoadResponse | undefined;
     try {
-      res = shape === "streamMessage" ? await this.stream(key, req, dueAt) : await this.plain(key, req, dueAt);
+      res = shape === "streamMessage" ? await this.stream(key, req, dueAt) : await this.plain(key, req, dueAt, dispatcher);
     } catch (err) {
       this.ctx.recorder.transportError(`${labelOf(req)}: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -286,6 +354,7 @@ export class CapacityDrive {
     if (!res || res.status >= 500) {
       tenant.errors++;
       this.tally.counts.errors++;
+      if (phase) this.tally.phase(phase).errors++;
     } else if (res.status >= 200 && res.status < 300) {
       tenant.admitted++;
       this.tally.counts.admitted++;
@@ -301,12 +370,13 @@ export class CapacityDrive {
     } else if (res.status === 429) {
       tenant.refused++;
       this.tally.counts.refused++;
+      if (phase) this.tally.phase(phase).refused++;
     }
     return res;
   }
 
   /** A JSON request: recorded with its latency from when it was due, and through the response checks (sampled). */
-  private async plain(key: TenantKey, req: LoadRequest, dueAt: number): Promise<LoadResponse> {
+  private async plain(key: TenantKey, req: LoadRequest, dueAt: number, dispatcher: Dispatcher): Promise<LoadResponse> {
     const url = this.ctx.target.baseUrl.replace(/\/+$/, "") + req.path;
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
     // PROFILE §1: an id of its own, its echo checked on the answer (ScenarioContext.judge, src/load/concurrency-checks.ts)
@@ -319,7 +389,7 @@ export class CapacityDrive {
         ...(body !== undefined ? { "content-type": JSON_CONTENT_TYPE } : {}),
       },
       ...(body !== undefined ? { body } : {}),
-      dispatcher: this.dispatcher,
+      dispatcher,
       headersTimeout: this.timeoutMs,
       bodyTimeout: this.timeoutMs,
     });

@@ -29,3 +29,18 @@ test("durations, shares and profiles", () => {
   expect(capacityOptionsOf(tenants, { profile: "loud" }, {})).toMatch(/noisy-neighbour/);
   expect(capacityOptionsOf(tenants, { duration: "10s", ramp: "10s" }, {})).toMatch(/shorter/);
 });
+
+test("the flood's shapes, rate and sockets: noisy-neighbour's only, each checked", () => {
+  const tenants = exampleTenants(2, 2, 60);
+  const noisy = { profile: "noisy-neighbour" };
+  expect(
+    capacityOptionsOf(tenants, { ...noisy, flood: "stream-hog, refusal-storm,stream-hog", floodRate: "800" }, {}),
+  ).toMatchObject({ floods: ["stream-hog", "refusal-storm"], floodRate: 800 });
+  expect(capacityOptionsOf(tenants, { ...noisy, flood: "nonsense" }, {})).toMatch(
+    /^--flood "nonsense": a comma-separated list of refusal-storm/,
+  );
+  for (const floodRate of ["-1", "0", "1.5", "many"])
+    expect(capacityOptionsOf(tenants, { ...noisy, floodRate }, {})).toMatch(/^--flood-rate .*more than 0$/);
+  expect(capacityOptionsOf(tenants, { ...noisy, floodSockets: "0" }, {})).toMatch(/^--flood-sockets/);
+  expect(capacityOptionsOf(tenants, { flood: "stream-hog" }, {})).toMatch(/--profile noisy-neighbour/);
+});

@@ -1,4 +1,5 @@
 import type { KeysFile } from "../../contract/index.js";
+import { FLOOD_DEFAULTS, FLOOD_SHAPES, type FloodShape } from "./floods.js";
 import { CAPACITY_DEFAULTS, CAPACITY_PROFILES, type CapacityOptions, type CapacityProfile, type Shard } from "./plan.js";
 
 /** `90`, `90s`, `10m`, `1h` → seconds; a reason when it is none of these. */
@@ -43,7 +44,16 @@ export function parseShard(raw: string, env: NodeJS.ProcessEnv): Shard | string 
 /** The capacity drive from `load`'s options; a reason when one is wrong. */
 export function capacityOptionsOf(
   tenants: KeysFile,
-  raw: { share?: string; duration?: string; ramp?: string; profile?: string; shard?: string },
+  raw: {
+    share?: string;
+    duration?: string;
+    ramp?: string;
+    profile?: string;
+    shard?: string;
+    flood?: string;
+    floodRate?: string;
+    floodSockets?: string;
+  },
   env: NodeJS.ProcessEnv,
 ): CapacityOptions | string {
   const share =
@@ -60,12 +70,39 @@ export function capacityOptionsOf(
   if (!profile) return `--profile "${raw.profile}": one of ${CAPACITY_PROFILES.join(", ")}`;
   const shard = raw.shard === undefined ? undefined : parseShard(raw.shard, env);
   if (typeof shard === "string") return shard;
+  const floods = floodShapesOf(raw.flood);
+  if (typeof floods === "string") return floods;
+  if ((raw.flood ?? raw.floodRate ?? raw.floodSockets) !== undefined && profile !== "noisy-neighbour")
+    return "--flood, --flood-rate and --flood-sockets shape the flood of --profile noisy-neighbour: add it";
+  const floodRate = positiveInteger(raw.floodRate, FLOOD_DEFAULTS.ratePerSecond, "--flood-rate", "requests a second");
+  if (typeof floodRate === "string") return floodRate;
+  const floodSockets = positiveInteger(raw.floodSockets, FLOOD_DEFAULTS.sockets, "--flood-sockets", "idle sockets");
+  if (typeof floodSockets === "string") return floodSockets;
   return {
     tenants,
     share,
     durationSeconds,
     rampSeconds,
     profile: profile satisfies CapacityProfile,
+    floods,
+    floodRate,
+    floodSockets,
     ...(shard ? { shard } : {}),
   };
+}
+
+/** `--flood a,b`: flood shapes, each once, in the order given; every shape when absent. */
+function floodShapesOf(raw: string | undefined): FloodShape[] | string {
+  if (raw === undefined) return [...FLOOD_SHAPES];
+  const names = raw.split(",").map((n) => n.trim());
+  const shapes = names.map((n) => FLOOD_SHAPES.find((s) => s === n));
+  const unknown = names.filter((_, i) => shapes[i] === undefined);
+  if (unknown.length || !names.length) return `--flood "${raw}": a comma-separated list of ${FLOOD_SHAPES.join(", ")}`;
+  return [...new Set(shapes.filter((s): s is FloodShape => s !== undefined))];
+}
+
+function positiveInteger(raw: string | undefined, fallback: number, flag: string, what: string): number | string {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  return Number.isInteger(n) && n > 0 ? n : `${flag} "${raw}": a whole number of ${what}, more than 0`;
 }

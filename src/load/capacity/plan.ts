@@ -7,6 +7,7 @@ import {
   type Permission,
   RATE_LIMITS,
 } from "../../contract/index.js";
+import type { FloodShape } from "./floods.js";
 
 /** What `load --scenario capacity` drives, and how. */
 export interface CapacityOptions {
@@ -23,6 +24,12 @@ export interface CapacityOptions {
    * file floods far past its limits in the second half while the others keep their rate
    */
   profile: CapacityProfile;
+  /** noisy-neighbour: the shapes of the flood, one after another in its half (FLOOD_SHAPES) */
+  floods?: readonly FloodShape[];
+  /** the storms' requests a second at most (FLOOD_DEFAULTS when absent) */
+  floodRate?: number;
+  /** the connection hog's idle sockets (FLOOD_DEFAULTS when absent) */
+  floodSockets?: number;
   /** this process drives shard `index` of `count` (0-based): whole accounts, never split */
   shard?: Shard;
 }
@@ -36,9 +43,6 @@ export interface Shard {
 }
 
 export const CAPACITY_DEFAULTS = { share: 0.8, durationSeconds: 60, rampShare: 0.1 } as const;
-
-/** The flooding tenant of noisy-neighbour sends this many times its buckets' rate. */
-export const FLOOD_FACTOR = 10;
 
 /** The request shapes of the mix; a stream is a Send Message read as server-sent events. */
 const SHAPES = ["createAgent", "listAgents", "getAgent", "updateAgent", "deleteAgent", "sendMessage", "streamMessage"] as const;

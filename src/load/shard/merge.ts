@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { findingKey, type Observation, type ResultsJson } from "../../report/index.js";
-import { capacityFigures, neighboursVerdict } from "../capacity/tally.js";
+import { capacityFigures, neighboursVerdicts } from "../capacity/tally.js";
 import { OUTCOMES, type ScenarioFailure, summarizeHistogram } from "../recorder.js";
 import { type LoadRun, loadRunResult } from "../run-of-scenarios.js";
 import type { ScenarioReport } from "../scenario-run.js";
@@ -142,7 +142,7 @@ export function mergeReports(parts: readonly ScenarioReport[]): ScenarioReport {
   const responses = sum(parts.map((p) => p.conformance.responses));
   const checked = sum(parts.map((p) => p.conformance.checked));
   // the tenant comparison is judged again on the merged figures
-  const failures = dedupe(parts.flatMap((p) => p.failures.filter((f) => f.check !== "noisy-neighbour")));
+  const failures = dedupe(parts.flatMap((p) => p.failures.filter((f) => !f.check.startsWith("noisy-neighbour"))));
   const observations = dedupe(parts.flatMap((p) => p.observations));
   const merged: ScenarioReport = {
     ...base,
@@ -187,10 +187,8 @@ export function mergeReports(parts: readonly ScenarioReport[]): ScenarioReport {
     delete settings.shard;
     const figures = capacityFigures(addTallies(mergeable.map((m) => m.tally)), settings);
     merged.capacity = figures;
-    if (figures.neighbours) {
-      const v = neighboursVerdict(figures.neighbours);
+    for (const v of figures.neighbours ? neighboursVerdicts(figures.neighbours) : [])
       if (!v.ok) failures.push({ clause: v.clause, check: v.check, expected: v.expected, received: v.received, count: 1 });
-    }
   }
   merged.status = mergedStatus(parts, failures.length + observations.length);
   const message = parts.find((p) => p.message)?.message;
