@@ -28,7 +28,12 @@ const SLICE: MatrixConfig[] = TARGETS.map(
 describe(`matrix slice (seed ${SEED})`, { concurrent: true }, () => {
   test.for(
     SLICE.map(
-      (config, i) => [`${config.target} ${config.keySet} ${config.network} ${config.sections?.join(",")}`, config, i] as const,
+      (config, i) =>
+        [
+          `${config.target} ${config.keySet} ${config.network} ${config.sections?.join(",")}${config.tls ? ` tls ${config.tls}` : ""}`,
+          config,
+          i,
+        ] as const,
     ),
   )("%s", { timeout: 400_000 }, async ([, config, i]) => {
     const outcome = await runConfig(config, SEED + i);
@@ -56,7 +61,7 @@ describe("two property runs at once with the same keys", () => {
       busy: true,
     };
     const target = (await startTarget(config))!;
-    const busy = busyClient(target.baseUrl, target.keys.main);
+    const busy = busyClient(target.plainUrl ?? target.baseUrl, target.keys.main);
     try {
       const args = [...harnessArgs(config, target), "--max-requests", "150"];
       const runs = await Promise.all([verify(args, SEED), verify(args, SEED + 1)]);
