@@ -139,8 +139,9 @@ function normalise(r: {
     messageTimeoutSeconds: r.messageTimeoutSeconds,
     // a flag of serve's: only the reference through serve takes it
     ...(r.target === "serve" && r.wholeSecondWindows ? { wholeSecondWindows: true } : {}),
-    // a TLS terminator fronts a deployment: the embedded target is the harness's own plain HTTP
-    ...(r.target !== "embedded" && r.tls ? { tls: r.tls } : {}),
+    // a TLS terminator fronts a deployment (the embedded target is the harness's own plain HTTP);
+    // --network-delay's proxy forwards plain HTTP only, and says so (exit 2) when asked for more
+    ...(r.target !== "embedded" && r.network === "none" && r.tls ? { tls: r.tls } : {}),
     ...(!verifying && r.out ? { out: true as const } : {}),
     ...(!verifying && r.compare ? { compare: true as const } : {}),
     ...(shard ? { shard: true as const } : {}),
@@ -554,6 +555,6 @@ export function sliceArbitrary(): fc.Arbitrary<MatrixConfig> {
       busy: false,
       windowSeconds: 2,
       messageTimeoutSeconds: 3,
-      ...(r.target !== "embedded" && r.tls ? { tls: r.tls } : {}),
+      ...(r.target !== "embedded" && r.network === "none" && r.tls ? { tls: r.tls } : {}),
     }));
 }
