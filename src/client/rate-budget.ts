@@ -2,7 +2,7 @@ import { type EndpointSpec, isCountedInBuckets, RATE_LIMITS } from "../contract/
 import { type Clock, systemClock } from "./clock.js";
 import type { RateHeaders } from "./rate.js";
 import { type AccountShare, SlidingCap, shareCap } from "./rate-share.js";
-import type { Refusal } from "./refusal.js";
+import type { Refusal, RoomRefusal } from "./refusal.js";
 
 /**
  * Pacing so a full verification against a real deployment never trips a PROFILE §7 limit by
@@ -123,7 +123,7 @@ interface BucketState {
   /** X-RateLimit-Remaining once dropped by more than the harness sent: another client spends this bucket */
   foreign: boolean;
   /** the window (X-RateLimit-Reset) in which the bucket first refused with room by the harness's count (src/client/refusal.ts) */
-  refusedWithRoomIn?: number;
+  refusedWithRoomIn?: RoomRefusal;
 }
 
 export interface PaceTicket {
@@ -296,9 +296,9 @@ export class RateBudget {
    * bucket. `refusedWithRoomIn`: the bucket refused with room by the harness's count in that window,
    * remembered so that the same in another window is a finding.
    */
-  refusalWait(ticket: PaceTicket, answer: PaceAnswer, why: string, waitMs: number, refusedWithRoomIn?: number): void {
+  refusalWait(ticket: PaceTicket, answer: PaceAnswer, why: string, waitMs: number, refusedWithRoomIn?: RoomRefusal): void {
     const described = this.describedBucket(ticket, answer.rate?.limit);
-    if (described && refusedWithRoomIn !== undefined) described.bucket.refusedWithRoomIn ??= refusedWithRoomIn;
+    if (described && refusedWithRoomIn !== undefined) described.bucket.refusedWithRoomIn = refusedWithRoomIn;
     const bucket = described ? label(described.bucket) : `a bucket of ${answer.rate?.limit ?? "unknown"} (not told apart)`;
     this.onRefusalWait?.({ bucket, waitMs, why });
   }

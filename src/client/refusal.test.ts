@@ -13,7 +13,7 @@ const bucket = {
   label: "keyEndpoint:createAgent bucket of key:a",
   clause: "limits.endpoint-bucket" as const,
   told,
-  refusedWithRoomIn: 995,
+  refusedWithRoomIn: { reset: 995, room: 3 },
 };
 const refused: Refusal = { remaining: 0, reset: 1_000, retryAfterSeconds: 2, bucket };
 
@@ -22,18 +22,19 @@ describe("judgeRefusal: a 429 the pacing did not expect", () => {
     const decision = judgeRefusal(refused);
     expect(decision).toMatchObject({ kind: "breach", clause: "limits.endpoint-bucket" });
     expect(decision.kind === "breach" && decision.message).toContain("said Remaining 4 of 10");
-    expect(decision.kind === "breach" && decision.message).toContain("the window ending 995");
+    expect(decision.kind === "breach" && decision.message).toContain("the same room (3) in the window ending 995");
   });
 
   test.for([
     ["the first time", undefined],
-    ["again in the same window", 1_000],
+    ["again in the same window", { reset: 1_000, room: 3 }],
+    ["in another window with other room (another client's spending varies)", { reset: 995, room: 5 }],
   ] as const)("is a wait that remembers the window when the bucket refuses with room %s: another client may have spent it unseen", ([
     ,
     before,
   ]) => {
     const decision = judgeRefusal({ ...refused, bucket: { ...bucket, refusedWithRoomIn: before } });
-    expect(decision).toMatchObject({ kind: "wait", waitMs: 2_000, refusedWithRoomIn: 1_000 });
+    expect(decision).toMatchObject({ kind: "wait", waitMs: 2_000, refusedWithRoomIn: { reset: 1_000, room: 3 } });
     expect(decision.kind === "wait" && decision.why).toContain("once is no proof");
   });
 
@@ -79,7 +80,7 @@ describe("RateBudget: what it knows of a refusal", () => {
     const inFlight = await budget.acquire(request);
     const refusal = await answer(429, { ...rate(0), retryAfter: 2 }, "RATE_LIMIT_EXCEEDED");
     expect(refusal.bucket?.told).toEqual({ limit: 10, remaining: 6, reset: 1_000, mark: 0, sentSince: 1 });
-    expect(judgeRefusal(refusal)).toMatchObject({ kind: "wait", refusedWithRoomIn: 1_000 });
+    expect(judgeRefusal(refusal)).toMatchObject({ kind: "wait", refusedWithRoomIn: { reset: 1_000, room: 5 } });
     budget.settle(inFlight, undefined);
   });
 

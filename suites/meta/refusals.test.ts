@@ -55,6 +55,6 @@ describe("meta: a real §7 breach is still caught behind the wait for unexpected
     expect(error).toBeInstanceOf(RateLimitBreach);
     expect((error as RateLimitBreach).clause).toBe("limits.endpoint-bucket");
     expect((error as Error).message).toContain("said Remaining 5 of 10");
-    expect((error as Error).message).toContain("did the same in the window ending");
+    expect((error as Error).message).toContain("refused with the same room (5) in the window ending");
   });
 });
