@@ -70,6 +70,10 @@ const describe = (c: MatrixConfig) =>
     `target ${c.target}`,
     c.network !== "none" && `network ${c.network}`,
     c.busy && "another client busy",
+    c.tls && `TLS (${c.tls === "mutual" ? "--ca-file, --client-cert" : "--ca-file"})`,
+    c.out && "--out prometheus-rw",
+    c.shard && "--shard 1/2",
+    c.compare && "then load compare",
     `W=${c.windowSeconds} T=${c.messageTimeoutSeconds}`,
   ]
     .filter(Boolean)

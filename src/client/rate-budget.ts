@@ -2,7 +2,7 @@ import { type EndpointSpec, isCountedInBuckets, RATE_LIMITS } from "../contract/
 import { type Clock, systemClock } from "./clock.js";
 import type { RateHeaders } from "./rate.js";
 import { type AccountShare, SlidingCap, shareCap } from "./rate-share.js";
-import type { Refusal } from "./refusal.js";
+import type { Refusal, RoomRefusal } from "./refusal.js";
 
 /**
  * Pacing so a full verification against a real deployment never trips a PROFILE §7 limit by
@@ -122,6 +122,8 @@ interface BucketState {
   told?: { limit: number; remaining: number; reset: number; mark: number };
   /** X-RateLimit-Remaining once dropped by more than the harness sent: another client spends this bucket */
   foreign: boolean;
+  /** the window (X-RateLimit-Reset) in which the bucket first refused with room by the harness's count (src/client/refusal.ts) */
+  refusedWithRoomIn?: RoomRefusal;
 }
 
 export interface PaceTicket {
@@ -285,12 +287,18 @@ export class RateBudget {
         : undefined;
     const told = b.told && { ...b.told, sentSince: Math.max(0, b.acquired - b.told.mark - 2) };
     const kind = b.name.startsWith("agentMessages:") ? "limits.agent-bucket" : "limits.endpoint-bucket";
-    return { ...base, bucket: { label: `${b.name} bucket of ${b.scope}`, clause: kind, told, notOwn } };
+    const refusedWithRoomIn = b.refusedWithRoomIn;
+    return { ...base, bucket: { label: `${b.name} bucket of ${b.scope}`, clause: kind, told, notOwn, refusedWithRoomIn } };
   }
 
-  /** A refusal that proved nothing: the request waits for Retry-After; the run counts the wait per bucket. */
-  refusalWait(ticket: PaceTicket, answer: PaceAnswer, why: string, waitMs: number): void {
+  /**
+   * A refusal that proved nothing: the request waits for Retry-After; the run counts the wait per
+   * bucket. `refusedWithRoomIn`: the bucket refused with room by the harness's count in that window,
+   * remembered so that the same in another window is a finding.
+   */
+  refusalWait(ticket: PaceTicket, answer: PaceAnswer, why: string, waitMs: number, refusedWithRoomIn?: RoomRefusal): void {
     const described = this.describedBucket(ticket, answer.rate?.limit);
+    if (described && refusedWithRoomIn !== undefined) described.bucket.refusedWithRoomIn = refusedWithRoomIn;
     const bucket = described ? label(described.bucket) : `a bucket of ${answer.rate?.limit ?? "unknown"} (not told apart)`;
     this.onRefusalWait?.({ bucket, waitMs, why });
   }

@@ -8,14 +8,34 @@ import { endpointBucket, type PaceRequest, RateBudget, type RefusalWait } from "
 import { judgeRefusal, RateLimitBreach, type Refusal, RefusedAgain } from "./refusal.js";
 
 const told = { limit: 10, remaining: 4, reset: 1_000, sentSince: 1 };
-const bucket = { label: "keyEndpoint:createAgent bucket of key:a", clause: "limits.endpoint-bucket" as const, told };
+/** the same bucket refused with room by the harness's count in the window that ended at 995 */
+const bucket = {
+  label: "keyEndpoint:createAgent bucket of key:a",
+  clause: "limits.endpoint-bucket" as const,
+  told,
+  refusedWithRoomIn: { reset: 995, room: 3 },
+};
 const refused: Refusal = { remaining: 0, reset: 1_000, retryAfterSeconds: 2, bucket };
 
 describe("judgeRefusal: a 429 the pacing did not expect", () => {
-  test("is a breach of the bucket's clause when its last answer in the window left more room than was sent since", () => {
+  test("is a breach of the bucket's clause when its last answer in the window left more room than was sent since, in a second window", () => {
     const decision = judgeRefusal(refused);
     expect(decision).toMatchObject({ kind: "breach", clause: "limits.endpoint-bucket" });
     expect(decision.kind === "breach" && decision.message).toContain("said Remaining 4 of 10");
+    expect(decision.kind === "breach" && decision.message).toContain("the same room (3) in the window ending 995");
+  });
+
+  test.for([
+    ["the first time", undefined],
+    ["again in the same window", { reset: 1_000, room: 3 }],
+    ["in another window with other room (another client's spending varies)", { reset: 995, room: 5 }],
+  ] as const)("is a wait that remembers the window when the bucket refuses with room %s: another client may have spent it unseen", ([
+    ,
+    before,
+  ]) => {
+    const decision = judgeRefusal({ ...refused, bucket: { ...bucket, refusedWithRoomIn: before } });
+    expect(decision).toMatchObject({ kind: "wait", waitMs: 2_000, refusedWithRoomIn: { reset: 1_000, room: 3 } });
+    expect(decision.kind === "wait" && decision.why).toContain("once is no proof");
   });
 
   test.for([
@@ -60,7 +80,7 @@ describe("RateBudget: what it knows of a refusal", () => {
     const inFlight = await budget.acquire(request);
     const refusal = await answer(429, { ...rate(0), retryAfter: 2 }, "RATE_LIMIT_EXCEEDED");
     expect(refusal.bucket?.told).toEqual({ limit: 10, remaining: 6, reset: 1_000, mark: 0, sentSince: 1 });
-    expect(judgeRefusal(refusal).kind).toBe("breach");
+    expect(judgeRefusal(refusal)).toMatchObject({ kind: "wait", refusedWithRoomIn: { reset: 1_000, room: 5 } });
     budget.settle(inFlight, undefined);
   });
 
@@ -120,15 +140,22 @@ describe("refusals: the client layer acting on it", () => {
     ]);
   });
 
-  test("a refusal the bucket's own answer disproves is thrown as a §7 finding, never handed to the check", async () => {
-    const { create } = client([ok(5), limited(0)]);
+  test("a refusal the bucket's own answers disprove in two windows is thrown as a §7 finding, never handed to the check", async () => {
+    const next = (answer: ReturnType<typeof ok>) => ({ ...answer, rate: { ...answer.rate, reset: 1_002 } });
+    const { create, seen } = client([ok(5), limited(0), ok(5), next(ok(5)), next(limited(0))]);
+    await create();
+    // once: waited out and sent again (another client on the key may have spent the bucket unseen)
+    expect((await create()).exchange.response.status).toBe(201);
     await create();
     await expect(create()).rejects.toBeInstanceOf(RateLimitBreach);
-    await expect(
-      client([ok(5), limited(0)])
-        .create()
-        .then((c) => c.exchange.response.status),
-    ).resolves.toBe(201);
+    expect(seen).toEqual([201, 429, 201, 201, 429]);
+  });
+
+  test("a refusal with room after a drop this run did not send is never a finding: another client spends the bucket", async () => {
+    const next = (answer: ReturnType<typeof ok>) => ({ ...answer, rate: { ...answer.rate, reset: 1_002 } });
+    // window 1: refused with room; window 2: one create, then Remaining fell by three
+    const { create } = client([ok(5), limited(0), ok(5), next(ok(8)), next(ok(5)), next(limited(0)), next(ok(3))]);
+    for (let i = 0; i < 5; i++) expect((await create()).exchange.response.status).toBe(201);
   });
 
   test("refused again and again: the harness cannot judge, a harness error", async () => {

@@ -7,7 +7,11 @@ import { CLAUSE_BY_ID, type ClauseId } from "../contract/index.js";
  * - a PROFILE §7 finding about the bucket that refused, only when the service's own answers prove
  *   it: the last answer from that bucket in the same window (the same X-RateLimit-Reset, a time
  *   on the service's clock) said Remaining was above what the harness has sent since, so the
- *   bucket had room by the service's own count;
+ *   bucket had room by the service's own count — and that in two windows, with the same room left, and no drop of
+ *   Remaining this run's own requests cannot explain seen on the bucket. Once is no proof: another
+ *   client on the same key may spend the bucket between two of this run's answers, unseen by it;
+ *   a service that miscounts does it window after window, while a drop that another client's
+ *   spending leaves between two answers of this run's shows it, and then the refusal proves nothing;
  * - otherwise a wait for exactly the Retry-After the 429 announced, and the request again
  *   (counted per bucket and shown in the run's output).
  */
@@ -33,6 +37,14 @@ export interface RefusingBucket {
   told?: BucketTold | undefined;
   /** why the harness cannot count every request of the bucket (another user seen, a shared account) */
   notOwn?: string | undefined;
+  /** the last earlier window in which this bucket refused with room by the harness's count (no foreign drop seen since) */
+  refusedWithRoomIn?: RoomRefusal | undefined;
+}
+
+/** A refusal with room by the harness's count: its window (X-RateLimit-Reset) and the room left (Remaining told less sent since). */
+export interface RoomRefusal {
+  reset: number;
+  room: number;
 }
 
 export interface Refusal {
@@ -46,7 +58,14 @@ export interface Refusal {
 
 export type RefusalDecision =
   | { kind: "breach"; clause: ClauseId; message: string }
-  | { kind: "wait"; bucket: string; waitMs: number | undefined; why: string };
+  | {
+      kind: "wait";
+      bucket: string;
+      waitMs: number | undefined;
+      why: string;
+      /** the window in which the bucket refused with room by the harness's count, and the room: once is no proof */
+      refusedWithRoomIn?: RoomRefusal;
+    };
 
 /** The words of a breach proven only by the harness's own count of the bucket: a reader (and a test) can tell one apart. */
 export const OWN_COUNT_PROOF = "the bucket had room by the service's own count";
@@ -65,6 +84,17 @@ export function judgeRefusal(refusal: Refusal): RefusalDecision {
   if (told.reset !== refusal.reset) return wait("its last answer described another window (another X-RateLimit-Reset)");
   if (told.remaining <= told.sentSince)
     return wait(`its last answer said Remaining ${told.remaining}, and the harness has sent ${told.sentSince} since`);
+  const before = bucket.refusedWithRoomIn;
+  const room = told.remaining - told.sentSince;
+  // a service that miscounts refuses at the same count window after window; another client's spending varies
+  if (before === undefined || before.reset === told.reset || before.room !== room)
+    return {
+      ...wait(
+        `its last answer in the same window said Remaining ${told.remaining}, and the harness has sent ${told.sentSince} since; ` +
+          "once is no proof (another client on the same key may have spent the bucket unseen): a finding if another window shows the same room refused",
+      ),
+      refusedWithRoomIn: { reset: told.reset, room },
+    };
   const clause = CLAUSE_BY_ID.get(bucket.clause);
   return {
     kind: "breach",
@@ -72,7 +102,8 @@ export function judgeRefusal(refusal: Refusal): RefusalDecision {
     message:
       `the ${bucket.label} refused a request (429 RATE_LIMIT_EXCEEDED, Remaining 0) while its last answer in the same ` +
       `window (X-RateLimit-Reset ${told.reset}) said Remaining ${told.remaining} of ${told.limit}, and the harness has ` +
-      `sent ${told.sentSince} request(s) into it since: ${OWN_COUNT_PROOF}${clause ? ` (${clause.text})` : ""}`,
+      `sent ${told.sentSince} request(s) into it since; it refused with the same room (${room}) in the window ending ${before.reset}, and no answer ` +
+      `showed another client spending it: ${OWN_COUNT_PROOF}${clause ? ` (${clause.text})` : ""}`,
   };
 }
 

@@ -24,6 +24,7 @@ import {
   JSON_CONTENT_TYPE,
   matchEndpoint,
 } from "../contract/index.js";
+import { MEASUREMENT_INCONCLUSIVE } from "../report/verdict.js";
 import { type HarnessTarget, targetSecrets } from "../target/harness-target.js";
 import { type KeyRoleName, keyVariable, roleOfKey } from "../target/key-roles.js";
 import { ConcurrencyChecks, echoes, nextRequestId } from "./concurrency-checks.js";
@@ -363,5 +364,5 @@ export class ScenarioSetupError extends Error {
 
 /** Too much changed during a measurement (a window turned mid-burst) three times: no verdict. */
 export class InconclusiveError extends Error {
-  override name = "InconclusiveError";
+  override name = MEASUREMENT_INCONCLUSIVE;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
-import { exitCodeOf } from "../report/index.js";
-import { ScenarioSetupError } from "./context.js";
+import { exitCodeOf, inconclusiveLine, renderJunit } from "../report/index.js";
+import { renderLoadHtml } from "./charts.js";
+import { InconclusiveError, ScenarioSetupError } from "./context.js";
 import type { Scenario } from "./define.js";
 import { loadPlanLines, loadRunResult } from "./run-of-scenarios.js";
 import { runScenario } from "./scenario-run.js";
@@ -20,6 +21,13 @@ const erring: Scenario = {
   id: "erring",
   run: async () => {
     throw new ScenarioSetupError("the target refused a plain create");
+  },
+};
+const undecided: Scenario = {
+  ...passing,
+  id: "undecided",
+  run: async () => {
+    throw new InconclusiveError("the window turned in every burst");
   },
 };
 const p99 = parseThreshold("p99<250");
@@ -75,6 +83,23 @@ describe("the exit code of a load run", () => {
     expect(exitCodeOf(result)).toBe(2);
     expect(result.checks.map((c) => c.status)).toEqual(["passed", "error"]);
     expect(result.findings).toEqual([]);
+  });
+
+  test("2 when a scenario's measurement was inconclusive, the reason on the run's last line; load.json, JUnit and HTML say inconclusive", async () => {
+    const { result, loadRun } = await runOf([passing, undecided]);
+    expect(exitCodeOf(result)).toBe(2);
+    expect(loadRun.scenarios.map((s) => s.status)).toEqual(["passed", "inconclusive"]);
+    expect(inconclusiveLine(result)).toMatch(
+      /^inconclusive: 1 check could not be judged, a load measurement .*\(InconclusiveError: the window turned in every burst\); no finding; exit 2$/,
+    );
+    expect(renderJunit(result)).toMatch(/<skipped message="inconclusive: InconclusiveError: the window turned in every burst"/);
+    expect(renderLoadHtml(result, loadRun)).toContain("INCONCLUSIVE: a load measurement");
+  });
+
+  test("1 when a finding sits beside an inconclusive scenario: what the target broke is the verdict", async () => {
+    const { result } = await runOf([failing, undecided]);
+    expect(exitCodeOf(result)).toBe(1);
+    expect(inconclusiveLine(result)).toBeUndefined();
   });
 });
 

@@ -67,7 +67,7 @@ function scenarioLines(report: ScenarioReport): string[] {
 
 /** A scenario's verdict line and the lines under it, as the terminal shows them. */
 export function reportLines(report: ScenarioReport): string {
-  const mark = { passed: "✓", failed: "✗", error: "!", skipped: "-" }[report.status];
+  const mark = { passed: "✓", failed: "✗", error: "!", inconclusive: "?", skipped: "-" }[report.status];
   const head = `${mark} ${report.id} ${report.status} (${(report.durationMs / 1000).toFixed(1)} s)${report.message ? ` — ${report.message}` : ""}`;
   return [head, ...scenarioLines(report).map((line) => `    ${line}`)].map((line) => `${line}\n`).join("");
 }

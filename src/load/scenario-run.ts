@@ -4,7 +4,7 @@ import { type Observation, observationMessage } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import type { EncodedBlocks } from "./blocks.js";
 import type { CapacityFigures } from "./capacity/tally.js";
-import { ScenarioContext } from "./context.js";
+import { InconclusiveError, ScenarioContext } from "./context.js";
 import { behindHttpProxy, type LoadOptions, type Scenario } from "./define.js";
 import {
   FEW_ANSWERS,
@@ -25,7 +25,8 @@ export interface ScenarioReport {
   id: string;
   title: string;
   clauses: ClauseId[];
-  status: "passed" | "failed" | "error" | "skipped";
+  /** inconclusive: the measurement could not be held (InconclusiveError), never a finding, never a pass */
+  status: "passed" | "failed" | "error" | "inconclusive" | "skipped";
   /** why it was skipped or could not judge */
   message?: string;
   durationMs: number;
@@ -106,8 +107,15 @@ export async function runScenario(
   try {
     await scenario.run(ctx);
   } catch (err) {
-    // a ScenarioSetupError or an InconclusiveError says why there is no verdict; anything else is the harness's
-    status = "error";
+    // The verdict taxonomy of src/report/verdict.ts. An InconclusiveError is the service's answers
+    // leaving nothing to judge (a window turned in every burst, streams ended first, too many 429s
+    // to judge a history): inconclusive, as verify's Inconclusive. A ScenarioSetupError is the
+    // harness not getting to the measurement at all (a target that refuses a plain create, no
+    // X-RateLimit-Reset to wait on, a wait longer than two windows): the setup the scenario needs
+    // is a plain request of the profile, and not being able to make it is a harness / setup error,
+    // not a verdict on the clause the scenario measures (a broken clause is still one, below).
+    // Anything else is the harness's own error.
+    status = err instanceof InconclusiveError ? "inconclusive" : "error";
     message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
   } finally {
     await ctx.cleanup().catch(() => {});

@@ -17,6 +17,7 @@ import { HTML_STYLE } from "./html-style.js";
 import { type CheckResult, type CheckStatus, type Evidence, formatDuration, type RunResult, type RunSummary } from "./model.js";
 import type { PropertySummary } from "./property.js";
 import type { ReportOptions } from "./redact.js";
+import { inconclusiveCause } from "./verdict.js";
 import { reportView } from "./view.js";
 
 /**
@@ -115,7 +116,7 @@ function failureArticle(run: RunResult, check: CheckResult): string {
       : check.status === "blocked"
         ? `blocked by ${check.blockedBy ?? "an earlier defect"}`
         : check.status === "inconclusive"
-          ? "Inconclusive — another client's activity in the account kept it from judging; no finding"
+          ? `Inconclusive — ${inconclusiveCause([check.message])} kept it from judging; no finding`
           : "HarnessError — the harness could not judge";
   return `<article class="check ${check.status}" id="${anchor(run, check)}">
 <h3>${badge(check.status)} ${escapeHtml(check.title)}</h3>
@@ -314,7 +315,7 @@ function verdictBadge(view: ReturnType<typeof reportView>) {
     passed: "PASSED",
     failed: "FAILED",
     error: "HARNESS ERROR",
-    inconclusive: "INCONCLUSIVE: another client's activity",
+    inconclusive: `INCONCLUSIVE: ${view.inconclusiveCause}`,
     interrupted: `INTERRUPTED after ${run.interrupted?.done} of ${run.interrupted?.total} checks`,
   }[verdict];
   return { verdict, verdictText: text };

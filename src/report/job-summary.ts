@@ -159,7 +159,7 @@ export function renderJobSummary(runInput: RunResult, options: JobSummaryOptions
   const { run, summary, exitCode } = view;
   const { totals } = summary;
   const command = run.options.scenarios ? "load" : "verify";
-  const verdict = view.inconclusive ? "⚠️ inconclusive (another client's activity in the account)" : VERDICT[exitCode];
+  const verdict = view.inconclusive ? `⚠️ inconclusive (${view.inconclusiveCause})` : VERDICT[exitCode];
   const interrupted = run.interrupted ? ` after ${run.interrupted.done} of ${run.interrupted.total} checks` : "";
   const facts = [
     `${plural(totals.total, "check")} in ${formatDuration(totals.durationMs)}`,

@@ -1,6 +1,7 @@
 import type { Finding } from "./findings.js";
 import { type CheckResult, type Evidence, isUnderFinding, type RunResult, summarize } from "./model.js";
 import { type ReportOptions, reportableRun } from "./redact.js";
+import { inconclusiveCause } from "./verdict.js";
 
 /**
  * JUnit XML, the dialect CI servers read (Jenkins, GitLab, GitHub annotators): first a
@@ -96,7 +97,7 @@ function testcase(check: CheckResult): string {
   } else if (check.status === "inconclusive") {
     // <skipped>, not <error>: every CI test tab shows a skip's message beside the test, and none
     // counts it as a broken test; the job is red all the same (exit 2), and the check was not judged
-    children.push(`      <skipped${attrs({ message: `inconclusive: ${headline(message, "another client's activity")}` })}/>`);
+    children.push(`      <skipped${attrs({ message: `inconclusive: ${headline(message, inconclusiveCause([message]))}` })}/>`);
   } else if (check.status === "blocked") {
     children.push(
       `      <skipped${attrs({ message: `blocked by ${check.blockedBy ?? "an earlier defect"}: ${headline(message, "")}` })}/>`,

@@ -4,6 +4,7 @@ import { roleLabel } from "../target/key-roles.js";
 import type { RunPlan } from "./plan-types.js";
 import type { PropertySummary } from "./property.js";
 import type { RefusalWaits } from "./refusals.js";
+import { inconclusiveCause } from "./verdict.js";
 
 /**
  * The results model of one `agent-harness verify` run. Every report (JUnit, JSON, HTML,
@@ -284,7 +285,8 @@ export function inconclusiveLine(run: RunResult): string | undefined {
   const checks = run.checks.filter((c) => c.status === "inconclusive");
   if (checks.length === 0) return undefined;
   const saw = (checks[0]?.message ?? "").split("\n")[0];
-  return `inconclusive: ${checks.length} check${checks.length === 1 ? "" : "s"} could not be judged, another client's activity in the account (${saw}); no finding; exit 2`;
+  const cause = inconclusiveCause(checks.map((c) => c.message));
+  return `inconclusive: ${checks.length} check${checks.length === 1 ? "" : "s"} could not be judged, ${cause} (${saw}); no finding; exit 2`;
 }
 
 /**

@@ -7,6 +7,7 @@ import {
   HarnessError,
   Inconclusive,
   inClauseWords,
+  inconclusiveCause,
   speaksInClauseWords,
 } from "./verdict.js";
 
@@ -68,4 +69,12 @@ test.for([
 test("the harness's own failures already speak the clause's words", () => {
   const message = "PROFILE §5 list.order: GET /agents: expected id order; received …";
   expect(inClauseWords({ name: "ConformanceFailure", message }, ["list.order"])).toBe(message);
+});
+
+test.for([
+  ["another client seen", ["3 agent(s) not made by this run were listed"], /^another client's activity/],
+  ["a load measurement", ["InconclusiveError: streams ended first"], /^a load measurement/],
+  ["both", ["InconclusiveError: streams ended first", "Remaining spent by someone else"], /^another client's .*, or a load/],
+] as const)("an inconclusive verdict names its cause: %s", ([, messages, cause]) => {
+  expect(inconclusiveCause(messages)).toMatch(cause);
 });

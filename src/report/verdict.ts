@@ -39,6 +39,27 @@ export class Inconclusive extends Error {
   override name = "Inconclusive";
 }
 
+/**
+ * The name a load scenario's InconclusiveError carries (src/load/context.ts): the service's answers
+ * left its measurement nothing to judge (a window turned in every burst, streams ended first), no
+ * other client needed. Its report's message starts with it, which is how a report tells the causes apart.
+ */
+export const MEASUREMENT_INCONCLUSIVE = "InconclusiveError";
+
+/** The two causes of an inconclusive check, in the reports' words. */
+const INCONCLUSIVE_CAUSES = {
+  client: "another client's activity in the account",
+  measurement: "a load measurement the service's answers left nothing to judge",
+} as const;
+
+/** What kept these inconclusive checks (their messages) from judging, in the reports' words. */
+export function inconclusiveCause(messages: readonly (string | undefined)[]): string {
+  const measured = messages.filter((m) => m?.startsWith(`${MEASUREMENT_INCONCLUSIVE}:`)).length;
+  if (measured === 0) return INCONCLUSIVE_CAUSES.client;
+  if (measured === messages.length) return INCONCLUSIVE_CAUSES.measurement;
+  return `${INCONCLUSIVE_CAUSES.client}, or ${INCONCLUSIVE_CAUSES.measurement}`;
+}
+
 /** The harness cannot judge (missing capability, bad configuration, a timing it could not keep). */
 export class HarnessError extends Error {
   override name = "HarnessError";

@@ -8,6 +8,7 @@ import {
   unexplainedChecks,
 } from "./model.js";
 import { type ReportOptions, reportableRun } from "./redact.js";
+import { inconclusiveCause } from "./verdict.js";
 
 /**
  * What a page for a person (report.html, the CI job summary) shows first, read from the run
@@ -21,8 +22,9 @@ export function reportView(runInput: RunResult, options: ReportOptions) {
     run,
     summary,
     exitCode: exitCodeOf(run),
-    /** why an exit 2 is no harness error but checks another client kept from judging, when it is */
+    /** why an exit 2 is no harness error but checks another client or the load's measurement kept from judging, when it is */
     inconclusive: inconclusiveLine(run),
+    inconclusiveCause: inconclusiveCause(run.checks.filter((c) => c.status === "inconclusive").map((c) => c.message)),
     line: summaryLine(summary.totals),
     // what no finding explains: harness errors, and failures of a run recorded without findings
     unexplained: unexplainedChecks(run),

@@ -13,7 +13,7 @@ import {
   writeLoadReports,
 } from "../load/run-of-scenarios.js";
 import { MergeError, mergeShardRuns, readShardRuns } from "../load/shard/merge.js";
-import { exitCodeOf, newRunId } from "../report/index.js";
+import { exitCodeOf, inconclusiveLine, newRunId } from "../report/index.js";
 import { targetSecrets } from "../target/harness-target.js";
 import type { VerifyConfig } from "./config.js";
 import { assertReachable, interruptible, newRun, startTarget, targetOptions } from "./lifecycle.js";
@@ -88,6 +88,7 @@ export async function runLoad(
     out.write(
       `interrupted: ran ${result.interrupted.done} of ${result.interrupted.total} scenarios, then deleted what they made; exit 130\n`,
     );
+  else if (inconclusiveLine(result)) out.write(`${inconclusiveLine(result)}\n`);
   return exitCodeOf(result);
 }
 
@@ -131,6 +132,7 @@ export async function runMerge(dirs: readonly string[], reportDir: string): Prom
   for (const report of loadRun.scenarios) process.stdout.write(reportLines(report));
   const dir = await writeLoadReports(result, loadRun, reportDir, []);
   process.stdout.write(`${closingLines(result, loadRun).join("\n")}\nreports: ${dir} (load.json, report.html)\n`);
+  if (inconclusiveLine(result)) process.stdout.write(`${inconclusiveLine(result)}\n`);
   return exitCodeOf(result);
 }
 

@@ -1,6 +1,6 @@
 import { inject } from "vitest";
 import { brokenClauses, runScenario, SCENARIOS, type Scenario } from "../../src/load/index.js";
-import { check, expect, HarnessError, target } from "../support/harness.js";
+import { check, expect, HarnessError, Inconclusive, target } from "../support/harness.js";
 
 /** `verify` makes findings of the response-level observations; a plain vitest run has nothing that would */
 const FINDINGS_COLLECTED = inject("findingsCollected") === true;
@@ -23,6 +23,7 @@ function scenarioCheck(scenario: Scenario): void {
     const judged = { failures: report.failures, observations: FINDINGS_COLLECTED ? [] : report.observations };
     // a broken clause makes the scenario failed (src/load/scenario-run.ts): an error is one that could not judge
     if (report.status === "error") throw new HarnessError(report.message ?? "scenario error");
+    if (report.status === "inconclusive") throw new Inconclusive(report.message ?? "scenario inconclusive");
     if (report.observations.length) task.meta.observations = report.observations;
     // in words: each broken clause in its clause's terms, then whether the generator kept up
     expect(brokenClauses(judged)).toBreakNoClause(report.generator.note);

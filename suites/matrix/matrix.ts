@@ -10,6 +10,7 @@ import { SCENARIO_IDS } from "../../src/load/scenarios.js";
 import { load, type VerifyRun, verify } from "../meta/verify-run.js";
 import { type AltKeys, altKeysFile } from "./alt-server/keys.js";
 import { startAltServer } from "./alt-server/server.js";
+import { comparePromises, lastLineOf, remoteWriteReceiver, shardArgs, tlsFront } from "./options.js";
 
 /**
  * The configuration matrix: the harness held to its two promises — it never blames a conformant
@@ -51,6 +52,14 @@ export interface MatrixConfig {
    * flood's headroom, never 1
    */
   flood?: { shapes: string[]; rate: number; sockets: number };
+  /** a deployment behind a TLS terminator with a company CA (--ca-file), `mutual` demanding a client certificate too */
+  tls?: "ca" | "mutual";
+  /** load: --out prometheus-rw= a receiver of the matrix's own, which must get the run's metrics */
+  out?: true;
+  /** load: `load compare` on the run's report after it: A/A exit 0, other scenarios exit 2 */
+  compare?: true;
+  /** load: the capacity scenario, shard 1/2 of a few tenants, on the embedded reference (which serves them) */
+  shard?: true;
 }
 
 const subset = <T>(items: readonly T[], max = items.length) =>
@@ -78,6 +87,10 @@ export function configArbitrary(): fc.Arbitrary<MatrixConfig> {
         fc.record({ shapes: subset(FLOOD_SHAPES), rate: fc.constantFrom(300, 1000, 1500), sockets: fc.constantFrom(64, 256) }),
         { nil: undefined },
       ),
+      tls: fc.constantFrom(undefined, "ca" as const, "mutual" as const),
+      out: fc.boolean(),
+      compare: fc.boolean(),
+      shard: fc.boolean(),
     })
     .map((r) => normalise(r));
 }
@@ -98,13 +111,19 @@ function normalise(r: {
   messageTimeoutSeconds: number;
   wholeSecondWindows: boolean;
   flood?: MatrixConfig["flood"];
+  tls: MatrixConfig["tls"];
+  out: boolean;
+  compare: boolean;
+  shard: boolean;
 }): MatrixConfig {
   const verifying = r.command === "verify";
   // the flood's tenants are served by a reference the harness starts: the embedded target
   const flood = !verifying && r.target === "embedded" ? r.flood : undefined;
+  // a capacity shard drives the tenants the embedded reference serves from --keys-file (a flood has its own)
+  const shard = !verifying && r.shard && r.target === "embedded" && !flood;
   return {
     command: r.command,
-    selection: verifying ? r.suites : flood ? ["capacity"] : r.scenarios,
+    selection: verifying ? r.suites : flood || shard ? ["capacity"] : r.scenarios,
     ...(flood ? { flood } : {}),
     referenceFaults: r.referenceFaults,
     ...(verifying && r.smoke ? { profile: "smoke" as const } : {}),
@@ -120,11 +139,21 @@ function normalise(r: {
     messageTimeoutSeconds: r.messageTimeoutSeconds,
     // a flag of serve's: only the reference through serve takes it
     ...(r.target === "serve" && r.wholeSecondWindows ? { wholeSecondWindows: true } : {}),
+    // a TLS terminator fronts a deployment (the embedded target is the harness's own plain HTTP);
+    // --network-delay's proxy forwards plain HTTP only, and says so (exit 2) when asked for more
+    ...(r.target !== "embedded" && r.network === "none" && r.tls ? { tls: r.tls } : {}),
+    ...(!verifying && r.out ? { out: true as const } : {}),
+    ...(!verifying && r.compare ? { compare: true as const } : {}),
+    ...(shard ? { shard: true as const } : {}),
   };
 }
 
 /** The harness's arguments for a configuration on a started target (keys and URL included). */
-export function harnessArgs(config: MatrixConfig, started?: { baseUrl: string; keys: AltKeys }): string[] {
+export function harnessArgs(
+  config: MatrixConfig,
+  started?: { baseUrl: string; keys: AltKeys; args?: string[] },
+  extra: string[] = [],
+): string[] {
   const args = [
     ...(config.command === "verify" ? ["--suites", config.selection.join(",")] : ["--scenario", config.selection.join(",")]),
     "--rate-window",
@@ -144,9 +173,10 @@ export function harnessArgs(config: MatrixConfig, started?: { baseUrl: string; k
   if (config.sections) args.push("--sections", config.sections.join(","));
   const delay = NETWORKS[config.network];
   if (delay) args.push("--network-delay", delay);
+  args.push(...extra);
   if (!started) return [...args, "--workers", "2"];
   const { keys } = started;
-  args.push("--base-url", started.baseUrl, "--api-key", keys.main);
+  args.push("--base-url", started.baseUrl, "--api-key", keys.main, ...(started.args ?? []));
   if (config.keySet !== "main") args.push("--read-only-key", keys.readOnly);
   if (config.keySet.includes("other") || config.keySet === "all+tier") args.push("--other-account-key", keys.other);
   if (config.keySet.includes("quota") || config.keySet === "all+tier") args.push("--quota-key", keys.quota);
@@ -154,7 +184,7 @@ export function harnessArgs(config: MatrixConfig, started?: { baseUrl: string; k
   return args;
 }
 
-/** Five tenants for the flood rows, written once where `--keys-file` reads them. */
+/** Five tenants for the flood and shard rows, written once where `--keys-file` reads them. */
 let floodTenants: string | undefined;
 function floodTenantsFile(): string {
   if (floodTenants) return floodTenants;
@@ -170,11 +200,32 @@ const TIER = 60;
 export interface StartedTarget {
   baseUrl: string;
   keys: AltKeys;
+  /** what the harness needs to reach it (the CA, a client certificate) */
+  args?: string[];
+  /** the deployment itself, behind the TLS terminator: where another client of the account talks to it */
+  plainUrl?: string;
   stop: () => Promise<void>;
 }
 
-/** A deployment for the configuration: the reference through `serve`, or the independent server. */
+/** A deployment for the configuration, behind a TLS terminator when it draws one. */
 export async function startTarget(config: MatrixConfig): Promise<StartedTarget | undefined> {
+  const target = await startDeployment(config);
+  if (target === undefined || config.tls === undefined) return target;
+  const front = await tlsFront(target.baseUrl, config.tls === "mutual");
+  return {
+    ...target,
+    baseUrl: front.baseUrl,
+    args: front.args,
+    plainUrl: target.baseUrl,
+    stop: async () => {
+      await front.close();
+      await target.stop();
+    },
+  };
+}
+
+/** A deployment: the reference through `serve`, or the independent server. */
+async function startDeployment(config: MatrixConfig): Promise<StartedTarget | undefined> {
   if (config.target === "embedded") return undefined;
   const { keys, file } = altKeysFile(TIER);
   if (config.target === "alt") {
@@ -342,13 +393,6 @@ function dryRun(args: string[], seed: number): Promise<{ code: number | null; ou
   });
 }
 
-const lastLineOf = (output: string) =>
-  output
-    .trim()
-    .split("\n")
-    .filter((l) => l.trim())
-    .at(-1) ?? "";
-
 /** What the matrix reads of a run: its exit code, output, and its checks' and findings' outlines. */
 export interface RunSeen {
   code: number | null;
@@ -367,13 +411,18 @@ const ranIn = (run: Pick<RunSeen, "results">) =>
 export async function runConfig(config: MatrixConfig, seed: number): Promise<Outcome> {
   const started = Date.now();
   const target = await startTarget(config);
-  const busy = target && config.busy ? busyClient(target.baseUrl, target.keys.main) : undefined;
+  const busy = target && config.busy ? busyClient(target.plainUrl ?? target.baseUrl, target.keys.main) : undefined;
+  const receiver = config.out ? await remoteWriteReceiver() : undefined;
   const broken: string[] = [];
   let run: VerifyRun | undefined;
   let crash = "";
   let promised: number | undefined;
   try {
-    const args = harnessArgs(config, target);
+    const extra = [
+      ...(receiver ? ["--out", `prometheus-rw=${receiver.url}`] : []),
+      ...(config.shard ? shardArgs(floodTenantsFile()) : []),
+    ];
+    const args = harnessArgs(config, target, extra);
     const dry = await dryRun([config.command, ...args], seed);
     const will = /will run: (\d+) checks/.exec(dry.output);
     promised = will ? Number(will[1]) : undefined;
@@ -390,6 +439,12 @@ export async function runConfig(config: MatrixConfig, seed: number): Promise<Out
   } finally {
     await busy?.stop();
     await target?.stop();
+    await receiver?.close();
+  }
+  // the options that promise something of their own, judged where the run kept its main promises
+  if (run?.code === 0 && ranIn(run) > 0) {
+    if (receiver && receiver.writes() === 0) broken.push("--out prometheus-rw: the receiver got no write while the run ran");
+    if (config.compare) broken.push(...(await comparePromises(run.runDir)));
   }
   if (!run) {
     broken.push(`the run wrote no report: ${crash.split("\n").slice(0, 3).join(" / ")}`);
@@ -474,7 +529,8 @@ export const replayCommand = (o: Pick<Outcome, "config" | "seed">) =>
 
 /**
  * The cheap corner of the matrix the npm-test slice draws from: one suite, the smoke profile, one
- * or two small sections, W = 2 s, on loopback or near; every target and key set.
+ * or two small sections, W = 2 s, on loopback or near; every target and key set; a deployment
+ * plain or behind a TLS terminator (a company CA, a client certificate: a second of openssl once).
  */
 export function sliceArbitrary(): fc.Arbitrary<MatrixConfig> {
   return fc
@@ -484,6 +540,7 @@ export function sliceArbitrary(): fc.Arbitrary<MatrixConfig> {
       target: fc.constantFrom(...TARGETS),
       network: fc.constantFrom("none" as const, "near" as const),
       referenceFaults: fc.boolean(),
+      tls: fc.constantFrom(undefined, "ca" as const, "mutual" as const),
     })
     .map((r) => ({
       command: "verify" as const,
@@ -498,5 +555,6 @@ export function sliceArbitrary(): fc.Arbitrary<MatrixConfig> {
       busy: false,
       windowSeconds: 2,
       messageTimeoutSeconds: 3,
+      ...(r.target !== "embedded" && r.network === "none" && r.tls ? { tls: r.tls } : {}),
     }));
 }

@@ -30,10 +30,14 @@ export async function foreignActivity(
   answer?: { total: number; again: () => Promise<number | undefined> },
 ): Promise<string | undefined> {
   const client = firstClient();
-  // the same list twice, with no request of this run between: a service answers it the same unless the account changed
+  // The same list again, with no write of this run between: a service answers it the same unless
+  // the account changed. Asked before and after the account is read whole: an agent of another
+  // client that was there for the list and is gone before that read shows only in a total.
   const again = answer && (await answer.again());
-  const moved = answer && again !== undefined && again !== answer.total ? [answer.total, again] : undefined;
   const now = await listAccount(client);
+  const after = answer && (await answer.again());
+  const changed = [again, after].find((t) => t !== undefined && t !== answer?.total);
+  const moved = answer && changed !== undefined ? [answer.total, changed] : undefined;
   const before = new Set(baseline.map((a) => a.id));
   const strangers = [...new Map([...page, ...now].map((a) => [a.id, a])).values()].filter(
     (a) => !before.has(a.id) && !String(a.name).startsWith(target.runPrefix),
@@ -45,7 +49,7 @@ export async function foreignActivity(
   const seen = [
     ...(strangers.length ? [`${strangers.length} agent(s) this run did not make appeared (${names(strangers)})`] : []),
     ...(gone.length ? [`agent(s) listed before this run's case were deleted by another client (${names(gone)})`] : []),
-    ...(moved ? [`the same list's total went from ${moved[0]} to ${moved[1]} with no request of this run between`] : []),
+    ...(moved ? [`the same list's total went from ${moved[0]} to ${moved[1]} with no write of this run between`] : []),
   ];
   return seen.length ? seen.join("; ") : undefined;
 }

@@ -44,7 +44,7 @@ export function pacing(budget: RateBudget, identity: PacingIdentity): Layer {
       const decision = judgeRefusal(budget.refusal(ticket, answer));
       if (decision.kind === "wait") {
         const waitMs = decision.waitMs ?? budget.unannouncedWaitMs;
-        budget.refusalWait(ticket, answer, decision.why, waitMs);
+        budget.refusalWait(ticket, answer, decision.why, waitMs, decision.refusedWithRoomIn);
         return { ...outcome, refusal: { ...decision, waitMs } };
       }
       return { ...outcome, refusal: decision };

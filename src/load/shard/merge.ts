@@ -123,12 +123,16 @@ function mergedStatusPerSecond(parts: readonly ScenarioReport[]): ScenarioReport
   return [...statuses].sort(([a], [b]) => a - b).map(([second, s]) => ({ second, statuses: s }));
 }
 
-/** An error anywhere is the merged run's; skipped only when every shard skipped; failed on any finding. */
+/**
+ * An error anywhere is the merged run's; skipped only when every shard skipped; failed on any
+ * finding; else inconclusive when a shard could not judge (never a pass).
+ */
 function mergedStatus(parts: readonly ScenarioReport[], found: number): ScenarioReport["status"] {
   const statuses = parts.map((p) => p.status);
   if (statuses.includes("error")) return "error";
   if (statuses.every((s) => s === "skipped")) return "skipped";
-  return found ? "failed" : "passed";
+  if (found) return "failed";
+  return statuses.includes("inconclusive") ? "inconclusive" : "passed";
 }
 
 /** The same scenario's reports from every shard, as one report. */
