@@ -306,75 +306,83 @@ export function capacityFigures(tally: CapacityTally, settings: CapacitySettings
     },
   };
   if (settings.flooder) {
-    const phase = (p: Phase): PhaseFigures => {
-      const v = tally.phases.get(p);
-      const sent = v?.sent ?? 0;
-      return {
-        p99Ms: v ? percentileMs(v.latency, 99) : 0,
-        count: v?.latency.totalCount ?? 0,
-        sent,
-        lateShare: sent ? Math.round(((v?.late ?? 0) / sent) * 1000) / 1000 : 0,
-        lagMaxMs: Math.round(v?.lagMaxMs ?? 0),
-        refused: v?.refused ?? 0,
-        unexpected: v?.unexpected ?? 0,
-        errors: v?.errors ?? 0,
-        errorRate: sent ? Math.round(((v?.errors ?? 0) / sent) * 10_000) / 10_000 : 0,
-      };
-    };
-    const calm = phase("calm");
+    const calm = phaseFigures(tally, "calm");
     const allowedP99Ms = calm.p99Ms * NEIGHBOUR_TOLERANCE.factor + NEIGHBOUR_TOLERANCE.plusMs;
     figures.neighbours = {
       flooder: settings.flooder,
       calm,
-      floods: tally.floods.map((flood) => {
-        const during = phase(flood.shape);
-        const served = (flood.probes?.failed ?? 0) === 0;
-        // a service on this machine is slow for want of cores when others keep it busy, or when a storm's
-        // generator takes them (measured: a clean reference's others 56 -> 436 ms under 900 a second on
-        // two cores): its latency then proves nothing
-        const shared = settings.service && settings.service.where !== "elsewhere" ? settings.service.cores : undefined;
-        const busy =
-          shared === undefined
-            ? undefined
-            : (flood.loadAverage ?? 0) > shared + OWN_PROCESSES
-              ? `the machine was busy (load average ${flood.loadAverage} on ${shared} cores, the generator and the service included): the others' p99 over its allowance says nothing of the service`
-              : flood.unit === "req/s"
-                ? `the storm's generator shared the service's ${shared} cores: the others' p99 over its allowance says nothing of the service (a generator on a machine of its own, --base-url, judges it)`
-                : undefined;
-        // a harm larger than the generator's latest send could add is the service's, whatever the flood reached
-        const harm = (slack: number) =>
-          (!busy && during.p99Ms - slack > allowedP99Ms) ||
-          during.unexpected > calm.unexpected ||
-          during.errorRate > calm.errorRate + NEIGHBOUR_TOLERANCE.errorRate ||
-          !served;
-        const lateIn = (p: PhaseFigures, name: string) =>
-          p.lateShare > NEIGHBOUR_TOLERANCE.lateShare
-            ? `the generator sent ${Math.round(p.lateShare * 100)}% of the others' requests ${name} over ${HEADROOM_LAG_MS} ms late`
-            : undefined;
-        const because = harm(during.lagMaxMs)
-          ? undefined
-          : (floodShortBecause(flood) ??
-            lateIn(calm, "in the calm phase") ??
-            lateIn(during, "meanwhile") ??
-            (during.p99Ms > allowedP99Ms
-              ? (busy ??
-                `the others' p99 is over its allowance by no more than the generator's latest send (${formatMs(during.lagMaxMs)} ms)`)
-              : undefined));
-        return {
-          ...during,
-          flood,
-          refusedPerSecond: Math.round(
-            flood.refusedPerSecond + during.refused / Math.max(0.1, flood.spanSeconds ?? flood.seconds),
-          ),
-          reached: because === undefined,
-          ...(because ? { unreachedBecause: because } : {}),
-          allowedP99Ms,
-          passed: !harm(0) && during.p99Ms <= allowedP99Ms,
-        };
-      }),
+      floods: tally.floods.map((flood) => floodFigures(flood, phaseFigures(tally, flood.shape), calm, allowedP99Ms, settings)),
     };
   }
   return figures;
+}
+
+/** The other tenants' figures in one phase of noisy-neighbour (calm, or while a flood shape ran). */
+function phaseFigures(tally: CapacityTally, p: Phase): PhaseFigures {
+  const v = tally.phases.get(p);
+  const sent = v?.sent ?? 0;
+  return {
+    p99Ms: v ? percentileMs(v.latency, 99) : 0,
+    count: v?.latency.totalCount ?? 0,
+    sent,
+    lateShare: sent ? Math.round(((v?.late ?? 0) / sent) * 1000) / 1000 : 0,
+    lagMaxMs: Math.round(v?.lagMaxMs ?? 0),
+    refused: v?.refused ?? 0,
+    unexpected: v?.unexpected ?? 0,
+    errors: v?.errors ?? 0,
+    errorRate: sent ? Math.round(((v?.errors ?? 0) / sent) * 10_000) / 10_000 : 0,
+  };
+}
+
+type Flood = CapacityTally["floods"][number];
+
+/**
+ * Why the others' latency under this flood proves nothing, if it does not: a service on this
+ * machine is slow for want of cores when others keep it busy, or when a storm's generator takes
+ * them (measured: a clean reference's others 56 -> 436 ms under 900 a second on two cores).
+ */
+function latencyMoot(flood: Flood, settings: CapacitySettings): string | undefined {
+  const shared = settings.service && settings.service.where !== "elsewhere" ? settings.service.cores : undefined;
+  if (shared === undefined) return undefined;
+  if ((flood.loadAverage ?? 0) > shared + OWN_PROCESSES)
+    return `the machine was busy (load average ${flood.loadAverage} on ${shared} cores, the generator and the service included): the others' p99 over its allowance says nothing of the service`;
+  if (flood.unit === "req/s")
+    return `the storm's generator shared the service's ${shared} cores: the others' p99 over its allowance says nothing of the service (a generator on a machine of its own, --base-url, judges it)`;
+  return undefined;
+}
+
+/** One flood shape against the calm phase: its figures, whether it reached its intent (or why not), and its verdict. */
+function floodFigures(flood: Flood, during: PhaseFigures, calm: PhaseFigures, allowedP99Ms: number, settings: CapacitySettings) {
+  const served = (flood.probes?.failed ?? 0) === 0;
+  const busy = latencyMoot(flood, settings);
+  // a harm larger than the generator's latest send could add is the service's, whatever the flood reached
+  const harm = (slack: number) =>
+    (!busy && during.p99Ms - slack > allowedP99Ms) ||
+    during.unexpected > calm.unexpected ||
+    during.errorRate > calm.errorRate + NEIGHBOUR_TOLERANCE.errorRate ||
+    !served;
+  const lateIn = (p: PhaseFigures, name: string) =>
+    p.lateShare > NEIGHBOUR_TOLERANCE.lateShare
+      ? `the generator sent ${Math.round(p.lateShare * 100)}% of the others' requests ${name} over ${HEADROOM_LAG_MS} ms late`
+      : undefined;
+  const because = harm(during.lagMaxMs)
+    ? undefined
+    : (floodShortBecause(flood) ??
+      lateIn(calm, "in the calm phase") ??
+      lateIn(during, "meanwhile") ??
+      (during.p99Ms > allowedP99Ms
+        ? (busy ??
+          `the others' p99 is over its allowance by no more than the generator's latest send (${formatMs(during.lagMaxMs)} ms)`)
+        : undefined));
+  return {
+    ...during,
+    flood,
+    refusedPerSecond: Math.round(flood.refusedPerSecond + during.refused / Math.max(0.1, flood.spanSeconds ?? flood.seconds)),
+    reached: because === undefined,
+    ...(because ? { unreachedBecause: because } : {}),
+    allowedP99Ms,
+    passed: !harm(0) && during.p99Ms <= allowedP99Ms,
+  };
 }
 
 /**
