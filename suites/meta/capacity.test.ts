@@ -94,7 +94,8 @@ describe("meta: capacity", () => {
     expect(floods.map((f) => f.flood.shape)).toEqual([...FLOOD_SHAPES]);
     expect(floods.filter((f) => f.reached && !f.passed)).toEqual([]);
     const short = floods.filter((f) => !f.reached);
-    expect(report?.status, run.output.slice(-3000)).toBe(short.length ? "error" : "passed");
+    // a flood the generator could not make is the inconclusive verdict (no finding, exit 2)
+    expect(report?.status, run.output.slice(-3000)).toBe(short.length ? "inconclusive" : "passed");
     if (short.length) expect(run.output).toContain("the flood did not reach what it set out to do");
     expect(report?.streams?.ttfb.count).toBeGreaterThan(0);
     expect(run.code).toBe(short.length ? 2 : 0);
