@@ -92,7 +92,7 @@ export class CapacityDrive {
       ...(this.flooder ? { flooder: this.flooder } : {}),
       ...(options.shard ? { shard: options.shard } : {}),
       service: {
-        where: ctx.target.kind === "external" ? "elsewhere" : ctx.target.ownProcess ? "a process of its own" : "this process",
+        where: serviceWhere(ctx.target),
         cores: availableParallelism(),
       },
     };
@@ -441,4 +441,15 @@ export class CapacityDrive {
     );
     return res;
   }
+}
+
+/**
+ * Where the service runs, as far as the generator can tell: a deployment at a loopback address
+ * (shards driving one local server, a `serve` on this machine) shares this machine's cores like
+ * the reference the harness started, so its latency under a storm is judged as theirs.
+ */
+function serviceWhere(target: ScenarioContext["target"]): NonNullable<CapacitySettings["service"]>["where"] {
+  if (target.kind !== "external") return target.ownProcess ? "a process of its own" : "this process";
+  const host = new URL(target.baseUrl).hostname.replace(/^\[|\]$/g, "");
+  return host === "localhost" || host === "::1" || host.startsWith("127.") ? "a process of its own" : "elsewhere";
 }
