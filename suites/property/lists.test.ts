@@ -39,11 +39,13 @@ vi.setConfig({ testTimeout: 20 * 60_000 });
 /** Creates of a list population sent at once: the target answers them within one millisecond, mostly. */
 const LIST_BURST = 3;
 /**
- * Bursts made again at most when none tied: each is three creates and three deletes, milliseconds
- * on a reference. Twelve all missed once on a loaded CI machine (the replay of a case that needs a
- * createdAt tie then could not reproduce it).
+ * Whole populations made again, at most, when none tied: each retry deletes the population and
+ * sends all its creates at once, so that by pigeonhole a target answering them within fewer
+ * milliseconds than there are agents ties two. Retrying three at a time, forty tries all missed on
+ * a loaded CI machine, and the replay of a case that needed a createdAt tie then could not
+ * reproduce it.
  */
-const TIE_RETRIES = 40;
+const TIE_RETRIES = 12;
 
 /** Do two records share the sort key (PROFILE §5: then the id decides)? */
 function tiesOn(records: readonly Agent[], sortBy: (typeof SORT_FIELDS)[number]): boolean {
@@ -87,14 +89,13 @@ describe("property: list", () => {
         // in bursts sent at once, so createdAt ties too (PROFILE §5: ties by id in the order's direction)
         const burst = (bodies: JsonObject[]) => Promise.all(bodies.map((body) => createFor(nextClient(), body)));
         for (let i = 0; i < sent.length; i += LIST_BURST) population.push(...(await burst(sent.slice(i, i + LIST_BURST))));
-        // a target that answered every burst across a millisecond boundary tied nothing: the last
-        // burst is made again, a bounded number of times (once on a paced deployment, where creates
-        // are scarce). A busy runner splits a burst across milliseconds often — three tries missed on
-        // a loaded CI machine, and a replay without the ties its case needs cannot reproduce it
+        // a target that answered every burst across a millisecond boundary tied nothing: the whole
+        // population is made again in one burst, a bounded number of times (once on a paced
+        // deployment, where creates are scarce). A busy runner splits a small burst across
+        // milliseconds often, and a replay without the ties its case needs cannot reproduce it
         for (let retry = 0; retry < (BUDGETED ? 1 : TIE_RETRIES) && !tiesOn(population.map(recordOf), "createdAt"); retry++) {
-          const n = Math.min(LIST_BURST, population.length);
-          for (const agent of population.splice(-n)) await remove(nextClient(), agent.id);
-          population.push(...(await burst(sent.slice(-n))));
+          await Promise.all(population.splice(0).map((agent) => remove(nextClient(), agent.id)));
+          population.push(...(await burst(sent)));
         }
         return before;
       });
