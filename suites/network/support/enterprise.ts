@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { connect, createServer, type Server } from "node:net";
+import { connect, createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -85,12 +85,28 @@ export async function tlsTerminator(pki: Pki, upstreamPort: number, demandClient
       const upstream = connect(upstreamPort, "127.0.0.1");
       socket.pipe(upstream).pipe(socket);
       socket.on("error", () => upstream.destroy());
+      socket.on("close", () => upstream.destroy());
       upstream.on("error", () => socket.destroy());
     },
   );
   server.on("tlsClientError", () => {}); // a client without the certificate is the test's point
+  // close() waits for every connection to end, and one whose client went away mid-handshake, or
+  // whose pipe is half-closed, may never end by itself (seen: a matrix run idle for 19 min after
+  // its load burst): the terminator ends them all when it closes
+  const sockets = new Set<Socket>();
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
   const port = await listen(server);
-  return { origin: `https://127.0.0.1:${port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    origin: `https://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        for (const socket of sockets) socket.destroy();
+      }),
+  };
 }
 
 async function listen(server: Server): Promise<number> {
