@@ -1,5 +1,6 @@
 /** The `load` and `load merge` commands once their options are valid: target, scenarios, reports, exit code. */
 import { mkdirSync } from "node:fs";
+import { describeServiceClock, estimateServiceClock } from "../client/index.js";
 import { MESSAGE_TIMING } from "../contract/index.js";
 import { type LoadOptions, SCENARIOS, type Scenario, type ScenarioReport, type Threshold } from "../load/index.js";
 import { RunProgress } from "../load/live/progress.js";
@@ -62,6 +63,9 @@ export async function runLoad(
   let reports: ScenarioReport[] = [];
   try {
     await assertReachable(target);
+    // Reset and Retry-After are judged on the service's clock: a deployment's may be seconds off the runner's
+    target.serviceClock = await estimateServiceClock(target.baseUrl);
+    out.write(`${describeServiceClock(target.serviceClock)}\n`);
     reports = await runScenarios(target, chosen, abort.signal, out, process.stderr, options);
   } finally {
     abort.release();
