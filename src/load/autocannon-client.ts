@@ -20,7 +20,7 @@ function requestIdIn(request: Buffer): string | undefined {
 export interface PipelinedClient {
   responseMax: number;
   reqsMade: number;
-  pipelinedRequests: { size(): number };
+  pipelinedRequests: { size(): number; clear(): void };
   destroy(): void;
   _doRequest(): void;
   /** the bytes of the request about to be written (called once per request, as it is queued for its answer) */
@@ -32,8 +32,10 @@ export interface PipelinedClient {
 }
 
 function isPipelinedClient(client: autocannon.Client): client is autocannon.Client & PipelinedClient {
-  return ["responseMax", "reqsMade", "pipelinedRequests", "destroy", "_doRequest", "getRequestBuffer", "_connect"].every(
-    (field) => field in client,
+  return (
+    ["responseMax", "reqsMade", "pipelinedRequests", "destroy", "_doRequest", "getRequestBuffer", "_connect"].every(
+      (field) => field in client,
+    ) && typeof (client as { pipelinedRequests?: { clear?: unknown } }).pipelinedRequests?.clear === "function"
   );
 }
 
@@ -54,13 +56,21 @@ function keepPipelineUntilAnswered(client: PipelinedClient): void {
 
 /**
  * The client made ready for a pipelined burst: it waits for the answers still owed before it
- * closes, and tells `onAnswerOf` the X-Request-Id of the request each answer is to, in order
+ * closes, and tells `nextAnsweredId` the X-Request-Id of the request each answer is to, in order
  * (HTTP/1.1 answers come in the order of their requests on a connection). Throws when the
  * client no longer has the members this relies on.
+ *
+ * A target may close a connection after any answer (HTTP/1.1 allows `Connection: close` on every
+ * one). autocannon then connects again but keeps the requests still owed on the old connection
+ * queued, so each later answer would be paired with the wrong request and the burst would wait
+ * its whole timeout for answers that never come. Here the queue is emptied on each new
+ * connection and the owed requests are reported lost (`onLost`), never sent again: RFC 9112 §9.6
+ * forbids a server that announced the close to process them, but Node's own server runs the
+ * handler of every pipelined request it has read, so they may well have been counted.
  */
 export function pipelinedClient(
   client: autocannon.Client,
-  hooks: { onSent: () => void },
+  hooks: { onSent: () => void; onLost: (count: number) => void },
 ): { nextAnsweredId: () => string | undefined } {
   if (!isPipelinedClient(client)) throw new Error("autocannon's client no longer has the internals a pipelined burst relies on");
   keepPipelineUntilAnswered(client);
@@ -72,10 +82,11 @@ export function pipelinedClient(
     sentIds.push(requestIdIn(bytes));
     return bytes;
   };
-  // a connection the target closed (a proxy's request cap, say) never answers what was still
-  // owed on it: the answers on the new one are to the requests written on it
   const connect = client._connect;
   client._connect = function (this: PipelinedClient) {
+    const owed = this.pipelinedRequests.size();
+    if (owed > 0) hooks.onLost(owed);
+    this.pipelinedRequests.clear();
     sentIds.length = 0;
     connect.call(this);
   };

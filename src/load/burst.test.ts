@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { shoot } from "./burst.js";
-import { ScenarioContext } from "./context.js";
+import { burst, shoot } from "./burst.js";
+import { InconclusiveError, ScenarioContext } from "./context.js";
 import { LoadRecorder } from "./recorder.js";
 import { type LoadRequest, requestTo } from "./requests.js";
 import { deploymentAt, serveDuringTests } from "./test-support.js";
@@ -38,5 +38,40 @@ describe("a timed shot of autocannon", () => {
     const measured = recorder.latencySummary()["GET /agents"]?.["429"]?.count ?? 0;
     expect(measured).toBeGreaterThan(0);
     expect(measured).toBeLessThan(recorder.conformance.responses);
+  });
+});
+
+/** A target that answers each request with `Connection: close`, as HTTP/1.1 allows: Node then drops what was pipelined behind it. */
+const closing = serveDuringTests((_req, res) => {
+  res.writeHead(404, { "content-type": "application/json", connection: "close" });
+  res.end(JSON.stringify({ success: false, error: { code: "AGENT_NOT_FOUND", message: "no such agent" } }));
+});
+
+describe("a burst to a target that closes each connection after one answer", () => {
+  const burstAt = async (count: number) => {
+    const target = deploymentAt(closing.baseUrl, { keys: { main: KEY } });
+    const recorder = new LoadRecorder(target, "burst");
+    const ctx = new ScenarioContext(target, recorder, new AbortController().signal);
+    try {
+      return await burst(ctx.generator(KEY), [{ request: requestTo("getAgent", { agentId: "agt_none" }), count }]);
+    } finally {
+      await ctx.cleanup();
+    }
+  };
+
+  test("a pipelined burst that lost requests on a closed connection is inconclusive, never judged on the answers that came; the next opens a connection per request", async () => {
+    // the first burst pipelines 10 per connection, not knowing yet: each connection answers one, then closes
+    const first = burstAt(25);
+    await expect(first).rejects.toThrow(InconclusiveError);
+    await expect(first).rejects.toThrow(/22 of a burst's 25 requests got no answer/);
+    // … and the target is now known to close connections: a connection each, every request answered
+    expect((await burstAt(25)).length).toBe(25);
+  });
+
+  test("a burst to a target seen closing connections has every answer, in well under autocannon's one-second tick", async () => {
+    const started = Date.now();
+    const answers = await burstAt(25);
+    expect(answers.map((a) => a.status)).toEqual(Array(25).fill(404));
+    expect(Date.now() - started).toBeLessThan(900);
   });
 });

@@ -4,6 +4,7 @@
  * exchanges, and the client's exchanges come back to the scenarios as answers.
  */
 import { type Exchange, errorCodeOf, type OutgoingRequest } from "../client/index.js";
+import { noteConnectionHeader } from "./connection-close.js";
 import type { LoadResponse } from "./recorder.js";
 
 /** The transport's record of an answer autocannon received (unredacted: the redaction layer follows). */
@@ -29,6 +30,7 @@ export function receivedExchange(request: OutgoingRequest, answer: LoadResponse)
 
 /** An exchange as the scenarios read answers, under its endpoint's label. */
 export function loadResponseOf(ex: Exchange, endpoint: string): LoadResponse {
+  noteConnectionHeader(ex.request.url, ex.response.headers);
   return {
     method: ex.request.method,
     url: ex.request.url,
