@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import type { Agent } from "../../src/contract/index.js";
 import { expect, target } from "../support/harness.js";
 import { firstClient, listAccount, notJudged } from "./support.js";
@@ -21,8 +22,10 @@ const names = (agents: readonly Agent[]) =>
 /**
  * What another client did in the account, as far as the service's own answers prove it, or
  * undefined: agents on `page` or in the account now that were not there before (`baseline`) and
- * do not carry this run's prefix, and agents of `baseline` the account no longer lists that a GET
- * answers 404 (this run never deletes an agent it did not make).
+ * do not carry this run's prefix, agents of `baseline` whose record changed (another run patching
+ * its own agents reorders a list sorted by updatedAt, name or status while no total moves), and
+ * agents of `baseline` the account no longer lists that a GET answers 404 (this run never
+ * deletes or updates an agent it did not make).
  */
 export async function foreignActivity(
   baseline: readonly Agent[],
@@ -42,6 +45,12 @@ export async function foreignActivity(
   const strangers = [...new Map([...page, ...now].map((a) => [a.id, a])).values()].filter(
     (a) => !before.has(a.id) && !String(a.name).startsWith(target.runPrefix),
   );
+  // an agent listed before whose record is not what it was: this run writes only its own agents
+  const was = new Map(baseline.map((a) => [a.id, a]));
+  const changedByOthers = [...new Map([...page, ...now].map((a) => [a.id, a])).values()].filter((a) => {
+    const before = was.get(a.id);
+    return before !== undefined && !String(a.name).startsWith(target.runPrefix) && !isDeepStrictEqual(before, a);
+  });
   const listed = new Set(now.map((a) => a.id));
   const gone: Agent[] = [];
   for (const agent of baseline.filter((a) => !listed.has(a.id)).slice(0, GONE_PROBES))
@@ -49,6 +58,11 @@ export async function foreignActivity(
   const seen = [
     ...(strangers.length ? [`${strangers.length} agent(s) this run did not make appeared (${names(strangers)})`] : []),
     ...(gone.length ? [`agent(s) listed before this run's case were deleted by another client (${names(gone)})`] : []),
+    ...(changedByOthers.length
+      ? [
+          `${changedByOthers.length} agent(s) listed before this run's case were changed by another client (${names(changedByOthers)})`,
+        ]
+      : []),
     ...(moved ? [`the same list's total went from ${moved[0]} to ${moved[1]} with no write of this run between`] : []),
   ];
   return seen.length ? seen.join("; ") : undefined;
