@@ -134,6 +134,29 @@ function autocannonRequest(
   };
 }
 
+/** How autocannon connects and when it stops, for one shot. */
+function connectionOptions(shot: Shot) {
+  // autocannon never verifies the target's certificate (it connects with rejectUnauthorized: false),
+  // so the CA is left out: with it, each connection parsed Node's whole default trust store again
+  // (about 140 certificates; a burst of 20 connections took 1.3 s to open on a busy machine). A
+  // client certificate the target demands (--client-cert) is still presented.
+  const tls = tlsOptionsOf(networkSettings());
+  const clientCertificate = typeof tls === "object" && tls.cert ? { cert: tls.cert, key: tls.key } : undefined;
+  return {
+    connections: shot.connections,
+    pipelining: shot.pipelining ?? 1,
+    // autocannon ends a run at its next sample tick (1 s by default) once every client is done:
+    // a bounded shot ticks every 10 ms, so a burst answered in 20 ms is not a second long (a
+    // measurement around it, before and after, then fits one window of the target's)
+    ...(shot.amount !== undefined
+      ? { amount: shot.amount, sampleInt: BOUNDED_SAMPLE_MS }
+      : { duration: shot.durationSeconds ?? 1 }),
+    timeout: shot.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
+    excludeErrorStats: false,
+    ...(clientCertificate ? { tlsOptions: clientCertificate } : {}),
+  };
+}
+
 /**
  * Drive one request shape with autocannon's programmatic API: every answer goes to the
  * recorder (latency, status timeline), through the response-level checks, and, when `keep`, back to
@@ -155,27 +178,10 @@ export async function shoot(shot: Shot): Promise<ShotResult> {
     failed = reject;
   });
   const measureFrom = Date.now() + (shot.warmUpSeconds ?? 0) * 1000;
-  // autocannon never verifies the target's certificate (it connects with rejectUnauthorized: false),
-  // so the CA is left out: with it, each connection parsed Node's whole default trust store again
-  // (about 140 certificates; a burst of 20 connections took 1.3 s to open on a busy machine). A
-  // client certificate the target demands (--client-cert) is still presented.
-  const tls = tlsOptionsOf(networkSettings());
-  const clientCertificate = typeof tls === "object" && tls.cert ? { cert: tls.cert, key: tls.key } : undefined;
   const instance = autocannon(
     {
       url: url.toString(),
-      connections: shot.connections,
-      pipelining: shot.pipelining ?? 1,
-      // autocannon ends a run at its next sample tick (1 s by default) once every client is done:
-      // a bounded shot ticks every 10 ms, so a burst answered in 20 ms is not a second long (a
-      // measurement around it, before and after, then fits one window of the target's)
-      ...(shot.amount !== undefined
-        ? { amount: shot.amount, sampleInt: BOUNDED_SAMPLE_MS }
-        : { duration: shot.durationSeconds ?? 1 }),
-      timeout: shot.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
-      excludeErrorStats: false,
-      // a target that demands a client certificate (--client-cert) gets it on these connections too
-      ...(clientCertificate ? { tlsOptions: clientCertificate } : {}),
+      ...connectionOptions(shot),
       requests: shapes.map((shape) =>
         autocannonRequest(shot, shape, {
           sentWithId: (requestId) => {
