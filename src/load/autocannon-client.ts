@@ -1,5 +1,5 @@
 import type autocannon from "autocannon";
-import { HEADERS } from "../contract/index.js";
+import { HEADERS, isRecord } from "../contract/index.js";
 
 /**
  * The private members of autocannon's client that a bounded pipelined burst patches. autocannon
@@ -32,10 +32,12 @@ export interface PipelinedClient {
 }
 
 function isPipelinedClient(client: autocannon.Client): client is autocannon.Client & PipelinedClient {
+  const queue: unknown = Reflect.get(client, "pipelinedRequests");
   return (
-    ["responseMax", "reqsMade", "pipelinedRequests", "destroy", "_doRequest", "getRequestBuffer", "_connect"].every(
-      (field) => field in client,
-    ) && typeof (client as { pipelinedRequests?: { clear?: unknown } }).pipelinedRequests?.clear === "function"
+    ["responseMax", "reqsMade", "destroy", "_doRequest", "getRequestBuffer", "_connect"].every((field) => field in client) &&
+    isRecord(queue) &&
+    typeof queue.size === "function" &&
+    typeof queue.clear === "function"
   );
 }
 
