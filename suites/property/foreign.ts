@@ -10,7 +10,10 @@ import { firstClient, listAccount, notJudged } from "./support.js";
  * alone when another client's activity shows, and the case is otherwise not judged (notJudged).
  */
 
-/** At most this many vanished agents are read back one by one (a 404 proves someone deleted them). */
+/**
+ * At most this many vanished or changed agents are read back one by one (a 404 proves someone
+ * deleted one; a GET agreeing with the changed record, that someone changed it).
+ */
 const GONE_PROBES = 3;
 
 const names = (agents: readonly Agent[]) =>
@@ -45,12 +48,19 @@ export async function foreignActivity(
   const strangers = [...new Map([...page, ...now].map((a) => [a.id, a])).values()].filter(
     (a) => !before.has(a.id) && !String(a.name).startsWith(target.runPrefix),
   );
-  // an agent listed before whose record is not what it was: this run writes only its own agents
+  // an agent listed before whose record is not what it was, and which a GET of it answers as now
+  // listed: this run writes only its own agents (a list that merely shows a record wrong is the
+  // service's own defect, which its GET does not share)
   const was = new Map(baseline.map((a) => [a.id, a]));
-  const changedByOthers = [...new Map([...page, ...now].map((a) => [a.id, a])).values()].filter((a) => {
+  const changedByOthers: Agent[] = [];
+  const differ = [...new Map([...page, ...now].map((a) => [a.id, a])).values()].filter((a) => {
     const before = was.get(a.id);
     return before !== undefined && !String(a.name).startsWith(target.runPrefix) && !isDeepStrictEqual(before, a);
   });
+  for (const agent of differ.slice(0, GONE_PROBES)) {
+    const read = await client.getAgent(agent.id);
+    if (read.status === 200 && isDeepStrictEqual(read.data, agent)) changedByOthers.push(agent);
+  }
   const listed = new Set(now.map((a) => a.id));
   const gone: Agent[] = [];
   for (const agent of baseline.filter((a) => !listed.has(a.id)).slice(0, GONE_PROBES))
