@@ -33,6 +33,13 @@ const BUDGET_GUARD_MS = target.messageTimeoutSeconds * 2000 + 15_000;
 
 /* ---------------------------------------------------------------- tier */
 
+/**
+ * Floods of the tier check at most: where no 429 came, only the timing can prove a window held
+ * more than the tier, and four fault runs at once on a CI machine's two cores once fit no flood
+ * into its span.
+ */
+const TIER_FLOODS = 3;
+
 check(
   "limits.tier",
   "the account's requests together stop at the tier limit: on every endpoint, and on no other account",
@@ -52,21 +59,27 @@ check(
     const agentsNeeded = Math.ceil(bound / (RATE_LIMITS.perAgentMessages / 2));
     // a tier's worth at a time: in a few round trips, so it empties the tier inside one window far
     // from the service too (STYLE §12; twenty at a time took W at 80 ms a round trip)
-    const results = await inBatches(
-      bound,
-      tier,
-      (i) => client.sendMessage(`agt_nx${i % agentsNeeded}`, { text: "hello" }, { pace: false }),
-      (r) => r.status === 429,
-    );
-    const limited = results.filter((r) => r.status === 429);
-    if (!limited.length) {
+    const flood = () =>
+      inBatches(
+        bound,
+        tier,
+        (i) => client.sendMessage(`agt_nx${i % agentsNeeded}`, { text: "hello" }, { pace: false }),
+        (r) => r.status === 429,
+      );
+    let results = await flood();
+    // a flood that met no 429 and proves nothing (its windows turned before the tier ran out: a
+    // starved runner, a far service) is made again from the next window, a bounded number of times
+    for (let attempt = 1; !results.some((r) => r.status === 429); attempt++) {
       const overrun = tierOverrun(results, tier);
-      if (!overrun)
+      if (overrun) expect.fail(`no 429 in ${results.length} requests, and ${overrun}`);
+      if (attempt === TIER_FLOODS)
         throw new HarnessError(
-          `no 429 in ${results.length} requests, yet neither the service's answers nor their timing prove a window held more than the tier of ${tier}: the windows turned before the tier could run out (a starved runner or a far service); inconclusive`,
+          `no 429 in ${TIER_FLOODS} floods of ${results.length} requests, yet neither the service's answers nor their timing prove a window held more than the tier of ${tier}: the windows turned before the tier could run out (a starved runner or a far service); inconclusive`,
         );
-      expect.fail(`no 429 in ${results.length} requests, and ${overrun}`);
+      await waitForRefill(results.at(-1)!.exchange);
+      results = await flood();
     }
+    const limited = results.filter((r) => r.status === 429);
     expect(limited.length, `a 429 within ${bound} requests`).toBeGreaterThan(0);
     for (const res of limited) {
       expectError(res, "RATE_LIMIT_EXCEEDED");
