@@ -14,7 +14,15 @@ import {
 } from "../model/transitions.js";
 import { endpointList, type Finding } from "./findings.js";
 import { HTML_STYLE } from "./html-style.js";
-import { type CheckResult, type CheckStatus, type Evidence, formatDuration, type RunResult, type RunSummary } from "./model.js";
+import {
+  type CheckResult,
+  type CheckStatus,
+  checksDone,
+  type Evidence,
+  formatDuration,
+  type RunResult,
+  type RunSummary,
+} from "./model.js";
 import type { PropertySummary } from "./property.js";
 import type { ReportOptions } from "./redact.js";
 import { inconclusiveCause } from "./verdict.js";
@@ -316,7 +324,7 @@ function verdictBadge(view: ReturnType<typeof reportView>) {
     failed: "FAILED",
     error: "HARNESS ERROR",
     inconclusive: `INCONCLUSIVE: ${view.inconclusiveCause}`,
-    interrupted: `INTERRUPTED after ${run.interrupted?.done} of ${run.interrupted?.total} checks`,
+    interrupted: `INTERRUPTED after ${run.interrupted ? checksDone(run.interrupted) : "?"} checks`,
   }[verdict];
   return { verdict, verdictText: text };
 }

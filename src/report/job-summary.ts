@@ -1,6 +1,6 @@
 import { CLAUSE_BY_ID } from "../contract/clauses.js";
 import { endpointList, type Finding } from "./findings.js";
-import { type CheckResult, type ExitCode, formatDuration, type RunResult, type RunSummary } from "./model.js";
+import { type CheckResult, checksDone, type ExitCode, formatDuration, type RunResult, type RunSummary } from "./model.js";
 import type { ReportOptions } from "./redact.js";
 import { reportView } from "./view.js";
 
@@ -160,7 +160,7 @@ export function renderJobSummary(runInput: RunResult, options: JobSummaryOptions
   const { totals } = summary;
   const command = run.options.scenarios ? "load" : "verify";
   const verdict = view.inconclusive ? `⚠️ inconclusive (${view.inconclusiveCause})` : VERDICT[exitCode];
-  const interrupted = run.interrupted ? ` after ${run.interrupted.done} of ${run.interrupted.total} checks` : "";
+  const interrupted = run.interrupted ? ` after ${checksDone(run.interrupted)} checks` : "";
   const facts = [
     `${plural(totals.total, "check")} in ${formatDuration(totals.durationMs)}`,
     `${run.target.kind} ${code(run.target.baseUrl)}`,

@@ -68,7 +68,8 @@ export interface RunResult {
   /** what the property-based suites generated and covered, when they ran */
   property?: PropertySummary;
   /** set when the run was stopped (Ctrl-C) before every check ran */
-  interrupted?: { done: number; total: number };
+  /** `filesNotReached`: test files the run had not collected yet, whose checks `total` leaves out */
+  interrupted?: { done: number; total: number; filesNotReached?: number };
   /** 429s the pacing did not expect, proving no breach: waited out for Retry-After and sent again (src/report/refusals.ts) */
   refusalWaits?: RefusalWaits;
 }
@@ -304,6 +305,10 @@ export function redChecks(run: RunResult): CheckResult[] {
 export function unexplainedChecks(run: RunResult): CheckResult[] {
   return redChecks(run).filter((c) => c.status !== "failed" || !isUnderFinding(c));
 }
+
+/** "12 of 40 checks"; "12 of 40+ checks" when files the run never reached had checks not counted. */
+export const checksDone = (interrupted: NonNullable<RunResult["interrupted"]>): string =>
+  `${interrupted.done} of ${interrupted.total}${interrupted.filesNotReached ? "+" : ""}`;
 
 /**
  * Exit code of a run (STYLE §7): 130 interrupted; 2 nothing ran; 1 a finding or failed check,

@@ -3,6 +3,7 @@ import { endpointList, type Finding } from "./findings.js";
 import {
   type CheckResult,
   type CheckStatus,
+  checksDone,
   formatDuration,
   type RunResult,
   summarize,
@@ -25,6 +26,8 @@ export interface TerminalOptions extends ReportOptions {
 export interface ProgressPosition {
   done: number;
   total?: number | undefined;
+  /** files not collected yet: their checks are not in `total` ("5/12+") */
+  more?: boolean;
   elapsedMs: number;
 }
 
@@ -35,7 +38,7 @@ function clock(ms: number): string {
 
 /** `[12/378 0:34]` */
 function formatPosition(at: ProgressPosition): string {
-  return `[${at.done}${at.total !== undefined ? `/${at.total}` : ""} ${clock(at.elapsedMs)}]`;
+  return `[${at.done}${at.total !== undefined ? `/${at.total}${at.more ? "+" : ""}` : ""} ${clock(at.elapsedMs)}]`;
 }
 
 /** https://no-color.org: NO_COLOR (non-empty) wins; FORCE_COLOR forces; otherwise only on a TTY that is not "dumb". */
@@ -178,8 +181,7 @@ export function formatSummary(runInput: RunResult, options: TerminalOptions = {}
     for (const check of red) lines.push(`  ${formatProgress(check, { ...options, color })}`);
     lines.push("");
   }
-  if (run.interrupted)
-    lines.push(paint(`interrupted after ${run.interrupted.done} of ${run.interrupted.total} checks`, "yellow", "bold"), "");
+  if (run.interrupted) lines.push(paint(`interrupted after ${checksDone(run.interrupted)} checks`, "yellow", "bold"), "");
 
   const sections = Object.values(summary.coverage);
   const sum = (pick: (s: (typeof sections)[number]) => number) => String(sections.reduce((total, s) => total + pick(s), 0));

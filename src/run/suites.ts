@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { createVitest, Reporter, TestCase, TestModule, TestSequencer, TestSpecification } from "vitest/node";
 import { CLAUSE_BY_ID } from "../contract/index.js";
@@ -108,7 +108,8 @@ export interface SuiteRunOptions {
   bail?: boolean;
   /** smoke: only the checks tagged smoke */
   profile?: Profile;
-  onCheck?: (check: CheckResult, at: { done: number; total: number }) => void;
+  /** `total`: the checks counted so far; `more`: files the run has yet to collect (their checks are not counted yet) */
+  onCheck?: (check: CheckResult, at: { done: number; total: number; more: boolean }) => void;
   /** set when the run should stop early (Ctrl-C) */
   signal?: AbortSignal;
 }
@@ -117,10 +118,12 @@ export interface SuitesRun {
   checks: CheckResult[];
   /** one defect, one finding: made from every test's observations once the run is over */
   findings: Finding[];
-  /** the checks the run meant to run */
+  /** the checks the run meant to run, as far as it collected them (see `filesNotReached`) */
   total: number;
   /** those checks, as vitest collected them: each is reported, run or skipped, unless the run was stopped */
   planned: PlannedCheck[];
+  /** test files the run selected and never collected (stopped before them): their checks are not in `total` */
+  filesNotReached: number;
 }
 
 /** What a run gathers from its vitest runs, lane by lane. */
@@ -129,7 +132,13 @@ interface Tally {
   collected: CollectedCheck[];
   planned: PlannedCheck[];
   total: number;
+  /** the test files selected, and of those, the ones collected (their checks are in `planned`) */
+  files: Set<string>;
+  collectedFiles: Set<string>;
 }
+
+/** Files the run selected that it has not collected yet: their checks are not counted so far. */
+const filesLeft = (tally: Tally) => [...tally.files].filter((f) => !tally.collectedFiles.has(f));
 
 const suiteOf = (file: string) => SUITE_NAMES.find((s) => file.startsWith(`suites/${s}/`)) ?? "suites";
 
@@ -138,9 +147,22 @@ function tallyReporter(options: SuiteRunOptions, inRun: (test: TestCase) => bool
   const add = (check: CheckResult, observations: CollectedCheck["observations"]) => {
     tally.checks.push(check);
     tally.collected.push({ check, observations });
-    options.onCheck?.(check, { done: tally.checks.length, total: tally.total });
+    options.onCheck?.(check, { done: tally.checks.length, total: tally.total, more: filesLeft(tally).length > 0 });
   };
   return {
+    // a file's checks are counted as vitest collects it, before any of them runs
+    onTestModuleCollected(module: TestModule) {
+      tally.collectedFiles.add(module.relativeModuleId);
+      const tests = [...module.children.allTests()].filter(inRun);
+      tally.total += tests.length;
+      for (const test of tests)
+        tally.planned.push({
+          id: test.fullName,
+          title: test.name,
+          suite: suiteOf(module.relativeModuleId),
+          file: module.relativeModuleId,
+        });
+    },
     onTestCaseResult(test: TestCase) {
       if (!inRun(test)) return;
       const check = toCheck(test, suiteOf(test.module.relativeModuleId));
@@ -150,6 +172,8 @@ function tallyReporter(options: SuiteRunOptions, inRun: (test: TestCase) => bool
       add(check, test.meta().observations ?? []);
     },
     onTestModuleEnd(module: TestModule) {
+      // a file that could not even be collected (an import error) is reported here, as an error
+      tally.collectedFiles.add(module.relativeModuleId);
       for (const check of moduleErrors(module, suiteOf(module.relativeModuleId))) add(check, []);
     },
   };
@@ -170,7 +194,7 @@ function lanesOfRun(target: HarnessTarget, files: readonly string[]) {
 
 /** Run the suites in vitest against the target: one CheckResult per test, and the findings. */
 export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
-  const tally: Tally = { checks: [], collected: [], planned: [], total: 0 };
+  const tally: Tally = { checks: [], collected: [], planned: [], total: 0, files: new Set(), collectedFiles: new Set() };
   const pattern = options.sections?.length ? sectionPattern(options.sections) : undefined;
   // a check left out by --sections or the profile is not part of this run (unlike one skipped by --bail)
   const inRun = (test: TestCase) =>
@@ -183,12 +207,8 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   // the main lane's last files wait for the quota lane's end: say when it came, whatever ended it
   const handOff = lanes.find((l) => l.target.afterQuotaLane)?.target.afterQuotaLane;
   if (handOff) rmSync(handOff, { force: true });
-  const collectedChecks = (tests: TestCase[]) => {
-    tally.total += tests.length;
-    for (const test of tests) {
-      const suite = suiteOf(test.module.relativeModuleId);
-      tally.planned.push({ id: test.fullName, title: test.name, suite, file: test.module.relativeModuleId });
-    }
+  const selectedFiles = (files: readonly string[]) => {
+    for (const file of files) tally.files.add(file);
   };
   // vitest exits the process on SIGINT/SIGTERM; this run must outlive the signal to delete
   // what it created, so it takes the signals back from vitest and cancels the run itself
@@ -204,7 +224,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
     const ends = await Promise.allSettled(
       lanes.map(async ({ target, lane }) => {
         try {
-          const run = { pattern, inRun, collectedChecks, held, lane };
+          const run = { pattern, inRun, selectedFiles, held, lane };
           await runVitest({ ...options, target, signal }, laneFiles(include, files, lane, laneNames), reporter, run);
         } catch (err) {
           laneBroke.abort();
@@ -219,7 +239,12 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   } finally {
     if (handOff) rmSync(handOff, { force: true });
   }
-  return { ...collectFindings(tally.collected), total: tally.total, planned: tally.planned };
+  // a file selected and never collected, with the run not stopped, is a check unaccounted for: the
+  // completeness rule (src/run/completeness.ts) reports it (skipped after --bail, else a harness error)
+  const notReached = filesLeft(tally);
+  for (const file of notReached)
+    tally.planned.push({ id: `${file} (not collected)`, title: `every check of ${file}`, suite: suiteOf(file), file });
+  return { ...collectFindings(tally.collected), total: tally.total, planned: tally.planned, filesNotReached: notReached.length };
 }
 
 /**
@@ -261,7 +286,8 @@ type HeldListeners = Record<"SIGINT" | "SIGTERM", Set<NodeJS.SignalsListener>> &
 interface LaneRun {
   pattern: RegExp | undefined;
   inRun: (test: TestCase) => boolean;
-  collectedChecks: (tests: TestCase[]) => void;
+  /** the test files this vitest will run (relative to the root), as soon as it knows them */
+  selectedFiles: (files: readonly string[]) => void;
   /** the account lane these files are (src/plan/lanes.ts), if the run has lanes */
   lane: Lane | undefined;
   held: HeldListeners;
@@ -329,37 +355,31 @@ function takeSignalsBack(held: HeldListeners): void {
     if (!held.unhandledRejection.has(listener)) process.off("unhandledRejection", listener);
 }
 
-/** One vitest run of some of the suites' files; says how many checks it means to run once it has collected them. */
+/**
+ * One vitest run of some of the suites' files. Its checks are counted as vitest collects each file
+ * (the tally reporter), not by collecting every file first in a vitest of its own: that pass cost
+ * about 2 s of CPU a run, a third of a one-section run's (docs/figures.md).
+ */
 async function runVitest(
   options: SuiteRunOptions,
   files: { include: string[]; exclude?: string[] },
   reporter: Reporter,
   run: LaneRun,
 ): Promise<void> {
-  if (!files.include.length) return;
+  if (!files.include.length || options.signal?.aborted) return;
   const { createVitest } = await import("vitest/node");
-  const config = vitestConfig(options, files, reporter, run);
-  const viteOptions = { logLevel: "silent", cacheDir: cacheDir() } as const;
-  // the N of "N/M", before any check runs: collecting imports the files without running a check,
-  // in one worker of its own — in the run's N workers it imported the suites' shared modules N
-  // times over (measured: docs/figures.md); that worker has exited before the run's claim key sets
-  if (!options.signal?.aborted) {
-    const counter = await createVitest("test", { ...config, reporters: [], maxWorkers: 1, fileParallelism: false }, viteOptions);
-    takeSignalsBack(run.held);
-    try {
-      // a lane (or a selection) whose globs match no file runs nothing: vitest would throw "No test files found"
-      if (!(await counter.globTestSpecifications()).length) return;
-      const { testModules } = await counter.collect();
-      run.collectedChecks(testModules.flatMap((module) => [...module.children.allTests()].filter(run.inRun)));
-    } finally {
-      await counter.close();
-    }
-  }
-  const vitest = await createVitest("test", config, viteOptions);
+  const vitest = await createVitest("test", vitestConfig(options, files, reporter, run), {
+    logLevel: "silent",
+    cacheDir: cacheDir(),
+  });
   takeSignalsBack(run.held);
   const cancel = () => void vitest.cancelCurrentRun("keyboard-input");
   options.signal?.addEventListener("abort", cancel, { once: true });
   try {
+    const specifications = await vitest.globTestSpecifications();
+    // a lane (or a selection) whose globs match no file runs nothing: vitest would throw "No test files found"
+    if (!specifications.length) return;
+    run.selectedFiles(specifications.map((s) => relative(ROOT, s.moduleId).split(sep).join("/")));
     if (!options.signal?.aborted) await vitest.start();
   } finally {
     options.signal?.removeEventListener("abort", cancel);
