@@ -2,11 +2,13 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { z } from "zod";
 import { describeServiceClock, estimateServiceClock } from "../client/index.js";
+import { CLAUSE_BY_ID } from "../contract/index.js";
 import { SCENARIOS } from "../load/scenarios.js";
 import { formatSeconds, RUN_BOUND_ALLOWANCE_SECONDS, runBoundSeconds } from "../plan/plan.js";
 import { formatRatio, PlannedRun } from "../plan/session.js";
 import {
   type CheckResult,
+  checksDone,
   exitCodeOf,
   formatProgress,
   formatPropertySummary,
@@ -24,7 +26,7 @@ import {
 import { type HarnessTarget, type PropertyReplay, targetSecrets } from "../target/harness-target.js";
 import { sweepLedger } from "./cleanup.js";
 import { unreportedRows } from "./completeness.js";
-import { DEFAULT_EXTERNAL_SUITES, DEFAULT_SUITES, type SuiteName, type VerifyConfig } from "./config.js";
+import { DEFAULT_EXTERNAL_SUITES, DEFAULT_SUITES, type VerifyConfig } from "./config.js";
 import { breakIfAsked } from "./internal-fault.js";
 import { checkKeys } from "./key-check.js";
 import { assertReachable, interruptible, newRun, startTarget, targetOptions } from "./lifecycle.js";
@@ -38,17 +40,31 @@ import { UsageError } from "./usage-error.js";
  * Asked for, the scenarios are outside the request plan (bursts are the point) but bounded, each
  * by its own estimate: the plan says how long they add.
  */
-function loadOnDeployment(target: HarnessTarget, suites: readonly SuiteName[], asked: boolean): string {
+function loadOnDeployment(
+  target: HarnessTarget,
+  { suites, sections, profile }: ReturnType<typeof suiteOptionsOf>,
+  asked: boolean,
+): { line: string; runnable: number } {
   const chosen = SCENARIOS.filter((s) =>
     s.tenants ? false : suites.includes("load") ? true : suites.includes("quick-load") && s.quickGroup !== undefined,
-  );
+  )
+    // the run keeps a scenario's check as it keeps any other: --sections by the sections its clauses
+    // name, --profile smoke by its tag (no scenario is a smoke check)
+    .filter((s) => !sections?.length || s.clauses.some((id) => sections.includes(CLAUSE_BY_ID.get(id)?.section ?? "")))
+    .filter(() => profile !== "smoke");
   if (!chosen.length)
-    return asked
-      ? "load: no load suite chosen"
-      : "load: none on a deployment unless asked (--suites functional,property,quick-load or load; agent-harness load)";
+    return {
+      line: asked
+        ? `load: no load scenario chosen${sections?.length || profile === "smoke" ? " (none in this selection)" : ""}`
+        : "load: none on a deployment unless asked (--suites functional,property,quick-load or load; agent-harness load)",
+      runnable: 0,
+    };
   const runnable = chosen.filter((s) => !s.unavailable?.(target));
   const seconds = runnable.reduce((n, s) => n + s.estimateSeconds(target), 0);
-  return `load: ${runnable.length} of ${chosen.length} scenarios can run here, outside the request plan: about ${formatSeconds(seconds)} more (their bursts are bounded per scenario)`;
+  return {
+    line: `load: ${runnable.length} of ${chosen.length} scenarios can run here, outside the request plan: about ${formatSeconds(seconds)} more (their bursts are bounded per scenario)`,
+    runnable: runnable.length,
+  };
 }
 
 /** A `--replay` file as the property suite wrote it; its seed must agree with `--seed` when both are given. */
@@ -124,15 +140,18 @@ async function dryRun(target: HarnessTarget, config: VerifyConfig, keyRequests: 
   });
   if (planned) {
     const runs = checks.filter((c) => c.status !== "skipped");
+    // the load scenarios are outside the plan's calibration, but each that can run here is a check of the run
+    const load = loadOnDeployment(target, suiteOptions, config.suites !== undefined);
     const bySuite = countBy(runs, (c) => c.suite);
+    if (load.runnable) bySuite.set("load", (bySuite.get("load") ?? 0) + load.runnable);
     const suites = [...bySuite].map(([s, n]) => `${s} ${n}`).join(", ");
-    out.write(`will run: ${runs.length} checks${suites ? ` (${suites})` : ""}\n`);
+    out.write(`will run: ${runs.length + load.runnable} checks${suites ? ` (${suites})` : ""}\n`);
     const skipped = countBy(
       checks.filter((c) => c.status === "skipped"),
       (c) => c.message ?? "skipped",
     );
     for (const [why, n] of [...skipped].sort((a, b) => b[1] - a[1])) out.write(`skipped: ${n} × ${why}\n`);
-    out.write(`${loadOnDeployment(target, suiteOptions.suites, config.suites !== undefined)}\n`);
+    out.write(`${load.line}\n`);
   } else
     out.write(
       `plan: none for a ${target.kind} reference the harness starts (its accounts and keys are its own, one set per worker)\n`,
@@ -211,13 +230,13 @@ async function runChecks(
   const out = process.stdout;
   const byId = new Map<string, CheckResult>();
   const failures = new ProgressFailures();
-  const result: ChecksRun = { suites: { checks: [], findings: [], total: 0, planned: [] } };
+  const result: ChecksRun = { suites: { checks: [], findings: [], total: 0, planned: [], filesNotReached: 0 } };
   const suiteOptions = suiteOptionsOf(config, target);
   let bound: ReturnType<typeof runBound> | undefined;
   try {
     const planned = await planFor(target, suiteOptions, (c) => Object.assign(result, { calibrated: c }), run.signal);
     if (planned) result.planned = planned;
-    if (target.kind === "external") out.write(`${loadOnDeployment(target, suiteOptions.suites, config.suites !== undefined)}\n`);
+    if (target.kind === "external") out.write(`${loadOnDeployment(target, suiteOptions, config.suites !== undefined).line}\n`);
     planned?.start();
     const started = performance.now();
     bound = runBound(planned);
@@ -291,7 +310,7 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
   const abort = interruptible(() =>
     out.write("\ninterrupted: stopping the checks, then deleting the agents this run created…\n"),
   );
-  let ran: ChecksRun = { suites: { checks: [], findings: [], total: 0, planned: [] } };
+  let ran: ChecksRun = { suites: { checks: [], findings: [], total: 0, planned: [], filesNotReached: 0 } };
   let sweep: CheckResult | undefined;
   try {
     ran = await runChecks(config, target, { runDir, secrets, signal: abort.signal });
@@ -332,7 +351,13 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
     ...(refusalWaits ? { refusalWaits } : {}),
     findings: suites.findings,
     ...(abort.signal.aborted
-      ? { interrupted: { done: checks.filter((c) => c.suite !== "run" && c.status !== "skipped").length, total: suites.total } }
+      ? {
+          interrupted: {
+            done: checks.filter((c) => c.suite !== "run" && c.status !== "skipped").length,
+            total: suites.total,
+            ...(suites.filesNotReached ? { filesNotReached: suites.filesNotReached } : {}),
+          },
+        }
       : {}),
     ...(planned ? { plan: planned.finish() } : {}),
     ...(target.serviceClock ? { serviceClock: target.serviceClock } : {}),
@@ -358,7 +383,7 @@ async function reportRun(
   if (result.interrupted) {
     const sweep = result.checks.find((c) => c.id === "run.cleanup");
     out.write(
-      `interrupted: ran ${result.interrupted.done} of ${result.interrupted.total} checks, then deleted the agents it made (${sweep?.status}); exit 130\n`,
+      `interrupted: ran ${checksDone(result.interrupted)} checks, then deleted the agents it made (${sweep?.status}); exit 130\n`,
     );
   } else if (at.shortfall) out.write(`${at.shortfall}\n`);
   else if (inconclusiveLine(result)) out.write(`${inconclusiveLine(result)}\n`);
