@@ -12,23 +12,27 @@ export interface ProjectTime {
   filesMs: number;
 }
 
+const fileKey = (module: TestModule) => `${module.project.name}\u0000${module.moduleId}`;
+
 /**
  * Where a test run's minutes go, per project: `.ci/run` prints the table this writes once npm test
  * is over, so a slower project shows in every CI log, not only in a profile someone thought to take.
  */
 export class ProjectTimes implements Reporter {
   private readonly spans = new Map<string, { start: number; end: number; files: number; filesMs: number }>();
-  private readonly started = new Map<TestModule, number>();
+  /** by project and file: vitest may hand the end event another TestModule object than the queued one */
+  private readonly started = new Map<string, number>();
 
   constructor(private readonly outputFile: string) {}
 
   onTestModuleQueued(module: TestModule): void {
-    this.started.set(module, Date.now());
+    this.started.set(fileKey(module), Date.now());
   }
 
   onTestModuleEnd(module: TestModule): void {
     const end = Date.now();
-    const start = this.started.get(module) ?? end;
+    // never later than the file's own duration allows, whatever was heard of its queueing
+    const start = Math.min(this.started.get(fileKey(module)) ?? end, end - module.diagnostic().duration);
     const name = module.project.name || "(root)";
     const span = this.spans.get(name) ?? { start, end, files: 0, filesMs: 0 };
     span.start = Math.min(span.start, start);
