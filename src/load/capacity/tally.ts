@@ -190,6 +190,8 @@ interface TenantFigure {
 /** The other tenants' figures in one phase of noisy-neighbour. */
 export interface PhaseFigures {
   p99Ms: number;
+  /** the median: where contention for shared cores moves the tail, a slower service moves this too */
+  p50Ms: number;
   /** admitted answers */
   count: number;
   /** their requests sent, and the share of them the generator sent over HEADROOM_LAG_MS late */
@@ -323,6 +325,7 @@ function phaseFigures(tally: CapacityTally, p: Phase): PhaseFigures {
   const sent = v?.sent ?? 0;
   return {
     p99Ms: v ? percentileMs(v.latency, 99) : 0,
+    p50Ms: v ? percentileMs(v.latency, 50) : 0,
     count: v?.latency.totalCount ?? 0,
     sent,
     lateShare: sent ? Math.round(((v?.late ?? 0) / sent) * 1000) / 1000 : 0,
@@ -428,7 +431,7 @@ export function floodFigureLine(f: FloodFigures, calm: PhaseFigures): string {
   const served = f.flood.probes
     ? `; new clients served ${f.flood.probes.tried - f.flood.probes.failed} of ${f.flood.probes.tried}`
     : "";
-  return `${f.flood.shape} (${verdict}): ${f.flood.achieved.toLocaleString("en")} of ${f.flood.intended.toLocaleString("en")} ${f.flood.unit} over ${f.flood.seconds} s${f.flood.heldBack ? ` (held back by the service: ${f.flood.heldBack})` : ""}; ${f.refusedPerSecond.toLocaleString("en")} refused a second server-wide; the others' p99 ${formatMs(calm.p99Ms)} → ${formatMs(f.p99Ms)} ms (at most ${formatMs(f.allowedP99Ms)}), errors ${percent(calm.errorRate)} → ${percent(f.errorRate)}, unexpected 429s ${calm.unexpected} → ${f.unexpected}${served}`;
+  return `${f.flood.shape} (${verdict}): ${f.flood.achieved.toLocaleString("en")} of ${f.flood.intended.toLocaleString("en")} ${f.flood.unit} over ${f.flood.seconds} s${f.flood.heldBack ? ` (held back by the service: ${f.flood.heldBack})` : ""}; ${f.refusedPerSecond.toLocaleString("en")} refused a second server-wide; the others' p99 ${formatMs(calm.p99Ms)} → ${formatMs(f.p99Ms)} ms (at most ${formatMs(f.allowedP99Ms)}), median ${formatMs(calm.p50Ms)} → ${formatMs(f.p50Ms)} ms, errors ${percent(calm.errorRate)} → ${percent(f.errorRate)}, unexpected 429s ${calm.unexpected} → ${f.unexpected}${served}`;
 }
 
 /** The CLI's lines of a capacity run under its verdict. */
