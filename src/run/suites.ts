@@ -18,6 +18,7 @@ import {
 import type { HarnessTarget } from "../target/harness-target.js";
 import { NOT_RUN_AFTER_BAIL, type PlannedCheck } from "./completeness.js";
 import { SUITE_NAMES, type SuiteName } from "./config.js";
+import { SectionIndex } from "./section-index.js";
 import { SUITE_FILE_NEEDS } from "./suite-needs.generated.js";
 import { needsOfFile } from "./suite-needs.js";
 
@@ -135,10 +136,14 @@ interface Tally {
   /** the test files selected, and of those, the ones collected (their checks are in `planned`) */
   files: Set<string>;
   collectedFiles: Set<string>;
+  /** under --sections: which sections each file's checks cite, kept for the next run */
+  index?: SectionIndex | undefined;
 }
 
 /** Files the run selected that it has not collected yet: their checks are not counted so far. */
 const filesLeft = (tally: Tally) => [...tally.files].filter((f) => !tally.collectedFiles.has(f));
+
+const withoutExtension = (file: string) => file.replace(/\.(ts|js)$/, "");
 
 const suiteOf = (file: string) => SUITE_NAMES.find((s) => file.startsWith(`suites/${s}/`)) ?? "suites";
 
@@ -153,7 +158,13 @@ function tallyReporter(options: SuiteRunOptions, inRun: (test: TestCase) => bool
     // a file's checks are counted as vitest collects it, before any of them runs
     onTestModuleCollected(module: TestModule) {
       tally.collectedFiles.add(module.relativeModuleId);
-      const tests = [...module.children.allTests()].filter(inRun);
+      const all = [...module.children.allTests()];
+      if (!module.errors().length)
+        tally.index?.record(
+          withoutExtension(module.relativeModuleId),
+          all.map((t) => t.fullName),
+        );
+      const tests = all.filter(inRun);
       tally.total += tests.length;
       for (const test of tests)
         tally.planned.push({
@@ -194,15 +205,18 @@ function lanesOfRun(target: HarnessTarget, files: readonly string[]) {
 
 /** Run the suites in vitest against the target: one CheckResult per test, and the findings. */
 export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
-  const tally: Tally = { checks: [], collected: [], planned: [], total: 0, files: new Set(), collectedFiles: new Set() };
-  const pattern = options.sections?.length ? sectionPattern(options.sections) : undefined;
+  const sections = options.sections?.length ? options.sections : undefined;
+  const index = sections ? SectionIndex.open(ROOT, cacheDir()) : undefined;
+  const tally: Tally = { checks: [], collected: [], planned: [], total: 0, files: new Set(), collectedFiles: new Set(), index };
+  const pattern = sections ? sectionPattern(sections) : undefined;
   // a check left out by --sections or the profile is not part of this run (unlike one skipped by --bail)
   const inRun = (test: TestCase) =>
     (!pattern || pattern.test(test.fullName)) && (options.profile !== "smoke" || test.tags.includes("smoke"));
   const reporter = tallyReporter(options, inRun, tally);
   const include = [...new Set(options.suites.map(suiteGlob))];
-  // a lane with no file does not start
-  const files = declaredFiles(options.suites);
+  // files known to have no check in the sections asked for are not even imported; a lane with no file does not start
+  const idle = sections && index ? index.without(sections, declaredFiles(options.suites)) : [];
+  const files = declaredFiles(options.suites).filter((f) => !idle.includes(f));
   const { laneNames, lanes } = lanesOfRun(options.target, files);
   // the main lane's last files wait for the quota lane's end: say when it came, whatever ended it
   const handOff = lanes.find((l) => l.target.afterQuotaLane)?.target.afterQuotaLane;
@@ -225,7 +239,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
       lanes.map(async ({ target, lane }) => {
         try {
           const run = { pattern, inRun, selectedFiles, held, lane };
-          await runVitest({ ...options, target, signal }, laneFiles(include, files, lane, laneNames), reporter, run);
+          await runVitest({ ...options, target, signal }, laneFiles(include, files, idle, lane, laneNames), reporter, run);
         } catch (err) {
           laneBroke.abort();
           throw err;
@@ -238,6 +252,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
     if (broken) throw broken.reason;
   } finally {
     if (handOff) rmSync(handOff, { force: true });
+    index?.save();
   }
   // a file selected and never collected, with the run not stopped, is a check unaccounted for: the
   // completeness rule (src/run/completeness.ts) reports it (skipped after --bail, else a harness error)
@@ -255,14 +270,17 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
 function laneFiles(
   include: string[],
   declared: readonly string[],
+  idle: readonly string[],
   lane: Lane | undefined,
   lanes: readonly Lane[] | undefined,
 ): { include: string[]; exclude?: string[] } {
-  if (lane === undefined || lanes === undefined) return { include };
   const globs = (files: readonly string[]) => files.map((f) => `${f}.{ts,js}`);
+  const defaults = ["**/node_modules/**", "**/.git/**"];
+  if (lane === undefined || lanes === undefined)
+    return { include, ...(idle.length ? { exclude: [...defaults, ...globs(idle)] } : {}) };
   const laneOf = (file: string) => laneOfNeeds(needsOfFile(file), lanes);
   if (lane === "main")
-    return { include, exclude: ["**/node_modules/**", "**/.git/**", ...globs(declared.filter((f) => laneOf(f) !== "main"))] };
+    return { include, exclude: [...defaults, ...globs(idle), ...globs(declared.filter((f) => laneOf(f) !== "main"))] };
   return { include: globs(declared.filter((f) => laneOf(f) === lane)) };
 }
 

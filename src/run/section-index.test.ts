@@ -1,0 +1,53 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, test } from "vitest";
+import { codeVersion, SectionIndex, sectionWords } from "./section-index.js";
+
+/** A harness tree of two suite files, and a cache folder beside it. */
+function tree() {
+  const root = mkdtempSync(join(tmpdir(), "section-index-"));
+  mkdirSync(join(root, "src"));
+  mkdirSync(join(root, "suites", "functional"), { recursive: true });
+  writeFileSync(join(root, "src", "a.ts"), "export const a = 1;\n");
+  writeFileSync(join(root, "suites", "functional", "x.test.ts"), "// x\n");
+  return { root, cache: join(root, "cache") };
+}
+
+describe("which sections each suite file's checks cite", () => {
+  test("the §N words of a check's name, as --sections matches them", () => {
+    expect(sectionWords("§5 §7 load: a burst")).toEqual(["§5", "§7"]);
+    expect(sectionWords("meta > §3 an answer naming §12 twice")).toEqual(["§3", "§12"]);
+    expect(sectionWords("no section; §x and a§5 are not one")).toEqual([]);
+  });
+
+  test("a run with --sections leaves out only the files known to have no check there", () => {
+    const { root, cache } = tree();
+    const first = SectionIndex.open(root, cache);
+    expect(first.without(["§1"], ["suites/functional/x.test", "suites/functional/y.test"])).toEqual([]);
+    first.record("suites/functional/x.test", ["§5 §7 one", "§5 two"]);
+    first.save();
+    const next = SectionIndex.open(root, cache);
+    // y was never collected: it is collected, whatever it holds
+    expect(next.without(["§1"], ["suites/functional/x.test", "suites/functional/y.test"])).toEqual(["suites/functional/x.test"]);
+    expect(next.without(["§1", "§7"], ["suites/functional/x.test"])).toEqual([]);
+  });
+
+  test("an edit anywhere in src/ or suites/ starts a new index: a check moved between files is never left out", () => {
+    const { root, cache } = tree();
+    const before = codeVersion(root);
+    const index = SectionIndex.open(root, cache);
+    index.record("suites/functional/x.test", ["§5 one"]);
+    index.save();
+    writeFileSync(join(root, "src", "a.ts"), "export const a = 2;\n");
+    expect(codeVersion(root)).not.toBe(before);
+    expect(SectionIndex.open(root, cache).without(["§1"], ["suites/functional/x.test"])).toEqual([]);
+  });
+
+  test("a file that is not an index (half written, or another format) is an empty index", () => {
+    const { root, cache } = tree();
+    mkdirSync(cache);
+    writeFileSync(join(cache, `sections-${codeVersion(root)}.json`), '{"files": {"suites/functional/x.test": [');
+    expect(SectionIndex.open(root, cache).without(["§1"], ["suites/functional/x.test"])).toEqual([]);
+  });
+});

@@ -1,0 +1,98 @@
+import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join, relative, sep } from "node:path";
+import { z } from "zod";
+
+/**
+ * Which PROFILE sections each suite file's checks cite, as the last run that collected the file
+ * saw them: a run with `--sections` imports only the files that have a check there. Collecting a
+ * file imports it and what it imports, about a second of CPU for the eighteen functional files
+ * that a one-section run otherwise collects only to run none of their checks (docs/figures.md).
+ *
+ * A check's sections are in its name (`§5 §7 title`: suites/support/harness.ts `check`), which
+ * its code alone decides: the index is kept per version of the harness's code (a hash of every
+ * file under src/ and suites/), so an edit anywhere starts a new one. A file the index does not
+ * know is collected, and then known.
+ */
+
+/** The §N words of a check's name, as `--sections` matches them (src/run/suites.ts sectionPattern). */
+export function sectionWords(name: string): string[] {
+  return [...name.matchAll(/(?:^|\s)(§\d+)(?=\s)/g)].map((m) => m[1]!);
+}
+
+const IndexFile = z.object({ files: z.record(z.string(), z.array(z.string())) });
+
+export class SectionIndex {
+  private readonly known: Map<string, Set<string>>;
+  private readonly seen = new Map<string, Set<string>>();
+
+  private constructor(
+    private readonly file: string,
+    known: Record<string, string[]>,
+  ) {
+    this.known = new Map(Object.entries(known).map(([f, words]) => [f, new Set(words)]));
+  }
+
+  /** The index of the code under `root`, kept in `dir` (read if there, empty if not or unreadable). */
+  static open(root: string, dir: string): SectionIndex {
+    const file = join(dir, `sections-${codeVersion(root)}.json`);
+    let known: Record<string, string[]> = {};
+    try {
+      known = IndexFile.parse(JSON.parse(readFileSync(file, "utf8"))).files;
+    } catch {
+      // none yet, or half written by a run that died: every file is collected
+    }
+    return new SectionIndex(file, known);
+  }
+
+  /** Of `files` (root-relative, as vitest names them), those known to have no check in any of `sections`. */
+  without(sections: readonly string[], files: readonly string[]): string[] {
+    return files.filter((f) => {
+      const words = this.known.get(f);
+      return words !== undefined && !sections.some((s) => words.has(s));
+    });
+  }
+
+  /** What a collected file's checks cite (every check of the file, whatever this run selects). */
+  record(file: string, names: readonly string[]): void {
+    this.seen.set(file, new Set(names.flatMap(sectionWords)));
+  }
+
+  /** Adds what this run collected (one write, renamed into place: a reader never sees half). */
+  save(): void {
+    if (!this.seen.size) return;
+    const files: Record<string, string[]> = {};
+    for (const [f, words] of [...this.known, ...this.seen]) files[f] = [...words].sort();
+    mkdirSync(join(this.file, ".."), { recursive: true });
+    const partial = `${this.file}.${process.pid}`;
+    writeFileSync(partial, JSON.stringify({ files }));
+    renameSync(partial, this.file);
+  }
+}
+
+/** A hash of every file of the harness's code (src/ and suites/ under `root`): its version, for the index. */
+export function codeVersion(root: string): string {
+  const hash = createHash("sha256");
+  for (const folder of ["src", "suites"]) {
+    const base = join(root, folder);
+    let entries: string[];
+    try {
+      entries = readdirSync(base, { recursive: true, encoding: "utf8" });
+    } catch {
+      continue;
+    }
+    for (const entry of entries.sort()) {
+      let content: Buffer;
+      try {
+        content = readFileSync(join(base, entry));
+      } catch {
+        continue; // a folder
+      }
+      hash
+        .update(relative(root, join(base, entry)).split(sep).join("/"))
+        .update("\0")
+        .update(content);
+    }
+  }
+  return hash.digest("hex").slice(0, 16);
+}
