@@ -63,10 +63,14 @@ export class SectionIndex {
     if (!this.seen.size) return;
     const files: Record<string, string[]> = {};
     for (const [f, words] of [...this.known, ...this.seen]) files[f] = [...words].sort();
-    mkdirSync(join(this.file, ".."), { recursive: true });
     const partial = `${this.file}.${process.pid}`;
-    writeFileSync(partial, JSON.stringify({ files }));
-    renameSync(partial, this.file);
+    try {
+      mkdirSync(join(this.file, ".."), { recursive: true });
+      writeFileSync(partial, JSON.stringify({ files }));
+      renameSync(partial, this.file);
+    } catch {
+      // a folder it cannot write: the next run collects every file, as if there were no index
+    }
   }
 }
 

@@ -136,8 +136,8 @@ interface Tally {
   /** the test files selected, and of those, the ones collected (their checks are in `planned`) */
   files: Set<string>;
   collectedFiles: Set<string>;
-  /** under --sections: which sections each file's checks cite, kept for the next run */
-  index?: SectionIndex | undefined;
+  /** which sections each file's checks cite, kept for the next run with --sections */
+  index: SectionIndex;
 }
 
 /** Files the run selected that it has not collected yet: their checks are not counted so far. */
@@ -160,7 +160,7 @@ function tallyReporter(options: SuiteRunOptions, inRun: (test: TestCase) => bool
       tally.collectedFiles.add(module.relativeModuleId);
       const all = [...module.children.allTests()];
       if (!module.errors().length)
-        tally.index?.record(
+        tally.index.record(
           withoutExtension(module.relativeModuleId),
           all.map((t) => t.fullName),
         );
@@ -206,7 +206,8 @@ function lanesOfRun(target: HarnessTarget, files: readonly string[]) {
 /** Run the suites in vitest against the target: one CheckResult per test, and the findings. */
 export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   const sections = options.sections?.length ? options.sections : undefined;
-  const index = sections ? SectionIndex.open(ROOT, cacheDir()) : undefined;
+  // every run keeps the index (a few ms), so even the first run with --sections after it can use it
+  const index = SectionIndex.open(ROOT, cacheDir());
   const tally: Tally = { checks: [], collected: [], planned: [], total: 0, files: new Set(), collectedFiles: new Set(), index };
   const pattern = sections ? sectionPattern(sections) : undefined;
   // a check left out by --sections or the profile is not part of this run (unlike one skipped by --bail)
@@ -215,7 +216,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   const reporter = tallyReporter(options, inRun, tally);
   const include = [...new Set(options.suites.map(suiteGlob))];
   // files known to have no check in the sections asked for are not even imported; a lane with no file does not start
-  const idle = sections && index ? index.without(sections, declaredFiles(options.suites)) : [];
+  const idle = sections ? index.without(sections, declaredFiles(options.suites)) : [];
   const files = declaredFiles(options.suites).filter((f) => !idle.includes(f));
   const { laneNames, lanes } = lanesOfRun(options.target, files);
   // the main lane's last files wait for the quota lane's end: say when it came, whatever ended it
@@ -252,7 +253,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
     if (broken) throw broken.reason;
   } finally {
     if (handOff) rmSync(handOff, { force: true });
-    index?.save();
+    index.save();
   }
   // a file selected and never collected, with the run not stopped, is a check unaccounted for: the
   // completeness rule (src/run/completeness.ts) reports it (skipped after --bail, else a harness error)
