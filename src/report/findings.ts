@@ -5,7 +5,7 @@ import type { CheckResult, Evidence, Finding } from "./model.js";
 export type { Finding };
 
 /** The response-level checks whose violation leaves an answer unreadable to the checks that needed it. */
-const MASKING_CHECKS: ReadonlySet<string> = new Set(RESPONSE_CHECKS.filter((c) => c.masksAnswer).map((c) => c.id));
+export const MASKING_CHECKS: ReadonlySet<string> = new Set(RESPONSE_CHECKS.filter((c) => c.masksAnswer).map((c) => c.id));
 
 /**
  * One defect, one finding (STYLE §10): a response-level violation is reported once,

@@ -1,6 +1,5 @@
 import { appendFileSync, existsSync, readFileSync, watch } from "node:fs";
 import { dirname, join } from "node:path";
-import { RESPONSE_CHECKS } from "../../src/checks/registry.js";
 import { runChecks } from "../../src/checks/run.js";
 import {
   type Exchange,
@@ -21,6 +20,7 @@ import {
   evidenceOf,
   findingKey,
   HarnessError,
+  MASKING_CHECKS,
   type Observation,
   REFUSALS_FILE,
 } from "../../src/report/index.js";
@@ -123,8 +123,6 @@ function recordInLedger(ex: Exchange): void {
   if (deleted?.spec.id === "deleteAgent" && ex.response.status === 200 && deleted.agentId) ledger({ deleted: deleted.agentId });
 }
 
-/** The response checks whose violation leaves an answer unreadable to a check that reads it. */
-const MASKING_CHECKS: ReadonlySet<string> = new Set(RESPONSE_CHECKS.filter((c) => c.masksAnswer).map((c) => c.id));
 /** Exchanges whose answer a masking check faulted (a broken envelope, a mispaired status). */
 const masked = new WeakSet<Exchange>();
 
