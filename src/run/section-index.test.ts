@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
@@ -33,15 +33,34 @@ describe("which sections each suite file's checks cite", () => {
     expect(next.without(["§1", "§7"], ["suites/functional/x.test"])).toEqual([]);
   });
 
-  test("an edit anywhere in src/ or suites/ starts a new index: a check moved between files is never left out", () => {
+  test.for([
+    ["src", "a.ts"],
+    ["fixtures", "rows.json"],
+  ])("an edit in %s/ starts a new index: a check moved between files is never left out, the old index goes", ([folder, file]) => {
     const { root, cache } = tree();
+    mkdirSync(join(root, folder!), { recursive: true });
     const before = codeVersion(root);
     const index = SectionIndex.open(root, cache);
     index.record("suites/functional/x.test", ["§5 one"]);
     index.save();
-    writeFileSync(join(root, "src", "a.ts"), "export const a = 2;\n");
+    writeFileSync(join(root, folder!, file!), "2\n");
     expect(codeVersion(root)).not.toBe(before);
-    expect(SectionIndex.open(root, cache).without(["§1"], ["suites/functional/x.test"])).toEqual([]);
+    const next = SectionIndex.open(root, cache);
+    expect(next.without(["§1"], ["suites/functional/x.test"])).toEqual([]);
+    next.record("suites/functional/x.test", ["§1 one"]);
+    next.save();
+    expect(readdirSync(cache)).toEqual([`sections-${codeVersion(root)}.json`]);
+  });
+
+  test("what a run collected while the code changed under it is not kept", () => {
+    const { root, cache } = tree();
+    const opened = codeVersion(root);
+    const index = SectionIndex.open(root, cache);
+    index.record("suites/functional/x.test", ["§5 one"]);
+    writeFileSync(join(root, "src", "a.ts"), "export const a = 3;\n");
+    index.save();
+    expect(existsSync(join(cache, `sections-${opened}.json`))).toBe(false);
+    expect(existsSync(join(cache, `sections-${codeVersion(root)}.json`))).toBe(false);
   });
 
   test("a file that is not an index (half written, or another format) is an empty index", () => {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { join, relative, sep } from "node:path";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, relative, sep } from "node:path";
 import { z } from "zod";
 
 /**
@@ -10,9 +10,9 @@ import { z } from "zod";
  * that a one-section run otherwise collects only to run none of their checks (docs/figures.md).
  *
  * A check's sections are in its name (`§5 §7 title`: suites/support/harness.ts `check`), which
- * its code alone decides: the index is kept per version of the harness's code (a hash of every
- * file under src/ and suites/), so an edit anywhere starts a new one. A file the index does not
- * know is collected, and then known.
+ * its code and the tables it reads decide: the index is kept per version of them (a hash of every
+ * file under src/, suites/ and fixtures/), so an edit anywhere starts a new one. A file the index
+ * does not know is collected, and then known.
  */
 
 /** The §N words of a check's name, as `--sections` matches them (src/run/suites.ts sectionPattern). */
@@ -27,6 +27,7 @@ export class SectionIndex {
   private readonly seen = new Map<string, Set<string>>();
 
   private constructor(
+    private readonly root: string,
     private readonly file: string,
     known: Record<string, string[]>,
   ) {
@@ -35,14 +36,14 @@ export class SectionIndex {
 
   /** The index of the code under `root`, kept in `dir` (read if there, empty if not or unreadable). */
   static open(root: string, dir: string): SectionIndex {
-    const file = join(dir, `sections-${codeVersion(root)}.json`);
+    const file = indexFile(root, dir);
     let known: Record<string, string[]> = {};
     try {
       known = IndexFile.parse(JSON.parse(readFileSync(file, "utf8"))).files;
     } catch {
       // none yet, or half written by a run that died: every file is collected
     }
-    return new SectionIndex(file, known);
+    return new SectionIndex(root, file, known);
   }
 
   /** Of `files` (root-relative, as vitest names them), those known to have no check in any of `sections`. */
@@ -58,9 +59,13 @@ export class SectionIndex {
     this.seen.set(file, new Set(names.flatMap(sectionWords)));
   }
 
-  /** Adds what this run collected (one write, renamed into place: a reader never sees half). */
+  /**
+   * Adds what this run collected (one write, renamed into place: a reader never sees half), unless
+   * the code changed under the run (what it collected may then be of either version). The index
+   * of any other version goes.
+   */
   save(): void {
-    if (!this.seen.size) return;
+    if (!this.seen.size || indexFile(this.root, dirname(this.file)) !== this.file) return;
     const files: Record<string, string[]> = {};
     for (const [f, words] of [...this.known, ...this.seen]) files[f] = [...words].sort();
     const partial = `${this.file}.${process.pid}`;
@@ -68,16 +73,24 @@ export class SectionIndex {
       mkdirSync(join(this.file, ".."), { recursive: true });
       writeFileSync(partial, JSON.stringify({ files }));
       renameSync(partial, this.file);
+      for (const other of readdirSync(dirname(this.file)))
+        if (/^sections-[0-9a-f]+\.json$/.test(other) && other !== basename(this.file))
+          rmSync(join(dirname(this.file), other), { force: true });
     } catch {
       // a folder it cannot write: the next run collects every file, as if there were no index
     }
   }
 }
 
-/** A hash of every file of the harness's code (src/ and suites/ under `root`): its version, for the index. */
+const indexFile = (root: string, dir: string) => join(dir, `sections-${codeVersion(root)}.json`);
+
+/**
+ * A hash of every file of the harness's code and tables (src/, suites/ and fixtures/ under `root`:
+ * the boundary tables there give some checks their clauses): its version, for the index.
+ */
 export function codeVersion(root: string): string {
   const hash = createHash("sha256");
-  for (const folder of ["src", "suites"]) {
+  for (const folder of ["src", "suites", "fixtures"]) {
     const base = join(root, folder);
     let entries: string[];
     try {
