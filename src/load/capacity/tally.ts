@@ -1,6 +1,6 @@
 import * as hdr from "hdr-histogram-js";
 import { formatMs, newHistogram } from "../histogram.js";
-import { FLOOD_SHAPES, type FloodOutcome, floodLine, floodShortBecause } from "./floods.js";
+import { FLOOD_SHAPES, FLOOD_SHORT, type FloodOutcome, floodLine, floodShortBecause } from "./floods.js";
 import type { Shard } from "./plan.js";
 
 /** A histogram in µs as a shard writes it: HDR's compressed encoding, merged exactly by adding. */
@@ -421,6 +421,17 @@ function serviceLine(s: NonNullable<CapacitySettings["service"]>): string {
 /** The floods that did not reach what they set out to do: no verdict on them (the generator's headroom). */
 export function unreachedFloods(n: NeighbourFigures): string[] {
   return n.floods.filter((f) => !f.reached).map((f) => `${floodLine(f.flood)}: ${f.unreachedBecause}`);
+}
+
+/**
+ * Why a run with floods that fell short is inconclusive rather than passed (its findings stand),
+ * one process's or a merge's alike; undefined when every flood reached its intent.
+ */
+export function floodsShortBecause(n: NeighbourFigures): string | undefined {
+  const short = unreachedFloods(n);
+  return short.length
+    ? `${FLOOD_SHORT} (${short.join("; ")}): the generator's headroom, not the service — fewer tenants per process (--shard) or a lower --flood-rate / --flood-sockets`
+    : undefined;
 }
 
 const percent = (share: number) => `${(share * 100).toFixed(2)}%`;

@@ -1,6 +1,5 @@
 import { CapacityDrive } from "../capacity/drive.js";
-import { FLOOD_SHORT } from "../capacity/floods.js";
-import { capacityFigures, neighboursVerdicts, unreachedFloods } from "../capacity/tally.js";
+import { capacityFigures, floodsShortBecause, neighboursVerdicts } from "../capacity/tally.js";
 import { InconclusiveError, type ScenarioContext } from "../context.js";
 import { defineScenario } from "../define.js";
 
@@ -28,11 +27,8 @@ async function capacity(ctx: ScenarioContext): Promise<void> {
   for (const v of neighboursVerdicts(figures.neighbours))
     ctx.recorder.expect(v.ok, v.clause, v.check, v.expected, () => v.received);
   // a flood short of its intent proves nothing about the service: no pass (the findings above stand)
-  const short = unreachedFloods(figures.neighbours);
-  if (short.length)
-    throw new InconclusiveError(
-      `${FLOOD_SHORT} (${short.join("; ")}): the generator's headroom, not the service — fewer tenants per process (--shard) or a lower --flood-rate / --flood-sockets`,
-    );
+  const short = floodsShortBecause(figures.neighbours);
+  if (short) throw new InconclusiveError(short);
 }
 
 export const CAPACITY = defineScenario({

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { mulberry32 } from "../../arbitraries/json-schema.js";
+import { FLOOD_SHORT, type FloodOutcome } from "../capacity/floods.js";
 import { type CapacitySettings, CapacityTally, encodeHistogram } from "../capacity/tally.js";
 import { loadSection } from "../charts.js";
 import { newHistogram, summarizeHistogram } from "../recorder.js";
@@ -87,6 +88,42 @@ describe("merging shards", () => {
     expect(merged.status).toBe("failed");
     expect(merged.generator.note).toBe("shard 2");
     expect(merged.mergeable).toBeUndefined();
+  });
+
+  test("floods short of their intent across the shards make the merge inconclusive, as in one process: never a pass", () => {
+    const noisy = (index: number, flood?: FloodOutcome): ScenarioReport => {
+      const report = shard(index, [1000, 2000, 3000]);
+      const tally = new CapacityTally();
+      tally.tenant(`acct_${index}`).latency.recordValue(2000);
+      for (const phase of ["calm", "refusal-storm"] as const) {
+        tally.phase(phase).latency.recordValue(2000);
+        tally.phase(phase).sent = 1;
+      }
+      if (flood) tally.floods.push(flood);
+      return {
+        ...report,
+        failures: [],
+        mergeable: {
+          ...report.mergeable!,
+          tally: tally.toJSON(),
+          settings: { ...SETTINGS, profile: "noisy-neighbour", flooder: "acct_0" },
+        },
+      };
+    };
+    const storm: FloodOutcome = {
+      shape: "refusal-storm",
+      intended: 1500,
+      achieved: 1450,
+      unit: "req/s",
+      refusedPerSecond: 1400,
+      seconds: 1,
+      sent: 1450,
+    };
+    // every shard passed on its own figures; the flooder's shard holds the flood
+    expect(mergeReports([noisy(0, storm), noisy(1)]).status).toBe("passed");
+    const short = mergeReports([noisy(0, { ...storm, achieved: 500 }), noisy(1)]);
+    expect(short.status).toBe("inconclusive");
+    expect(short.message).toContain(FLOOD_SHORT);
   });
 
   test("the report page charts a capacity run's p99 per interval and lists its worst tenants", () => {

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { findingKey, type Observation, type ResultsJson } from "../../report/index.js";
-import { capacityFigures, neighboursVerdicts } from "../capacity/tally.js";
+import { capacityFigures, floodsShortBecause, neighboursVerdicts } from "../capacity/tally.js";
 import { OUTCOMES, type ScenarioFailure, summarizeHistogram } from "../recorder.js";
 import { type LoadRun, loadRunResult } from "../run-of-scenarios.js";
 import type { ScenarioReport } from "../scenario-run.js";
@@ -125,14 +125,15 @@ function mergedStatusPerSecond(parts: readonly ScenarioReport[]): ScenarioReport
 
 /**
  * An error anywhere is the merged run's; skipped only when every shard skipped; failed on any
- * finding; else inconclusive when a shard could not judge (never a pass).
+ * finding; else inconclusive when a shard could not judge, or the merged figures cannot (a flood
+ * short of its intent across the shards' others): never a pass.
  */
-function mergedStatus(parts: readonly ScenarioReport[], found: number): ScenarioReport["status"] {
+function mergedStatus(parts: readonly ScenarioReport[], found: number, unjudged: boolean): ScenarioReport["status"] {
   const statuses = parts.map((p) => p.status);
   if (statuses.includes("error")) return "error";
   if (statuses.every((s) => s === "skipped")) return "skipped";
   if (found) return "failed";
-  return statuses.includes("inconclusive") ? "inconclusive" : "passed";
+  return unjudged || statuses.includes("inconclusive") ? "inconclusive" : "passed";
 }
 
 /** The same scenario's reports from every shard, as one report. */
@@ -180,6 +181,8 @@ export function mergeReports(parts: readonly ScenarioReport[]): ScenarioReport {
   delete merged.mergeable;
   // the histograms added up too, so that a merged run compares as one (load compare)
   if (parts.some((p) => p.histograms)) merged.histograms = addEncodedLatency(parts.map((p) => p.histograms));
+  // the merged figures judge the floods as one process's would: one short of its intent is no pass
+  let short: string | undefined;
   if (mergeable.length) {
     const settings = {
       ...mergeable[0]!.settings,
@@ -193,9 +196,10 @@ export function mergeReports(parts: readonly ScenarioReport[]): ScenarioReport {
     merged.capacity = figures;
     for (const v of figures.neighbours ? neighboursVerdicts(figures.neighbours) : [])
       if (!v.ok) failures.push({ clause: v.clause, check: v.check, expected: v.expected, received: v.received, count: 1 });
+    short = figures.neighbours ? floodsShortBecause(figures.neighbours) : undefined;
   }
-  merged.status = mergedStatus(parts, failures.length + observations.length);
-  const message = parts.find((p) => p.message)?.message;
+  merged.status = mergedStatus(parts, failures.length + observations.length, short !== undefined);
+  const message = (merged.status === "inconclusive" ? short : undefined) ?? parts.find((p) => p.message)?.message;
   if (message) merged.message = message;
   else delete merged.message;
   return merged;
