@@ -34,7 +34,8 @@ describe("verify options", () => {
     [["--tier", "0"], /at least 1/],
     [["--rate-window", "abc"], /must be a number/],
     [["--suites", "functional,nope"], /--suites takes/],
-    [["--sections", "12"], /--sections takes/],
+    [["--sections", "12"], /--sections takes PROFILE sections \(§1 … §10\) or clause ids .*; §12 is neither/],
+    [["--sections", "§5,list.ordr"], /list\.ordr is neither/],
     [["--target", "cloud"], /embedded or container/],
     [["--base-url", "http://x/v1", "--api-key", "k", "--fault", "drop-request-id"], /--fault applies only/],
     [["extra"], /Unexpected argument|positional/i],
@@ -52,8 +53,9 @@ describe("verify options", () => {
     expect(() => parseVerifyConfig([...argv], {})).toThrow(message);
   });
 
-  test("sections accept 5 or §5", () => {
+  test("sections accept 5 or §5, and clause ids", () => {
     expect(parseVerifyConfig(["--sections", "5,§7"], {}).sections).toEqual(["§5", "§7"]);
+    expect(parseVerifyConfig(["--sections", "§7, list.order"], {}).sections).toEqual(["§7", "list.order"]);
   });
 
   test("a key pool: --api-key repeated and $AGENT_API_KEYS; the first is the main key, duplicates once", () => {

@@ -158,6 +158,22 @@ export const CLAUSES: readonly Clause[] = Object.entries(CLAUSE_TEXTS).flatMap((
 
 export const CLAUSE_BY_ID: ReadonlyMap<string, Clause> = new Map(CLAUSES.map((cl) => [cl.id, cl]));
 
+/** PROFILE's sections that hold clauses, in order (§1, §2, …). */
+export const SECTIONS: readonly string[] = Object.keys(CLAUSE_TEXTS);
+
+/**
+ * Whether a check citing `clauseIds` is in a selection of sections and clause ids (`--sections
+ * §7,list.order`: every check citing a clause of §7, or list.order itself).
+ */
+export function selects(selection: readonly string[], clauseIds: readonly string[]): boolean {
+  return clauseIds.some((id) => selection.includes(id) || selection.includes(CLAUSE_BY_ID.get(id)?.section ?? ""));
+}
+
+/** The vitest tags of a check citing `clauseIds`: its sections and its clauses, as `--sections` selects them. */
+export function selectionTags(clauseIds: readonly string[]): string[] {
+  return [...new Set(clauseIds.map((id) => CLAUSE_BY_ID.get(id)?.section ?? "?")), ...clauseIds];
+}
+
 export function clause(id: ClauseId): Clause {
   const found = CLAUSE_BY_ID.get(id);
   if (!found) throw new Error(`unknown PROFILE clause ${id}`);

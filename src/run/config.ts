@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { NETWORK_ENV, NETWORK_FLAGS, tlsOptionsOf } from "../client/network.js";
+import { CLAUSE_BY_ID, SECTIONS } from "../contract/index.js";
 import { parseDelay } from "../net/delay-proxy.js";
 import { PROFILES } from "../plan/profiles.js";
 import type { HarnessTarget } from "../target/harness-target.js";
@@ -117,7 +118,7 @@ export const VERIFY_OPTIONS = {
     flag: "sections",
     env: "AGENT_HARNESS_SECTIONS",
     type: "string",
-    help: "run only checks of these PROFILE sections, e.g. §5,§7 or 5,7",
+    help: "run only checks citing these PROFILE sections or clauses, e.g. §5,§7 or 5,7 or §7,list.order",
   },
   replay: {
     flag: "replay",
@@ -262,8 +263,12 @@ export const verifySchema = z
     workers: number("--workers", { integer: true, min: 1 }).optional(),
     profile: z.enum(PROFILES, { error: `--profile must be one of: ${PROFILES.join(", ")}` }).default("full"),
     bail: z.boolean().default(false),
-    sections: commaList(z.string().regex(/^§([1-9]|1[01])$/, "--sections takes PROFILE sections §1 … §11"), (x) =>
-      x.replace(/^§?/, "§"),
+    sections: commaList(
+      z.string().refine((x) => SECTIONS.includes(x) || CLAUSE_BY_ID.has(x), {
+        error: (issue) =>
+          `--sections takes PROFILE sections (${SECTIONS[0]} … ${SECTIONS.at(-1)}) or clause ids (e.g. list.order); ${String(issue.input)} is neither`,
+      }),
+      (x) => (/^[0-9]+$/.test(x) ? `§${x}` : x),
     ).optional(),
     replay: z.string().min(1).optional(),
     maxRequests: number("--max-requests", { integer: true, min: 1 }).optional(),

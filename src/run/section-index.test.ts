@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { codeVersion, SectionIndex, sectionWords } from "./section-index.js";
+import { codeVersion, SectionIndex } from "./section-index.js";
 
 /** A harness tree of two suite files, and a cache folder beside it. */
 function tree() {
@@ -15,22 +15,19 @@ function tree() {
 }
 
 describe("which sections each suite file's checks cite", () => {
-  test("the §N words of a check's name, as --sections matches them", () => {
-    expect(sectionWords("§5 §7 load: a burst")).toEqual(["§5", "§7"]);
-    expect(sectionWords("meta > §3 an answer naming §12 twice")).toEqual(["§3", "§12"]);
-    expect(sectionWords("no section; §x and a§5 are not one")).toEqual([]);
-  });
-
   test("a run with --sections leaves out only the files known to have no check there", () => {
     const { root, cache } = tree();
     const first = SectionIndex.open(root, cache);
     expect(first.without(["§1"], ["suites/functional/x.test", "suites/functional/y.test"])).toEqual([]);
-    first.record("suites/functional/x.test", ["§5 §7 one", "§5 two"]);
+    first.record("suites/functional/x.test", ["§5", "§7", "list.order", "smoke"]);
     first.save();
     const next = SectionIndex.open(root, cache);
     // y was never collected: it is collected, whatever it holds
     expect(next.without(["§1"], ["suites/functional/x.test", "suites/functional/y.test"])).toEqual(["suites/functional/x.test"]);
     expect(next.without(["§1", "§7"], ["suites/functional/x.test"])).toEqual([]);
+    // a clause id selects as its section does
+    expect(next.without(["list.order"], ["suites/functional/x.test"])).toEqual([]);
+    expect(next.without(["list.filter"], ["suites/functional/x.test"])).toEqual(["suites/functional/x.test"]);
   });
 
   test.for([
@@ -41,13 +38,13 @@ describe("which sections each suite file's checks cite", () => {
     mkdirSync(join(root, folder!), { recursive: true });
     const before = codeVersion(root);
     const index = SectionIndex.open(root, cache);
-    index.record("suites/functional/x.test", ["§5 one"]);
+    index.record("suites/functional/x.test", ["§5"]);
     index.save();
     writeFileSync(join(root, folder!, file!), "2\n");
     expect(codeVersion(root)).not.toBe(before);
     const next = SectionIndex.open(root, cache);
     expect(next.without(["§1"], ["suites/functional/x.test"])).toEqual([]);
-    next.record("suites/functional/x.test", ["§1 one"]);
+    next.record("suites/functional/x.test", ["§1"]);
     next.save();
     expect(readdirSync(cache)).toEqual([`sections-${codeVersion(root)}.json`]);
   });
@@ -56,7 +53,7 @@ describe("which sections each suite file's checks cite", () => {
     const { root, cache } = tree();
     const opened = codeVersion(root);
     const index = SectionIndex.open(root, cache);
-    index.record("suites/functional/x.test", ["§5 one"]);
+    index.record("suites/functional/x.test", ["§5"]);
     writeFileSync(join(root, "src", "a.ts"), "export const a = 3;\n");
     index.save();
     expect(existsSync(join(cache, `sections-${opened}.json`))).toBe(false);

@@ -4,21 +4,17 @@ import { basename, dirname, join, relative, sep } from "node:path";
 import { z } from "zod";
 
 /**
- * Which PROFILE sections each suite file's checks cite, as the last run that collected the file
- * saw them: a run with `--sections` imports only the files that have a check there. Collecting a
- * file imports it and what it imports, about a second of CPU for the eighteen functional files
- * that a one-section run otherwise collects only to run none of their checks (docs/figures.md).
+ * Which PROFILE sections and clauses each suite file's checks cite, as the last run that collected
+ * the file saw them: a run with `--sections` imports only the files that have a check there.
+ * Collecting a file imports it and what it imports, about a second of CPU for the eighteen
+ * functional files that a one-section run otherwise collects only to run none of their checks
+ * (docs/figures.md).
  *
- * A check's sections are in its name (`§5 §7 title`: suites/support/harness.ts `check`), which
- * its code and the tables it reads decide: the index is kept per version of them (a hash of every
- * file under src/, suites/ and fixtures/), so an edit anywhere starts a new one. A file the index
- * does not know is collected, and then known.
+ * A check's sections and clauses are its tags (suites/support/harness.ts `check`), which its code
+ * and the tables it reads decide: the index is kept per version of them (a hash of every file
+ * under src/, suites/ and fixtures/), so an edit anywhere starts a new one. A file the index does
+ * not know is collected, and then known.
  */
-
-/** The §N words of a check's name, as `--sections` matches them (src/run/suites.ts sectionPattern). */
-export function sectionWords(name: string): string[] {
-  return [...name.matchAll(/(?:^|\s)(§\d+)(?=\s)/g)].map((m) => m[1]!);
-}
 
 const IndexFile = z.object({ files: z.record(z.string(), z.array(z.string())) });
 
@@ -46,17 +42,20 @@ export class SectionIndex {
     return new SectionIndex(root, file, known);
   }
 
-  /** Of `files` (root-relative, as vitest names them), those known to have no check in any of `sections`. */
-  without(sections: readonly string[], files: readonly string[]): string[] {
+  /**
+   * Of `files` (root-relative, as vitest names them), those known to have no check citing any of
+   * `selection` (sections and clause ids).
+   */
+  without(selection: readonly string[], files: readonly string[]): string[] {
     return files.filter((f) => {
       const words = this.known.get(f);
-      return words !== undefined && !sections.some((s) => words.has(s));
+      return words !== undefined && !selection.some((s) => words.has(s));
     });
   }
 
-  /** What a collected file's checks cite (every check of the file, whatever this run selects). */
-  record(file: string, names: readonly string[]): void {
-    this.seen.set(file, new Set(names.flatMap(sectionWords)));
+  /** The tags of a collected file's checks (every check of the file, whatever this run selects). */
+  record(file: string, tags: readonly string[]): void {
+    this.seen.set(file, new Set(tags));
   }
 
   /**

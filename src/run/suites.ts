@@ -162,7 +162,7 @@ function tallyReporter(options: SuiteRunOptions, inRun: (test: TestCase) => bool
       if (!module.errors().length)
         tally.index.record(
           withoutExtension(module.relativeModuleId),
-          all.map((t) => t.fullName),
+          all.flatMap((t) => t.tags),
         );
       const tests = all.filter(inRun);
       tally.total += tests.length;
@@ -209,10 +209,10 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   // every run keeps the index (a few ms), so even the first run with --sections after it can use it
   const index = SectionIndex.open(ROOT, cacheDir());
   const tally: Tally = { checks: [], collected: [], planned: [], total: 0, files: new Set(), collectedFiles: new Set(), index };
-  const pattern = sections ? sectionPattern(sections) : undefined;
-  // a check left out by --sections or the profile is not part of this run (unlike one skipped by --bail)
+  // a check left out by --sections or the profile is not part of this run (unlike one skipped by --bail);
+  // vitest selects the same checks by their tags (vitestConfig)
   const inRun = (test: TestCase) =>
-    (!pattern || pattern.test(test.fullName)) && (options.profile !== "smoke" || test.tags.includes("smoke"));
+    (!sections || sections.some((s) => test.tags.includes(s))) && (options.profile !== "smoke" || test.tags.includes("smoke"));
   const reporter = tallyReporter(options, inRun, tally);
   const include = [...new Set(options.suites.map(suiteGlob))];
   // files known to have no check in the sections asked for are not even imported; a lane with no file does not start
@@ -239,7 +239,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
     const ends = await Promise.allSettled(
       lanes.map(async ({ target, lane }) => {
         try {
-          const run = { pattern, inRun, selectedFiles, held, lane };
+          const run = { inRun, selectedFiles, held, lane };
           await runVitest({ ...options, target, signal }, laneFiles(include, files, idle, lane, laneNames), reporter, run);
         } catch (err) {
           laneBroke.abort();
@@ -304,7 +304,6 @@ type HeldListeners = Record<"SIGINT" | "SIGTERM", Set<NodeJS.SignalsListener>> &
 
 /** How one vitest run of some of the suites' files goes. */
 interface LaneRun {
-  pattern: RegExp | undefined;
   inRun: (test: TestCase) => boolean;
   /** the test files this vitest will run (relative to the root), as soon as it knows them */
   selectedFiles: (files: readonly string[]) => void;
@@ -336,10 +335,10 @@ function vitestConfig(
     ...files,
     // a lane runs its files one after another in a fixed order (src/plan/lanes.ts)
     ...(run.lane ? { sequence: { sequencer: LaneOrder } } : {}),
-    ...(run.pattern ? { testNamePattern: run.pattern } : {}),
     ...(options.bail ? { bail: 1 } : {}),
     tags: CHECK_TAGS,
-    ...(options.profile === "smoke" ? { tagsFilter: ["smoke"] } : {}),
+    // every expression must hold: the profile's tag, and any one of the sections and clauses asked for
+    ...(tagsFilter(options).length ? { tagsFilter: tagsFilter(options) } : {}),
     // the tests leave response-level violations to this reporter, which makes findings of them
     provide: { target: options.target, findingsCollected: true },
     // a target the harness started has a key set (accounts, buckets) per worker: files run in
@@ -407,9 +406,15 @@ async function runVitest(
   }
 }
 
-/** Check titles start with the sections they cite (`§5 §7 …`): match any of `sections` there. */
-function sectionPattern(sections: readonly string[]): RegExp {
-  return new RegExp(`(?:^|\\s)(?:${sections.join("|")})(?=\\s)`);
+/**
+ * vitest's tag expressions for a run: `smoke` under --profile smoke, and any of the sections and
+ * clause ids of --sections (each check is tagged with both: suites/support/harness.ts `check`).
+ */
+function tagsFilter(options: SuiteRunOptions): string[] {
+  return [
+    ...(options.profile === "smoke" ? ["smoke"] : []),
+    ...(options.sections?.length ? [options.sections.join(" or ")] : []),
+  ];
 }
 
 /** One worker per key set of the target. */

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { z } from "zod";
 import { describeServiceClock, estimateServiceClock } from "../client/index.js";
-import { CLAUSE_BY_ID } from "../contract/index.js";
+import { selects } from "../contract/index.js";
 import { SCENARIOS } from "../load/scenarios.js";
 import { formatSeconds, RUN_BOUND_ALLOWANCE_SECONDS, runBoundSeconds } from "../plan/plan.js";
 import { formatRatio, PlannedRun } from "../plan/session.js";
@@ -48,9 +48,9 @@ function loadOnDeployment(
   const chosen = SCENARIOS.filter((s) =>
     s.tenants ? false : suites.includes("load") ? true : suites.includes("quick-load") && s.quickGroup !== undefined,
   )
-    // the run keeps a scenario's check as it keeps any other: --sections by the sections its clauses
-    // name, --profile smoke by its tag (no scenario is a smoke check)
-    .filter((s) => !sections?.length || s.clauses.some((id) => sections.includes(CLAUSE_BY_ID.get(id)?.section ?? "")))
+    // the run keeps a scenario's check as it keeps any other: --sections by its clauses and their
+    // sections, --profile smoke by its tag (no scenario is a smoke check)
+    .filter((s) => !sections?.length || selects(sections, s.clauses))
     .filter(() => profile !== "smoke");
   if (!chosen.length)
     return {

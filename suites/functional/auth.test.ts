@@ -260,6 +260,13 @@ describe("keys never appear in a response", () => {
     },
     { title: "the key as an agent id", send: async (api, key) => (await api.getAgent(key)).exchange },
   ];
+  // the refusal of a key that lacks a permission is an answer of its own (its error names the
+  // permission): it must not name the key either
+  check("auth.no-key-echo", "a read-only key refused a write (403) is not echoed", async ({ readOnlyApi, agents }) => {
+    const { exchange } = await readOnlyApi.createAgent({ name: agents.name() });
+    expect(exchange.leaks, "the 403's answer: where the read-only key came back").toEqual([]);
+  });
+
   for (const { title, send } of ROWS)
     check("auth.no-key-echo", `${title} is not echoed`, async ({ api, agents }) => {
       for (const key of [target.keys.main, ...(other ? [other] : [])]) {

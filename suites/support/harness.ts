@@ -1,6 +1,6 @@
 import { test as base, type TestContext } from "vitest";
 import type { ServiceClient } from "../../src/client/index.js";
-import { CLAUSE_BY_ID, type ClauseId } from "../../src/contract/index.js";
+import { CLAUSE_BY_ID, type ClauseId, selectionTags } from "../../src/contract/index.js";
 import { ConformanceFailure, classify, HarnessError, observationMessage } from "../../src/report/index.js";
 import { needsOfFile } from "../../src/run/suite-needs.js";
 import { type FlaggedRole, KEY_ROLES, type KeyRoleName, needsKey } from "../../src/target/key-roles.js";
@@ -109,7 +109,8 @@ export function check(
   const clauseIds = Array.isArray(clauses) ? clauses : [clauses];
   for (const id of clauseIds) if (!CLAUSE_BY_ID.has(id)) throw new Error(`unknown clause ${id}`);
   const sections = [...new Set(clauseIds.map((id) => CLAUSE_BY_ID.get(id)!.section))].join(" ");
-  return test(`${sections} ${title}`, { meta: { clauseIds }, ...(tags.length ? { tags } : {}) }, fn as never);
+  // tagged with its sections and clauses too: --sections selects by them (src/run/suites.ts)
+  return test(`${sections} ${title}`, { meta: { clauseIds }, tags: [...selectionTags(clauseIds), ...tags] }, fn as never);
 }
 
 /** A check of `--profile smoke` too: an endpoint's main success or error path, the per-deploy gate. */
