@@ -70,11 +70,13 @@ describe("network: the same verdicts through a delaying proxy as directly", { co
     "faults at %s: --fault %s",
     { timeout: 600_000 },
     async ([, , group]) => {
-      const sections = [...new Set(group.faults.map(sectionOf))];
+      // the checks of the faults' clauses (as the meta suite's fault runs): the clean rows below
+      // hold the rest of the suites to no false alarm through the proxy
+      const clauses = [...new Set(group.faults.map((f) => FAULTS[f]!.clause))];
       const args = [
         ...group.faults.flatMap((f) => ["--fault", f]),
         "--sections",
-        sections.join(","),
+        clauses.join(","),
         "--suites",
         "functional",
         "--workers",
@@ -119,8 +121,9 @@ describe("network: the same verdicts through a delaying proxy as directly", { co
       const run = await verify([
         "--suites",
         "functional",
+        // every check that streams (the ones a buffering proxy can hang or break), not all of §5
         "--sections",
-        "§5",
+        "message.stream,message.stream-error,message.heartbeat,message.budget",
         "--workers",
         "1",
         ...NEAR,
