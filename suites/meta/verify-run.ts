@@ -1,10 +1,13 @@
-import { execFile } from "node:child_process";
+import { type ChildProcess, execFile, fork } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ResultsJson, unexplainedChecks } from "../../src/report/index.js";
 
-/** One `agent-harness verify` in a child process, as CI runs it: its exit code, results.json and output. */
+/**
+ * One `agent-harness verify` in a child process, the CLI's `main` as CI runs it (in a warm CLI
+ * when it can: below): its exit code, results.json and output.
+ */
 export interface VerifyRun {
   code: number | null;
   results: ResultsJson;
@@ -30,29 +33,97 @@ export function loadMerge(dirs: string[], env: NodeJS.ProcessEnv = {}): Promise<
 
 function harnessRun(args: string[], env: NodeJS.ProcessEnv = {}): Promise<VerifyRun> {
   const reportDir = mkdtempSync(join(tmpdir(), "agent-harness-meta-"));
-  return new Promise((resolve, reject) => {
+  const argv = [...args, "--report-dir", reportDir];
+  // a run in this process's environment goes to a warm CLI; one that needs its own, to a process of its own
+  const ran = Object.keys(env).length || !WARM ? cliProcess(argv, env) : warmRun(argv);
+  return ran.then(({ code, output, failure }) => {
+    const runs = readdirSync(reportDir);
+    if (runs.length !== 1) throw new Error(`no report written (${failure})\n${output}`);
+    const runDir = join(reportDir, runs[0]!);
+    let results: ResultsJson;
+    try {
+      results = JSON.parse(readFileSync(join(runDir, "results.json"), "utf8")) as ResultsJson;
+    } catch (e) {
+      // a run killed by its timeout writes no results.json: a rejection, never a throw that ends the caller's process
+      throw new Error(`no results.json in ${runDir} (${failure ?? (e as Error).message})\n${output.slice(-4000)}`);
+    }
+    return { code, results, output, runDir };
+  });
+}
+
+/** How a run in a child ended: its exit code, its stdout and stderr, and why it failed if it did. */
+interface Ended {
+  code: number | null;
+  output: string;
+  failure?: string;
+}
+
+/** A run of the CLI as a process of its own (bin/agent-harness.js), as CI runs it. */
+function cliProcess(argv: string[], env: NodeJS.ProcessEnv): Promise<Ended> {
+  return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ["bin/agent-harness.js", ...args, "--report-dir", reportDir],
-      { env: { ...process.env, NO_COLOR: "1", ...env }, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 },
-      (err, stdout, stderr) => {
-        const runs = readdirSync(reportDir);
-        if (runs.length !== 1) return reject(new Error(`no report written (${err?.message})\n${stdout}\n${stderr}`));
-        const runDir = join(reportDir, runs[0]!);
-        let results: ResultsJson;
-        try {
-          results = JSON.parse(readFileSync(join(runDir, "results.json"), "utf8")) as ResultsJson;
-        } catch (e) {
-          // a run killed by the timeout above writes no results.json: a rejection, never a throw that ends the caller's process
-          return reject(
-            new Error(
-              `no results.json in ${runDir} (${err?.message ?? (e as Error).message})\n${stdout.slice(-2000)}\n${stderr.slice(-2000)}`,
-            ),
-          );
-        }
-        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, results, output: `${stdout}\n${stderr}`, runDir });
-      },
+      ["bin/agent-harness.js", ...argv],
+      { env: { ...process.env, NO_COLOR: "1", ...env }, maxBuffer: 64 * 1024 * 1024, timeout: RUN_TIMEOUT_MS },
+      (err, stdout, stderr) =>
+        resolve({
+          code: err ? ((err as { code?: number }).code ?? null) : 0,
+          output: `${stdout}\n${stderr}`,
+          ...(err ? { failure: err.message } : {}),
+        }),
     );
+  });
+}
+
+const RUN_TIMEOUT_MS = 600_000;
+
+/**
+ * Warm CLIs (suites/meta/warm-runner.mjs): each runs one run at a time, and a run starts a new one
+ * when every other is busy, so runs overlap exactly as processes of their own would. A process
+ * whose project compiled the CLI (AGENT_HARNESS_COMPILED) uses them; AGENT_HARNESS_COLD=1 turns
+ * them off (every run a process of its own, as before).
+ */
+const WARM = !!process.env.AGENT_HARNESS_COMPILED && process.env.AGENT_HARNESS_COLD !== "1";
+const idle: ChildProcess[] = [];
+let nextId = 0;
+
+function warmRunner(): Promise<ChildProcess> {
+  const ready = idle.pop();
+  if (ready?.connected) return Promise.resolve(ready);
+  return new Promise((resolve, reject) => {
+    const child = fork("suites/meta/warm-runner.mjs", [], { env: { ...process.env, NO_COLOR: "1" }, stdio: "inherit" });
+    // an idle runner keeps no process alive: the run's timer does while it runs
+    child.unref();
+    child.channel?.unref();
+    child.once("message", () => resolve(child));
+    child.once("exit", (code) => reject(new Error(`the warm runner ended (code ${code}) before it was ready`)));
+  });
+}
+
+async function warmRun(argv: string[]): Promise<Ended> {
+  const child = await warmRunner();
+  const id = nextId++;
+  return new Promise((resolve) => {
+    const done = (ended: Ended, keep: boolean) => {
+      clearTimeout(timer);
+      child.off("message", answer);
+      child.off("exit", died);
+      if (keep) idle.push(child);
+      else child.kill("SIGKILL");
+      resolve(ended);
+    };
+    const answer = (message: { id?: number; code?: number; output?: string }) => {
+      if (message.id === id) done({ code: message.code ?? null, output: message.output ?? "" }, true);
+    };
+    const died = (code: number | null, signal: string | null) =>
+      done({ code, output: "", failure: `the warm runner ended (code ${code}, signal ${signal}) during the run` }, false);
+    const timer = setTimeout(
+      () => done({ code: null, output: "", failure: `the run outlasted ${RUN_TIMEOUT_MS / 1000} s and was killed` }, false),
+      RUN_TIMEOUT_MS,
+    );
+    child.on("message", answer);
+    child.once("exit", died);
+    child.send({ id, argv });
   });
 }
 
