@@ -166,7 +166,15 @@ export const SECTIONS: readonly string[] = Object.keys(CLAUSE_TEXTS);
  * §7,list.order`: every check citing a clause of §7, or list.order itself).
  */
 export function selects(selection: readonly string[], clauseIds: readonly string[]): boolean {
-  return clauseIds.some((id) => selection.includes(id) || selection.includes(CLAUSE_BY_ID.get(id)?.section ?? ""));
+  return clauseIds.some((id) => {
+    const known = CLAUSE_BY_ID.get(id);
+    return known ? chosenIn(selection, known) : selection.includes(id);
+  });
+}
+
+/** Whether a selection of sections and clause ids (`--sections`) takes in `clause`. */
+export function chosenIn(selection: readonly string[], clause: Pick<Clause, "id" | "section">): boolean {
+  return selection.includes(clause.id) || selection.includes(clause.section);
 }
 
 /** The vitest tags of a check citing `clauseIds`: its sections and its clauses, as `--sections` selects them. */

@@ -101,6 +101,13 @@ describe("coverage", () => {
     expect(summary.unknownClauseIds).toEqual(["zz.typo"]);
   });
 
+  test("a run of some sections or clauses (--sections) is held to covering those alone", () => {
+    const chosen = summarize(sampleRun({ ...run, options: { ...run.options, sections: ["§3", "a.two"] } }), REGISTRY);
+    expect(Object.keys(chosen.coverage)).toEqual(["§1", "§3"]);
+    expect(chosen.coverage["§1"]).toMatchObject({ clauses: 1, checked: [], uncovered: ["a.two"] });
+    expect(chosen.uncovered).toEqual(["a.two", "c.one"]);
+  });
+
   test("against the real registry, a run with no checks leaves every MUST clause uncovered", () => {
     const empty = summarize(sampleRun({ checks: [] }));
     expect(empty.uncovered).toEqual(CLAUSES.filter((c) => c.level === "MUST").map((c) => c.id));

@@ -1,5 +1,5 @@
 import type { ServiceClock } from "../client/service-clock.js";
-import { CLAUSES, type Clause } from "../contract/clauses.js";
+import { CLAUSES, type Clause, chosenIn } from "../contract/clauses.js";
 import { roleLabel } from "../target/key-roles.js";
 import type { RunPlan } from "./plan-types.js";
 import type { PropertySummary } from "./property.js";
@@ -215,7 +215,10 @@ export function summarize(run: RunResult, clauses: readonly Clause[] = CLAUSES):
 
   const coverage: Record<string, SectionCoverage> = {};
   const uncovered: string[] = [];
+  // a run of some sections or clauses (--sections) covers those: the others are not its to cover
+  const selection = run.options.sections;
   for (const cl of clauses) {
+    if (selection?.length && !chosenIn(selection, cl)) continue;
     let section = coverage[cl.section];
     if (!section) {
       section = {
