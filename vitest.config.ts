@@ -93,10 +93,12 @@ export default defineConfig({
           include: ["suites/meta/**/*.test.ts"],
           // the five-seed repeat run and the fault runs each load both cores: one file at a time
           fileParallelism: false,
-          // each fault is a verify run in a child process, mostly waiting on rate windows and
-          // message budgets rather than computing: several at a time even on two cores (four: at
-          // six, a fault run's own §7 timing checks came out inconclusive now and then)
-          maxConcurrency: 4,
+          // each fault is a verify run in a warm CLI (suites/meta/warm-runner.mjs), mostly waiting
+          // on rate windows and message budgets rather than computing: several at a time even on
+          // two cores. Six: with a process a run, at twice a run's CPU today, six made a fault
+          // run's own §7 timing checks inconclusive now and then, and four did not. The property
+          // rows, whose runs keep five workers busy, hold themselves to four (property-faults.test.ts)
+          maxConcurrency: 6,
           testTimeout: 600_000,
         },
       },

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { CLAUSES } from "../../src/contract/index.js";
+import { CLAUSES, SECTIONS } from "../../src/contract/index.js";
 import { FLOOD_SHAPES, FLOOD_SHORT } from "../../src/load/capacity/floods.js";
 import { exampleTenants } from "../../src/load/capacity/plan.js";
 import { SCENARIO_IDS } from "../../src/load/scenarios.js";
@@ -25,8 +25,8 @@ export const VERIFY_SUITES = ["functional", "property", "quick-load"] as const;
 export const LOAD_SCENARIOS = SCENARIO_IDS.filter((id) => id !== "capacity");
 export const KEY_SETS = ["main", "main+read-only", "main+read-only+other", "main+read-only+other+quota", "all+tier"] as const;
 export const TARGETS = ["embedded", "serve", "alt"] as const;
-/** PROFILE's sections, as --sections takes them */
-export const SECTIONS = [...new Set(CLAUSES.map((c) => c.section))];
+/** What --sections takes: PROFILE's sections, and its clause ids */
+const CLAUSE_IDS = CLAUSES.map((c) => c.id);
 export const NETWORKS = { none: undefined, near: "40±20", far: "150±50" } as const;
 
 export interface MatrixConfig {
@@ -75,7 +75,15 @@ export function configArbitrary(): fc.Arbitrary<MatrixConfig> {
       referenceFaults: fc.boolean(),
       smoke: fc.boolean(),
       bail: fc.boolean(),
-      sections: fc.option(subset(SECTIONS, 3), { nil: undefined }),
+      // sections, clauses, or both (--sections §7,list.order)
+      sections: fc.option(
+        fc.oneof(
+          subset(SECTIONS, 3),
+          subset(CLAUSE_IDS, 2),
+          fc.tuple(subset(SECTIONS, 1), subset(CLAUSE_IDS, 1)).map((p) => p.flat()),
+        ),
+        { nil: undefined },
+      ),
       keySet: fc.constantFrom(...KEY_SETS),
       target: fc.constantFrom(...TARGETS),
       network: fc.constantFrom("none" as const, "near" as const, "far" as const),
@@ -535,7 +543,7 @@ export const replayCommand = (o: Pick<Outcome, "config" | "seed">) =>
 export function sliceArbitrary(): fc.Arbitrary<MatrixConfig> {
   return fc
     .record({
-      sections: fc.constantFrom(["§2"], ["§3"], ["§1", "§9"], ["§8"]),
+      sections: fc.constantFrom(["§2"], ["§3"], ["§1", "§9"], ["§8"], ["auth.no-key-echo"], ["§9", "list.order"]),
       keySet: fc.constantFrom(...KEY_SETS),
       target: fc.constantFrom(...TARGETS),
       network: fc.constantFrom("none" as const, "near" as const),

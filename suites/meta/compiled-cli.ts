@@ -1,4 +1,7 @@
 import { execFileSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 
 /**
@@ -13,4 +16,6 @@ export default function setup(project: TestProject) {
   const outdir = project.config.env.AGENT_HARNESS_COMPILED;
   if (!outdir) throw new Error(`project ${project.name}: compiled-cli.ts needs AGENT_HARNESS_COMPILED in its test.env`);
   execFileSync(process.execPath, ["scripts/build-package.mjs", "--outdir", outdir], { stdio: "pipe", timeout: 120_000 });
+  // what the project's files share (suites/meta/clean-run.ts): a folder of this run's own
+  project.provide("sharedDir", mkdtempSync(join(tmpdir(), `agent-harness-${project.name}-shared-`)));
 }

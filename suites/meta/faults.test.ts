@@ -10,7 +10,8 @@ import {
   RARE_PATH_FAULTS,
   TRANSITION_FAULTS,
 } from "../../src/target/embedded.js";
-import { failedIn, redItems, type VerifyRun, verify } from "./verify-run.js";
+import { cleanDefaultRun } from "./clean-run.js";
+import { failedIn, redItems, verify } from "./verify-run.js";
 
 /**
  * The harness checks itself (STYLE §6): `verify` passes against the clean reference server and
@@ -39,12 +40,8 @@ const ONE_DEFECT_ONE_FINDING = new Set([
   "budget-never-enforced",
 ]);
 
-/** The clean run, shared by the tests that read it. */
-let cleanRun: Promise<VerifyRun> | undefined;
-const clean = () => {
-  cleanRun ??= verify([]);
-  return cleanRun;
-};
+/** The clean default run, shared with the project's other files (the browser test reads its page). */
+const clean = cleanDefaultRun;
 
 describe("meta: the clean reference server", { concurrent: true }, () => {
   test("passes every check", { timeout: 600_000 }, async () => {
