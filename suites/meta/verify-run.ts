@@ -21,21 +21,25 @@ export function verify(args: string[], seed = 1, env: NodeJS.ProcessEnv = {}): P
   return harnessRun(["verify", "--seed", String(seed), ...args], env);
 }
 
-/** One `agent-harness load` in a child process: the same, and its load.json beside results.json. */
+/**
+ * One `agent-harness load` in a child process of its own (never a warm CLI: a load run judges its
+ * generator's headroom, its scheduler's lateness among it, which another run's heap and timers
+ * left in the process would change): the same, and its load.json beside results.json.
+ */
 export function load(args: string[], seed = 1, env: NodeJS.ProcessEnv = {}): Promise<VerifyRun> {
-  return harnessRun(["load", "--seed", String(seed), ...args], env);
+  return harnessRun(["load", "--seed", String(seed), ...args], env, "own process");
 }
 
 /** `agent-harness load merge` of the shards' report folders, as a CI merge step runs it. */
 export function loadMerge(dirs: string[], env: NodeJS.ProcessEnv = {}): Promise<VerifyRun> {
-  return harnessRun(["load", "merge", ...dirs], env);
+  return harnessRun(["load", "merge", ...dirs], env, "own process");
 }
 
-function harnessRun(args: string[], env: NodeJS.ProcessEnv = {}): Promise<VerifyRun> {
+function harnessRun(args: string[], env: NodeJS.ProcessEnv = {}, where?: "own process"): Promise<VerifyRun> {
   const reportDir = mkdtempSync(join(tmpdir(), "agent-harness-meta-"));
   const argv = [...args, "--report-dir", reportDir];
   // a run in this process's environment goes to a warm CLI; one that needs its own, to a process of its own
-  const ran = Object.keys(env).length || !WARM ? cliProcess(argv, env) : warmRun(argv);
+  const ran = Object.keys(env).length || !WARM || where ? cliProcess(argv, env) : warmRun(argv);
   return ran.then(({ code, output, failure }) => {
     const runs = readdirSync(reportDir);
     if (runs.length !== 1) throw new Error(`no report written (${failure})\n${output}`);
