@@ -33,6 +33,9 @@ export default defineConfig({
           // No unit test mocks a module; the one that stubs an env var has it undone after each test
           isolate: false,
           unstubEnvs: true,
+          // two workers on two cores (vitest's default leaves one core to itself): some files wait on
+          // sockets and child processes (measured: 96 s → 61 s wall)
+          maxWorkers: 2,
         },
       },
       {
@@ -72,13 +75,17 @@ export default defineConfig({
         extends: true,
         test: {
           name: "load",
-          // last and alone (projects of one groupOrder run at the same time): bursts and 30 s
-          // streams measure timing, so nothing else competes — not even the meta suite's fault runs
+          // alone (projects of one groupOrder run at the same time): bursts and 30 s streams measure
+          // timing, so nothing else competes — not even the meta suite's fault runs
           sequence: { groupOrder: 5 },
           include: ["suites/load/**/*.test.ts"],
           globalSetup: ["suites/support/global-setup.ts"],
           pool: "forks",
-          fileParallelism: false,
+          // two files at a time, each worker on a key set of its own (as verify's default run takes
+          // the quick scenarios beside the functional suites): the long file's 30 s streams beside
+          // the quick groups, which mostly wait on windows (measured in CI one after another: 96 s
+          // at 0.37 of a core)
+          maxWorkers: 2,
           isolate: false,
           testTimeout: 120_000,
           hookTimeout: 60_000,
