@@ -63,6 +63,12 @@ describe("agent-harness load exits as the run ended", { timeout: 60_000 }, () =>
     expect(await quiet(argv)).toBe(1);
   });
 
+  // slot-release judges a slot still held only by a 429 to a try sent after its allowance: a
+  // service that keeps a gone client's slot until its reply would have ended gives that 429
+  test("1 on a finding: slot-release against a server keeping a gone client's slot", async () => {
+    expect(await quiet(["--fault", "gone-client-keeps-slot", "--scenario", "slot-release"])).toBe(1);
+  });
+
   /**
    * What a service owner has: one account at the standard tier, its W and T, no load account.
    * The waves of streams-at-budget are sized to the room the tier leaves: two fit in a window.

@@ -78,6 +78,22 @@ async function whileCapFull<T>(s: TestServer, run: (id: string) => Promise<T>): 
 const refusalRemaining = async (s: TestServer) =>
   num((await whileCapFull(s, (id) => repeat(5, () => s.send(id, { text: "hi" })))).result, "x-ratelimit-remaining");
 
+/** A mock-timeout agent and a stream to it over a real socket, which `leave` abandons (the client goes away). */
+async function streamToLeave(s: TestServer, net: Awaited<ReturnType<typeof listen>>, extra: Record<string, string>) {
+  const id = seedOne(s, { name: "G", modelSettings: { model: "mock-timeout" } }).id;
+  const abort = new AbortController();
+  const res = await net.http("POST", `/v1/agents/${id}/messages`, {
+    body: { text: "hi", ...extra, stream: true },
+    signal: abort.signal,
+  });
+  const body = collect(res.body);
+  const leave = async () => {
+    abort.abort();
+    await body.done;
+  };
+  return { id, leave };
+}
+
 interface Probe {
   /** what PROFILE asks of the probe's answer */
   expected: unknown;
@@ -362,16 +378,9 @@ const PROBES: Record<string, Probe> = {
     probe: async (s) => {
       const net = await listen(s);
       try {
-        const id = seedOne(s, { name: "G", modelSettings: { model: "mock-timeout" } }).id;
-        const leave = new AbortController();
-        const res = await net.http("POST", `/v1/agents/${id}/messages`, {
-          body: { text: "hi", userId: "u1", stream: true },
-          signal: leave.signal,
-        });
-        const body = collect(res.body);
+        const { id, leave } = await streamToLeave(s, net, { userId: "u1" });
         await s.clock.untilTimers(2); // the exchange's budget and heartbeat
-        leave.abort();
-        await body.done;
+        await leave();
         await eventually(() => s.clock.pendingTimers < 2, "the server to see the client go");
         await s.clock.advance(10_000);
         await s.call("PATCH", `/v1/agents/${id}`, { body: { modelSettings: { model: "mock-1" } } });
@@ -551,6 +560,27 @@ const PROBES: Record<string, Probe> = {
     probe: async (s) => {
       const { id } = await whileCapFull(s, async () => undefined);
       return (await s.send(id, { text: "" })).status;
+    },
+  },
+  "gone-client-keeps-slot": {
+    expected: 400,
+    probe: async (s) => {
+      const net = await listen(s);
+      try {
+        const { id, leave } = await streamToLeave(s, net, {});
+        // the other nine slots: a budget timer each, the stream's budget and heartbeat
+        const inFlight = Array.from({ length: 9 }, () => s.send(id, { text: "hi" }));
+        await s.clock.untilTimers(11);
+        await leave();
+        await eventually(() => s.clock.pendingTimers < 11, "the server to see the client go");
+        // a blank text is answered 400 once admitted, 429 while the cap is full
+        const status = (await s.send(id, { text: "" })).status;
+        await s.clock.advance(BUDGET_MS);
+        await Promise.all(inFlight);
+        return status;
+      } finally {
+        await net.close();
+      }
     },
   },
   "concurrency-refusal-counted": { expected: 50, probe: (s) => refusalRemaining(s) },

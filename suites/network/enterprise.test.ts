@@ -75,8 +75,13 @@ describe.skipIf(skip !== undefined)(`load through tinyproxy${skip ? ` (skipped: 
       expect(run.output).toMatch(/- bucket-listAgents .*cannot go through the proxy in \$HTTPS_PROXY/);
       // slot-release holds ten 2 s streams while one more message goes: through a proxy that
       // message's new tunnel can take longer than the streams last (measured here: all ten ended
-      // first), and then the scenario says so rather than blaming the service
-      expect(run.output).toMatch(/✓ slot-release|! slot-release error .*InconclusiveError: .*the slots were not all full/);
+      // first), and the tries at freed slots each open a tunnel too (in a CI run, on a lagging
+      // generator, the first try at ten freed slots took 1.4 s of a 0.5 s allowance). Then the
+      // scenario says so rather than blaming the service: only a 429 to a try sent after the
+      // allowance proves a slot still held
+      expect(run.output).toMatch(
+        /✓ slot-release|! slot-release error .*InconclusiveError: .*(the slots were not all full|no try sent after the allowance came back refused)/,
+      );
       expect(run.output).not.toMatch(/✗/);
       expect(run.code, lastLines(run)).toBe(run.output.includes("✓ slot-release") ? 0 : 2);
       const tunnels = proxy.log().match(new RegExp(`CONNECT 127\\.0\\.0\\.1:${new URL(terminator.origin).port}`, "g")) ?? [];

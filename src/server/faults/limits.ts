@@ -1,4 +1,4 @@
-import { ENDPOINTS, HEADERS, RATE_LIMITS } from "../../contract/index.js";
+import { ENDPOINTS, HEADERS, MESSAGE_TIMING, RATE_LIMITS } from "../../contract/index.js";
 import { agentIdParam } from "../http.js";
 import { agentSlotKey } from "../ratelimit.js";
 import { accountOf, endpointOf, type FaultRecord, fault, replaceError, rewriteBuckets, rewriteJson, wrap } from "./tools.js";
@@ -191,6 +191,26 @@ export const LIMITS_FAULTS: FaultRecord = {
         const acquiredAt = ctx.clock.now();
         return () => {
           if (ctx.clock.now() - acquiredAt >= budgetMs) ctx.clock.setTimer(budgetMs, release);
+          else release();
+        };
+      });
+    },
+  ),
+  // PROFILE §7: a slot frees when its exchange ends, "client gone" included
+  "gone-client-keeps-slot": fault(
+    "limits.concurrency",
+    "a client that goes away keeps its slot until its reply would have ended (mock-slow: about 2 s)",
+    (_app, ctx) => {
+      const heldMs = MESSAGE_TIMING.slowModelSeconds * 1000;
+      wrap(ctx.gate, "tryAcquire", (tryAcquire) => (key) => {
+        const release = tryAcquire(key);
+        if (!release) return release;
+        const acquiredAt = ctx.clock.now();
+        // the guard frees the slot on the response's "close", whose listener runs with the response as
+        // `this`: a response not finished by then lost its client
+        return function (this: { writableFinished?: boolean } | undefined) {
+          const left = acquiredAt + heldMs - ctx.clock.now();
+          if (this?.writableFinished === false && left > 0) ctx.clock.setTimer(left, release);
           else release();
         };
       });
