@@ -26,7 +26,9 @@ const names = (agents: readonly Agent[]) =>
  * What another client did in the account, as far as the service's own answers prove it, or
  * undefined: agents on `page` or in the account now that were not there before (`baseline`) and
  * do not carry this run's prefix, agents of `baseline` whose record changed (another run patching
- * its own agents reorders a list sorted by updatedAt, name or status while no total moves), and
+ * its own agents reorders a list sorted by updatedAt, name or status while no total moves): a GET
+ * agrees with the list, or, when the other run wrote it again in between, shows an updatedAt later
+ * than before the case, and
  * agents of `baseline` the account no longer lists that a GET answers 404 (this run never
  * deletes or updates an agent it did not make).
  */
@@ -59,7 +61,10 @@ export async function foreignActivity(
   });
   for (const agent of differ.slice(0, GONE_PROBES)) {
     const read = await client.getAgent(agent.id);
-    if (read.status === 200 && isDeepStrictEqual(read.data, agent)) changedByOthers.push(agent);
+    if (read.status !== 200 || !read.data) continue;
+    // the GET agrees with the list; or the other client wrote it again since the list, and its
+    // updatedAt moved past what it was before the case: a write after then, and not this run's
+    if (isDeepStrictEqual(read.data, agent) || writtenSince(was.get(agent.id)!, read.data)) changedByOthers.push(agent);
   }
   const listed = new Set(now.map((a) => a.id));
   const gone: Agent[] = [];
@@ -77,6 +82,9 @@ export async function foreignActivity(
   ];
   return seen.length ? seen.join("; ") : undefined;
 }
+
+/** Whether `now`'s updatedAt is later than `before`'s: the agent was written after `before` was read. */
+const writtenSince = (before: Agent, now: Agent) => Date.parse(now.updatedAt) > Date.parse(before.updatedAt);
 
 /**
  * A list answer held to the model by `judge`; when it differs and another client's activity
