@@ -60,6 +60,8 @@ export interface MatrixConfig {
   compare?: true;
   /** load: the capacity scenario, shard 1/2 of a few tenants, on the embedded reference (which serves them) */
   shard?: true;
+  /** --workers on the embedded target (one key set each); 2 when not drawn */
+  workers?: number;
 }
 
 const subset = <T>(items: readonly T[], max = items.length) =>
@@ -99,6 +101,7 @@ export function configArbitrary(): fc.Arbitrary<MatrixConfig> {
       out: fc.boolean(),
       compare: fc.boolean(),
       shard: fc.boolean(),
+      workers: fc.constantFrom(1, 2, 5),
     })
     .map((r) => normalise(r));
 }
@@ -123,6 +126,7 @@ function normalise(r: {
   out: boolean;
   compare: boolean;
   shard: boolean;
+  workers: number;
 }): MatrixConfig {
   const verifying = r.command === "verify";
   // the flood's tenants are served by a reference the harness starts: the embedded target
@@ -153,6 +157,9 @@ function normalise(r: {
     ...(!verifying && r.out ? { out: true as const } : {}),
     ...(!verifying && r.compare ? { compare: true as const } : {}),
     ...(shard ? { shard: true as const } : {}),
+    // a target the harness starts has a key set per worker: one worker is a deployment's way (the
+    // files take turns on one account), five the embedded default
+    ...(r.target === "embedded" ? { workers: r.workers } : {}),
   };
 }
 
@@ -182,7 +189,7 @@ export function harnessArgs(
   const delay = NETWORKS[config.network];
   if (delay) args.push("--network-delay", delay);
   args.push(...extra);
-  if (!started) return [...args, "--workers", "2"];
+  if (!started) return [...args, "--workers", String(config.workers ?? 2)];
   const { keys } = started;
   args.push("--base-url", started.baseUrl, "--api-key", keys.main, ...(started.args ?? []));
   if (config.keySet !== "main") args.push("--read-only-key", keys.readOnly);
@@ -549,6 +556,7 @@ export function sliceArbitrary(): fc.Arbitrary<MatrixConfig> {
       network: fc.constantFrom("none" as const, "near" as const),
       referenceFaults: fc.boolean(),
       tls: fc.constantFrom(undefined, "ca" as const, "mutual" as const),
+      workers: fc.constantFrom(1, 2, 5),
     })
     .map((r) => ({
       command: "verify" as const,
@@ -564,5 +572,6 @@ export function sliceArbitrary(): fc.Arbitrary<MatrixConfig> {
       windowSeconds: 2,
       messageTimeoutSeconds: 3,
       ...(r.target !== "embedded" && r.network === "none" && r.tls ? { tls: r.tls } : {}),
+      ...(r.target === "embedded" ? { workers: r.workers } : {}),
     }));
 }
