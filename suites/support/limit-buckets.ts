@@ -230,7 +230,17 @@ export const SHARED_BY_KEYS: WhileEmpty = {
   },
 };
 
-/** PROFILE §7: a 429 counts in no bucket — a tier's worth of them, sent at the emptied Delete bucket. */
+/**
+ * PROFILE §7: a 429 counts in no bucket — a tier's worth of them, sent at the emptied Delete bucket.
+ *
+ * The account's tier has a window of its own (it started at the account's first counted request),
+ * so it may refill in the middle of a flood; a service that counted the flood's 429s would then
+ * still admit the request after it, and one flood and one request prove nothing. So the check
+ * sends segments (a flood, then one List) until two in a row have answered inside one window by the
+ * runner's clock: the tier can have refilled inside at most one of them, and a service counting
+ * 429s would have refused the other's List. Under a starved runner whose segments are slower than
+ * that, it says it could not judge, never that the tier held.
+ */
 export const NOT_COUNTED: WhileEmpty = {
   enabled: FLOODABLE_TIER,
   needs: target.tierLimit === undefined ? "needs --tier" : `a tier of ${target.tierLimit} is too large to flood`,
@@ -238,7 +248,12 @@ export const NOT_COUNTED: WhileEmpty = {
   title: "a tier's worth of 429s leaves the tier intact",
   run: async ({ api, bucket }) => {
     const tier = target.tierLimit!;
-    for (let attempt = 1; ; attempt++) {
+    const windowMs = target.windowSeconds * 1000;
+    /** when each segment since the Delete bucket was last emptied started and ended, on this runner's clock */
+    let segments: { start: number; end: number }[] = [];
+    const spans: number[] = [];
+    for (let refills = 0, sent = 0; sent < MAX_NOT_COUNTED_SEGMENTS; sent++) {
+      const start = performance.now();
       // were 429s counted in the account's tier, these alone would empty it; all at once, so the
       // flood fits in what is left of the window even on a short window and a busy machine
       const flood = await inBatches(
@@ -247,19 +262,33 @@ export const NOT_COUNTED: WhileEmpty = {
         () => bucket.counted(false),
         () => false,
       );
-      if (flood.every((r) => r.status === 429)) {
-        const list = await api.listAgents({ limit: 1 }, { pace: false });
-        expect(list.status, `after ${tier} answers 429 the tier (${tier}) still admits a request`).not.toBe(429);
-        expectOk(list);
-        return flood.at(-1)!;
+      if (!flood.every((r) => r.status === 429)) {
+        // the Delete bucket's window ended mid-flood: empty it again, and count segments afresh
+        if (++refills === MAX_DRAIN_ATTEMPTS)
+          throw new HarnessError(`the Delete bucket refilled during the flood ${refills} times: inconclusive`);
+        expectEmptyBucket429(await drainBucket(SIZES.deleteAgent, bucket.counted), SIZES.deleteAgent);
+        segments = [];
+        continue;
       }
-      // a window that ends mid-flood refills the Delete bucket: inconclusive, so empty it and flood again
-      if (attempt === MAX_DRAIN_ATTEMPTS)
-        throw new HarnessError(`the Delete bucket refilled during the flood ${attempt} times: inconclusive`);
-      expectEmptyBucket429(await drainBucket(SIZES.deleteAgent, bucket.counted), SIZES.deleteAgent);
+      const list = await api.listAgents({ limit: 1 }, { pace: false });
+      expect(list.status, `after ${tier} answers 429 the tier (${tier}) still admits a request`).not.toBe(429);
+      expectOk(list);
+      segments.push({ start, end: performance.now() });
+      const [before, last] = segments.slice(-2);
+      if (before && last) {
+        spans.push(Math.round(last.end - before.start));
+        if (last.end - before.start < windowMs) return flood.at(-1)!;
+      }
     }
+    throw new HarnessError(
+      `no two floods of ${tier} and their List fitted in one window of ${target.windowSeconds} s ` +
+        `(two in a row took ${spans.join(", ")} ms): inconclusive, the runner is too slow for this window`,
+    );
   },
 };
+
+/** Segments (a flood and its List) the tier check sends at most before it says it cannot judge. */
+const MAX_NOT_COUNTED_SEGMENTS = 6;
 
 export const BUCKETS: BucketRow[] = [
   {
