@@ -2,6 +2,7 @@ import type { StreamResult } from "../../client/index.js";
 import { MESSAGE_TIMING, MOCK_MODELS, RATE_LIMITS } from "../../contract/index.js";
 import { InconclusiveError, type ScenarioContext } from "../context.js";
 import { defineScenario, needsReference } from "../define.js";
+import type { LoadRecorder } from "../recorder.js";
 import { messageTo, refusedMessageTo } from "../requests.js";
 
 const CAP = RATE_LIMITS.messageConcurrency;
@@ -22,7 +23,7 @@ const LATE_TRIES = 3;
 /** the most this scenario counts in the agent's bucket and the tier: ten held, one freed slot, ten freed slots */
 const COUNTED = 2 * CAP + 1;
 
-interface HeldStream {
+export interface HeldStream {
   abort: AbortController;
   /** resolves at the stream's first event (it is in flight) */
   flowing: Promise<void>;
@@ -48,7 +49,7 @@ function holdStream(ctx: ScenarioContext, key: string, agentId: string, text: st
 }
 
 /** How refilling freed slots went: those admitted and held, and whether the service still refused once its allowance had passed. */
-interface Refill {
+export interface Refill {
   ms: number;
   held: HeldStream[];
   /** a try sent after the allowance came back 429: the proof that a slot was still held */
@@ -99,13 +100,13 @@ async function fillSlots(ctx: ScenarioContext, key: string, agentId: string, cou
  * tries could not be judged (no 429 came back to a try sent after the allowance) and the scenario
  * is inconclusive, naming what kept them.
  */
-function judgeRefill(ctx: ScenarioContext, refill: Refill, count: number, requirement: string): void {
+export function judgeRefill(recorder: LoadRecorder, refill: Refill, count: number, requirement: string): void {
   if (refill.held.length < count && !refill.refusedLate)
     throw new InconclusiveError(
       `${requirement}: ${refill.held.length} of ${count} held after ${refill.ms} ms, and no try sent after the allowance came back refused` +
         (refill.lastFailure ? `; the last failed try: ${refill.lastFailure}` : ""),
     );
-  ctx.recorder.expect(
+  recorder.expect(
     refill.held.length === count,
     "limits.concurrency",
     "slot-release",
@@ -148,7 +149,7 @@ async function slotRelease(ctx: ScenarioContext): Promise<void> {
   held[0]!.abort.abort();
   const one = await fillSlots(ctx, key, slow.id, 1, withinMs);
   judgeRefill(
-    ctx,
+    ctx.recorder,
     one,
     1,
     `a client that goes away frees its slot at once (admitted within ${SLOT_FREE_WITHIN_MS} ms and two round trips)`,
@@ -158,7 +159,7 @@ async function slotRelease(ctx: ScenarioContext): Promise<void> {
   // all ten held together again: each of the ten slots was freed (one stream admitted could be one slot, freed ten times)
   const many = await fillSlots(ctx, key, slow.id, live.length, withinMs);
   judgeRefill(
-    ctx,
+    ctx.recorder,
     many,
     live.length,
     `${live.length} clients going away at once free their ${live.length} slots at once: as many streams admitted and held together within ${SLOT_FREE_WITHIN_MS} ms and two round trips`,
