@@ -59,15 +59,17 @@ export async function foreignActivity(
     const before = was.get(a.id);
     return before !== undefined && !String(a.name).startsWith(target.runPrefix) && !isDeepStrictEqual(before, a);
   });
+  const gone: Agent[] = [];
   for (const agent of differ.slice(0, GONE_PROBES)) {
     const read = await client.getAgent(agent.id);
+    // listed changed, then deleted before this GET: another client's doing too
+    if (read.status === 404) gone.push(agent);
     if (read.status !== 200 || !read.data) continue;
     // the GET agrees with the list; or the other client wrote it again since the list, and its
     // updatedAt moved past what it was before the case: a write after then, and not this run's
     if (isDeepStrictEqual(read.data, agent) || writtenSince(was.get(agent.id)!, read.data)) changedByOthers.push(agent);
   }
   const listed = new Set(now.map((a) => a.id));
-  const gone: Agent[] = [];
   for (const agent of baseline.filter((a) => !listed.has(a.id)).slice(0, GONE_PROBES))
     if ((await client.getAgent(agent.id)).status === 404) gone.push(agent);
   const seen = [
@@ -107,7 +109,12 @@ export async function judgeList(
     const seen = await foreignActivity(known.baseline, agents, total);
     if (seen === undefined) throw err;
     const own = new Map(known.own.map((a) => [a.id, a]));
-    const mine = agents.filter((a) => own.has(a.id) || String(a.name).startsWith(target.runPrefix));
+    // this run's: the agents the case made, and any other with the run's prefix that was not in the
+    // account before the case (one the service should not list, such as a deleted one back). An
+    // agent of the run's prefix listed before the case is an earlier check's leftover, which the
+    // model holds only as the baseline listed it: another client may have changed the list around it
+    const before = new Set(known.baseline.map((a) => a.id));
+    const mine = agents.filter((a) => own.has(a.id) || (String(a.name).startsWith(target.runPrefix) && !before.has(a.id)));
     for (const agent of mine) expect(agent, `record of this run's ${agent.id}`).toEqual(own.get(agent.id));
     const onPage = new Set(mine.map((a) => a.id));
     if (known.order)
