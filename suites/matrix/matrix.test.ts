@@ -76,38 +76,37 @@ describe("load bursts against a server that closes each connection, on another c
  * the other clients' activity on its last line.
  */
 describe("two property runs at once with the same keys", () => {
-  test(
-    "no finding in either; an exit 2 names the other client's activity",
-    { timeout: 600_000 },
-    async () => {
-      const config: MatrixConfig = {
-        ...SLICE[0]!,
-        selection: ["property"],
-        profile: undefined,
-        sections: undefined,
-        referenceFaults: false,
-        keySet: "all+tier",
-        target: "serve",
-        network: "none",
-        busy: true,
-      };
-      const target = (await startTarget(config))!;
-      const busy = busyClient(target.plainUrl ?? target.baseUrl, target.keys.main);
-      try {
-        const args = [...harnessArgs(config, target), "--max-requests", "150"];
-        const runs = await Promise.all([verify(args, SEED), verify(args, SEED + 1)]);
-        for (const run of runs) {
-          const last = run.output.trim().split("\n").at(-1) ?? "";
-          expect((run.results.findings ?? []).map((f) => f.message), last).toEqual([]);
-          const errors = run.results.checks.filter((c) => c.status === "error").map((c) => `${c.id}: ${c.message}`);
-          expect(errors, last).toEqual([]);
-          expect([0, 2], last).toContain(run.code);
-          if (run.code === 2) expect(last).toMatch(/^inconclusive: .*another client's activity/);
-        }
-      } finally {
-        await busy.stop();
-        await target.stop();
+  test("no finding in either; an exit 2 names the other client's activity", { timeout: 600_000 }, async () => {
+    const config: MatrixConfig = {
+      ...SLICE[0]!,
+      selection: ["property"],
+      profile: undefined,
+      sections: undefined,
+      referenceFaults: false,
+      keySet: "all+tier",
+      target: "serve",
+      network: "none",
+      busy: true,
+    };
+    const target = (await startTarget(config))!;
+    const busy = busyClient(target.plainUrl ?? target.baseUrl, target.keys.main);
+    try {
+      const args = [...harnessArgs(config, target), "--max-requests", "150"];
+      const runs = await Promise.all([verify(args, SEED), verify(args, SEED + 1)]);
+      for (const run of runs) {
+        const last = run.output.trim().split("\n").at(-1) ?? "";
+        expect(
+          (run.results.findings ?? []).map((f) => f.message),
+          last,
+        ).toEqual([]);
+        const errors = run.results.checks.filter((c) => c.status === "error").map((c) => `${c.id}: ${c.message}`);
+        expect(errors, last).toEqual([]);
+        expect([0, 2], last).toContain(run.code);
+        if (run.code === 2) expect(last).toMatch(/^inconclusive: .*another client's activity/);
       }
-    },
-  );
+    } finally {
+      await busy.stop();
+      await target.stop();
+    }
+  });
 });
