@@ -364,6 +364,8 @@ async function connectionHog(target: FloodTarget, until: number): Promise<FloodO
     lastChange = now;
   };
   let turnedAway = 0;
+  /** sockets the service closed after answering, while the hog still held them (it keeps no idle connection) */
+  let dropped = 0;
   const hold = async () => {
     while (!target.signal.aborted && Date.now() < until) {
       sent++;
@@ -375,11 +377,12 @@ async function connectionHog(target: FloodTarget, until: number): Promise<FloodO
       }
       account();
       open.add(socket);
-      await new Promise<void>((resolve) => {
-        socket.once("close", () => resolve());
+      const closed = await new Promise<boolean>((resolve) => {
+        socket.once("close", () => resolve(true));
         const left = until - Date.now();
-        setTimeout(() => resolve(), Math.max(0, left)).unref();
+        setTimeout(() => resolve(false), Math.max(0, left)).unref();
       });
+      if (closed && !target.signal.aborted) dropped++;
       account();
       open.delete(socket);
       socket.destroy();
@@ -413,10 +416,19 @@ async function connectionHog(target: FloodTarget, until: number): Promise<FloodO
     refusedPerSecond: 0,
     seconds: Math.round(ms / 100) / 10,
     sent,
-    // sockets the service closed or refused: it, not the generator, kept the hog short
-    ...(turnedAway ? { heldBack: `the service closed ${turnedAway} of its sockets before answering` } : {}),
+    // sockets the service closed or refused: it, not the generator, kept the hog short (a service that
+    // closes a connection after each answer, as HTTP/1.1 allows, holds no idle socket for long)
+    ...(turnedAway || dropped ? { heldBack: closedBecause(turnedAway, dropped) } : {}),
     probes,
   };
+}
+
+/** How the service kept the connection hog from its sockets: closed before answering, or after. */
+function closedBecause(turnedAway: number, dropped: number): string {
+  return [
+    ...(turnedAway ? [`the service closed ${turnedAway} of its sockets before answering`] : []),
+    ...(dropped ? [`the service closed ${dropped} idle socket(s) after answering on them`] : []),
+  ].join("; ");
 }
 
 /** For the report and findings: "refusal-storm 1,480 req/s of 1,500 (1,400 refused a second)". */
