@@ -1,4 +1,4 @@
-import { type ChildProcess, execFile, fork } from "node:child_process";
+import { type ChildProcess, execFile, fork, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -62,20 +62,30 @@ interface Ended {
   failure?: string;
 }
 
-/** A run of the CLI as a process of its own (bin/agent-harness.js), as CI runs it. */
+/**
+ * A run of the CLI as a process of its own (bin/agent-harness.js), as CI runs it. Its stdout and
+ * stderr in the order they came, as a terminal shows them: a load run's progress goes to stderr
+ * and its verdict to stdout, and the last line a reader sees is the verdict's.
+ */
 function cliProcess(argv: string[], env: NodeJS.ProcessEnv): Promise<Ended> {
   return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["bin/agent-harness.js", ...argv],
-      { env: { ...process.env, NO_COLOR: "1", ...env }, maxBuffer: 64 * 1024 * 1024, timeout: RUN_TIMEOUT_MS },
-      (err, stdout, stderr) =>
-        resolve({
-          code: err ? ((err as { code?: number }).code ?? null) : 0,
-          output: `${stdout}\n${stderr}`,
-          ...(err ? { failure: err.message } : {}),
-        }),
-    );
+    const child = spawn(process.execPath, ["bin/agent-harness.js", ...argv], {
+      env: { ...process.env, NO_COLOR: "1", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const chunks: string[] = [];
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => chunks.push(chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => chunks.push(chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), RUN_TIMEOUT_MS);
+    let failed: string | undefined;
+    child.once("error", (err) => {
+      failed = err.message;
+    });
+    child.once("close", (code, signal) => {
+      clearTimeout(timer);
+      const failure = failed ?? (code === 0 ? undefined : signal ? `killed by ${signal}` : `exit ${code}`);
+      resolve({ code, output: chunks.join(""), ...(failure ? { failure } : {}) });
+    });
   });
 }
 
