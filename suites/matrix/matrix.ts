@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { CLAUSES, SECTIONS } from "../../src/contract/index.js";
+import { CLAUSES, type KeysFile, SECTIONS } from "../../src/contract/index.js";
 import { FLOOD_SHAPES, FLOOD_SHORT } from "../../src/load/capacity/floods.js";
 import { exampleTenants } from "../../src/load/capacity/plan.js";
 import { SCENARIO_IDS } from "../../src/load/scenarios.js";
@@ -47,9 +47,8 @@ export interface MatrixConfig {
   /** serve's --windows-on-whole-seconds: a window starts on the whole second of its first request (PROFILE §7 allows either) */
   wholeSecondWindows?: boolean;
   /**
-   * load on the embedded target: capacity's noisy-neighbour with these flood flags (a short drive of
-   * a few tenants) instead of the selection; a conformant server passes, or exits 2 naming the
-   * flood's headroom, never 1
+   * load: capacity's noisy-neighbour with these flood flags (a short drive of a few tenants) instead
+   * of the selection; a conformant server passes, or exits 2 naming the flood's headroom, never 1
    */
   flood?: { shapes: string[]; rate: number; sockets: number };
   /** a deployment behind a TLS terminator with a company CA (--ca-file), `mutual` demanding a client certificate too */
@@ -58,7 +57,7 @@ export interface MatrixConfig {
   out?: true;
   /** load: `load compare` on the run's report after it: A/A exit 0, other scenarios exit 2 */
   compare?: true;
-  /** load: the capacity scenario, shard 1/2 of a few tenants, on the embedded reference (which serves them) */
+  /** load: the capacity scenario, shard 1/2 of a few tenants (the embedded reference serves them; a deployment has them among its keys) */
   shard?: true;
   /** --workers on the embedded target (one key set each); 2 when not drawn */
   workers?: number;
@@ -129,10 +128,11 @@ function normalise(r: {
   workers: number;
 }): MatrixConfig {
   const verifying = r.command === "verify";
-  // the flood's tenants are served by a reference the harness starts: the embedded target
-  const flood = !verifying && r.target === "embedded" ? r.flood : undefined;
-  // a capacity shard drives the tenants the embedded reference serves from --keys-file (a flood has its own)
-  const shard = !verifying && r.shard && r.target === "embedded" && !flood;
+  // capacity's tenants (--keys-file): the embedded reference serves them; a deployment the matrix
+  // starts has them among its keys (startDeployment)
+  const flood = verifying ? undefined : r.flood;
+  // a capacity shard drives the tenants of --keys-file (a flood has its own)
+  const shard = !verifying && r.shard && !flood;
   return {
     command: r.command,
     selection: verifying ? r.suites : flood || shard ? ["capacity"] : r.scenarios,
@@ -148,7 +148,9 @@ function normalise(r: {
     busy: r.target !== "embedded" && r.busy,
     // ten round trips of the far network fit in 5 s, not in 2
     windowSeconds: r.network === "far" ? 5 : r.windowSeconds,
-    messageTimeoutSeconds: r.messageTimeoutSeconds,
+    // a flood drive of 12 s gives each shape under 2 s of flood: the stream hog holds its slots
+    // until the time budget ends them, so a budget of 3 s would leave it no verdict, every time
+    messageTimeoutSeconds: flood?.shapes.includes("stream-hog") ? FLOOD_MESSAGE_TIMEOUT_SECONDS : r.messageTimeoutSeconds,
     // a flag of serve's: only the reference through serve takes it
     ...(r.target === "serve" && r.wholeSecondWindows ? { wholeSecondWindows: true } : {}),
     // a TLS terminator fronts a deployment (the embedded target is the harness's own plain HTTP);
@@ -180,7 +182,7 @@ export function harnessArgs(
   if (config.profile) args.push("--profile", config.profile);
   if (config.flood)
     args.push(
-      ...["--profile", "noisy-neighbour", "--duration", "12s", "--keys-file", floodTenantsFile()],
+      ...["--profile", "noisy-neighbour", "--duration", "12s", "--keys-file", capacityTenants().path],
       ...["--flood", config.flood.shapes.join(","), "--flood-rate", String(config.flood.rate)],
       ...["--flood-sockets", String(config.flood.sockets)],
     );
@@ -200,14 +202,25 @@ export function harnessArgs(
 }
 
 /** Five tenants for the flood and shard rows, written once where `--keys-file` reads them. */
-let floodTenants: string | undefined;
-function floodTenantsFile(): string {
-  if (floodTenants) return floodTenants;
+let tenants: { path: string; file: KeysFile } | undefined;
+function capacityTenants(): { path: string; file: KeysFile } {
+  if (tenants) return tenants;
   const dir = mkdtempSync(join(tmpdir(), "agent-harness-matrix-tenants-"));
-  floodTenants = join(dir, "tenants.json");
-  writeFileSync(floodTenants, JSON.stringify(exampleTenants(5, 2, TIER)));
-  return floodTenants;
+  tenants = { path: join(dir, "tenants.json"), file: exampleTenants(5, 2, TIER) };
+  writeFileSync(tenants.path, JSON.stringify(tenants.file));
+  return tenants;
 }
+
+/** A deployment's keys: the four roles, and capacity's tenants when the configuration drives them. */
+function deploymentKeys(config: MatrixConfig): { keys: AltKeys; file: KeysFile } {
+  const { keys, file } = altKeysFile(TIER);
+  if (!config.flood && !config.shard) return { keys, file };
+  const more = capacityTenants().file;
+  return { keys, file: { accounts: [...file.accounts, ...more.accounts], keys: [...file.keys, ...more.keys] } };
+}
+
+/** T for a flood with the stream hog: its messages end twice within its flood (as in the meta capacity test). */
+const FLOOD_MESSAGE_TIMEOUT_SECONDS = 0.5;
 
 /** The standard tier (PROFILE §7), every account of the targets the matrix starts. */
 const TIER = 60;
@@ -242,7 +255,7 @@ export async function startTarget(config: MatrixConfig): Promise<StartedTarget |
 /** A deployment: the reference through `serve`, or the independent server. */
 async function startDeployment(config: MatrixConfig): Promise<StartedTarget | undefined> {
   if (config.target === "embedded") return undefined;
-  const { keys, file } = altKeysFile(TIER);
+  const { keys, file } = deploymentKeys(config);
   if (config.target === "alt") {
     const server = await startAltServer({
       keys: file,
@@ -435,7 +448,7 @@ export async function runConfig(config: MatrixConfig, seed: number): Promise<Out
   try {
     const extra = [
       ...(receiver ? ["--out", `prometheus-rw=${receiver.url}`] : []),
-      ...(config.shard ? shardArgs(floodTenantsFile()) : []),
+      ...(config.shard ? shardArgs(capacityTenants().path) : []),
     ];
     const args = harnessArgs(config, target, extra);
     const dry = await dryRun([config.command, ...args], seed);
