@@ -25,49 +25,9 @@ const SLICE: MatrixConfig[] = TARGETS.map(
   (target) => fc.sample(sliceArbitrary(), { seed: SEED, numRuns: 50 }).find((c) => c.target === target)!,
 );
 
-describe(`matrix slice (seed ${SEED})`, { concurrent: true }, () => {
-  test.for(
-    SLICE.map(
-      (config, i) =>
-        [
-          `${config.target} ${config.keySet} ${config.network} ${config.sections?.join(",")}${config.tls ? ` tls ${config.tls}` : ""}`,
-          config,
-          i,
-        ] as const,
-    ),
-  )("%s", { timeout: 400_000 }, async ([, config, i]) => {
-    const outcome = await runConfig(config, SEED + i);
-    expect(outcome.broken, `${outcome.lastLine}\nreplay: ${replayCommand(outcome)}`).toEqual([]);
-  });
-});
-
-/**
- * Bursts against a server that closes every connection after one answer (HTTP/1.1 allows it; the
- * independent server does), on its own clock (7.3 s ahead), behind a TLS terminator: a pipelined
- * burst there loses all but the first request of each connection, and judging what came back
- * blamed the service ("exactly 10 of 3 admitted"); a load run that never read the service's
- * clock judged its Reset 7 s off. Drawn once by the full matrix; held here in every CI run.
- */
-describe("load bursts against a server that closes each connection, on another clock, through TLS", () => {
-  test("bucket-deleteAgent and quota-headers: exit 0, no finding", { timeout: 300_000 }, async () => {
-    const config: MatrixConfig = {
-      command: "load",
-      selection: ["bucket-deleteAgent", "quota-headers"],
-      referenceFaults: true,
-      bail: false,
-      keySet: "all+tier",
-      target: "alt",
-      network: "none",
-      busy: false,
-      windowSeconds: 2,
-      messageTimeoutSeconds: 3,
-      tls: "ca",
-    };
-    const outcome = await runConfig(config, SEED);
-    expect(outcome.broken, `${outcome.lastLine}\nreplay: ${replayCommand(outcome)}`).toEqual([]);
-    expect(outcome.code, outcome.lastLine).toBe(0);
-  });
-});
+// Every describe below is concurrent, so their rows share the project's three places (maxConcurrency),
+// the longest (two property runs at once) first: one after another they took 55 s, the slice's
+// three rows waiting on nothing but the describe before them.
 
 /**
  * Another client in the same account never makes a finding: two property runs at once against
@@ -75,7 +35,7 @@ describe("load bursts against a server that closes each connection, on another c
  * meet another's agents), each within a small request budget. Each passes, or exits 2 naming
  * the other clients' activity on its last line.
  */
-describe("two property runs at once with the same keys", () => {
+describe("two property runs at once with the same keys", { concurrent: true }, () => {
   test("no finding in either; an exit 2 names the other client's activity", { timeout: 600_000 }, async () => {
     const config: MatrixConfig = {
       ...SLICE[0]!,
@@ -108,5 +68,49 @@ describe("two property runs at once with the same keys", () => {
       await busy.stop();
       await target.stop();
     }
+  });
+});
+
+describe(`matrix slice (seed ${SEED})`, { concurrent: true }, () => {
+  test.for(
+    SLICE.map(
+      (config, i) =>
+        [
+          `${config.target} ${config.keySet} ${config.network} ${config.sections?.join(",")}${config.tls ? ` tls ${config.tls}` : ""}`,
+          config,
+          i,
+        ] as const,
+    ),
+  )("%s", { timeout: 400_000 }, async ([, config, i]) => {
+    const outcome = await runConfig(config, SEED + i);
+    expect(outcome.broken, `${outcome.lastLine}\nreplay: ${replayCommand(outcome)}`).toEqual([]);
+  });
+});
+
+/**
+ * Bursts against a server that closes every connection after one answer (HTTP/1.1 allows it; the
+ * independent server does), on its own clock (7.3 s ahead), behind a TLS terminator: a pipelined
+ * burst there loses all but the first request of each connection, and judging what came back
+ * blamed the service ("exactly 10 of 3 admitted"); a load run that never read the service's
+ * clock judged its Reset 7 s off. Drawn once by the full matrix; held here in every CI run.
+ */
+describe("load bursts against a server that closes each connection, on another clock, through TLS", { concurrent: true }, () => {
+  test("bucket-deleteAgent and quota-headers: exit 0, no finding", { timeout: 300_000 }, async () => {
+    const config: MatrixConfig = {
+      command: "load",
+      selection: ["bucket-deleteAgent", "quota-headers"],
+      referenceFaults: true,
+      bail: false,
+      keySet: "all+tier",
+      target: "alt",
+      network: "none",
+      busy: false,
+      windowSeconds: 2,
+      messageTimeoutSeconds: 3,
+      tls: "ca",
+    };
+    const outcome = await runConfig(config, SEED);
+    expect(outcome.broken, `${outcome.lastLine}\nreplay: ${replayCommand(outcome)}`).toEqual([]);
+    expect(outcome.code, outcome.lastLine).toBe(0);
   });
 });
