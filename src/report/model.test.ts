@@ -4,6 +4,7 @@ import {
   exitCodeOf,
   formatDuration,
   inconclusiveLine,
+  nothingRanLine,
   redChecks,
   summarize,
   summaryLine,
@@ -182,5 +183,40 @@ describe("an inconclusive run", () => {
 
   test("a failure decides instead: no inconclusive line", () => {
     expect(inconclusiveLine({ ...run, checks: [...run.checks, sampleCheck({ id: "f", status: "failed" })] })).toBeUndefined();
+  });
+});
+
+/** STYLE §7: a run that judged nothing exits 2 and says why on its last line, never a green summary alone. */
+describe("a run that ran no check of its selection", () => {
+  const cleanup = sampleCheck({ id: "run.cleanup", suite: "run", status: "passed" });
+
+  test("none selected: the last line names the suites and what was asked", () => {
+    const run = sampleRun({
+      checks: [cleanup],
+      findings: [],
+      options: { ...sampleRun().options, suites: ["property"], sections: ["transport.health", "auth.key-hash"] },
+    });
+    expect(exitCodeOf(run)).toBe(2);
+    expect(nothingRanLine(run)).toBe(
+      "nothing ran: property has no check for --sections transport.health,auth.key-hash; no verdict; exit 2",
+    );
+  });
+
+  test("every one skipped: the last line gives the first one's reason", () => {
+    const run = sampleRun({
+      checks: [
+        cleanup,
+        sampleCheck({ id: "s1", status: "skipped", message: "needs --load-key\nmore" }),
+        sampleCheck({ id: "s2", status: "skipped" }),
+      ],
+      findings: [],
+    });
+    expect(nothingRanLine(run)).toBe(
+      "nothing ran: the 2 checks selected were all skipped (needs --load-key); no verdict; exit 2",
+    );
+  });
+
+  test("one check ran: no such line", () => {
+    expect(nothingRanLine(sampleRun({ checks: [cleanup, sampleCheck({ id: "p1" })], findings: [] }))).toBeUndefined();
   });
 });

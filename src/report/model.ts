@@ -294,6 +294,24 @@ export function inconclusiveLine(run: RunResult): string | undefined {
 }
 
 /**
+ * The run's closing line when it ran no check of its selection (exit 2, nothing judged): every
+ * check it selected was skipped (the first one's reason: the flag or key that enables it), or its
+ * suites have no check in the sections, clauses or profile asked for. Undefined when one ran.
+ */
+export function nothingRanLine(run: RunResult): string | undefined {
+  if (run.interrupted || run.checks.some((c) => c.status !== "skipped" && c.suite !== "run")) return undefined;
+  const skipped = run.checks.filter((c) => c.status === "skipped" && c.suite !== "run");
+  if (skipped.length)
+    return `nothing ran: the ${skipped.length} check${skipped.length === 1 ? "" : "s"} selected ${skipped.length === 1 ? "was" : "were all"} skipped (${(skipped[0]?.message ?? "").split("\n")[0]}); no verdict; exit 2`;
+  const { suites = [], scenarios = [], sections, profile } = run.options;
+  const asked = [
+    ...(sections?.length ? [`--sections ${sections.join(",")}`] : []),
+    ...(profile && profile !== "full" ? [`--profile ${profile}`] : []),
+  ];
+  return `nothing ran: ${[...suites, ...scenarios].join(", ") || "the selection"} ${asked.length ? `has no check for ${asked.join(" and ")}` : "selected no check"}; no verdict; exit 2`;
+}
+
+/**
  * Failures first: failed (the target broke a clause), then errors (the harness could not judge),
  * then the inconclusive (another client kept it from judging), in run order.
  */

@@ -14,7 +14,7 @@ import {
   writeLoadReports,
 } from "../load/run-of-scenarios.js";
 import { MergeError, mergeShardRuns, readShardRuns } from "../load/shard/merge.js";
-import { exitCodeOf, inconclusiveLine, newRunId } from "../report/index.js";
+import { exitCodeOf, inconclusiveLine, newRunId, nothingRanLine } from "../report/index.js";
 import { targetSecrets } from "../target/harness-target.js";
 import type { VerifyConfig } from "./config.js";
 import { assertReachable, interruptible, newRun, startTarget, targetOptions } from "./lifecycle.js";
@@ -93,6 +93,7 @@ export async function runLoad(
       `interrupted: ran ${result.interrupted.done} of ${result.interrupted.total} scenarios, then deleted what they made; exit 130\n`,
     );
   else if (inconclusiveLine(result)) out.write(`${inconclusiveLine(result)}\n`);
+  else if (nothingRanLine(result)) out.write(`${nothingRanLine(result)}\n`);
   return exitCodeOf(result);
 }
 
@@ -137,6 +138,7 @@ export async function runMerge(dirs: readonly string[], reportDir: string): Prom
   const dir = await writeLoadReports(result, loadRun, reportDir, []);
   process.stdout.write(`${closingLines(result, loadRun).join("\n")}\nreports: ${dir} (load.json, report.html)\n`);
   if (inconclusiveLine(result)) process.stdout.write(`${inconclusiveLine(result)}\n`);
+  else if (nothingRanLine(result)) process.stdout.write(`${nothingRanLine(result)}\n`);
   return exitCodeOf(result);
 }
 

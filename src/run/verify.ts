@@ -15,6 +15,7 @@ import {
   formatRefusalWaits,
   formatSummary,
   inconclusiveLine,
+  nothingRanLine,
   ProgressFailures,
   type PropertySummary,
   type RefusalWaits,
@@ -387,5 +388,6 @@ async function reportRun(
     );
   } else if (at.shortfall) out.write(`${at.shortfall}\n`);
   else if (inconclusiveLine(result)) out.write(`${inconclusiveLine(result)}\n`);
+  else if (nothingRanLine(result)) out.write(`${nothingRanLine(result)}\n`);
   return code;
 }

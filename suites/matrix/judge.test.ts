@@ -33,13 +33,24 @@ describe("the matrix's judge", () => {
       quiet,
       /quiet conformant server \(1 erred: x: inconclusive/,
     ],
-    ["exit 2 with nothing run and no reason", run({ code: 2, checks: [], output: "bye" }), quiet, /no reason given/],
+    ["exit 2 with nothing run and no reason", run({ code: 2, checks: [], output: "bye" }), quiet, /no reason on its last line/],
+    [
+      "exit 2 with nothing run, the summary's Skipped column its only word of it",
+      run({ code: 2, checks: [], output: "Section  Passed  Skipped\nall  0  0\n1 passed, 0 failed\nreports: /tmp/r" }),
+      quiet,
+      /no reason on its last line/,
+    ],
     ["exit 2 with another client busy, naming nothing", run({ code: 2 }), { ...quiet, busy: true }, /names no inconclusive/],
   ] as const)("%s is named", ([, seen, context, pattern]) => {
     expect(judgeRun(seen, context).join("\n")).toMatch(pattern);
   });
   test("exit 2 with every scenario skipped, each naming the flag that enables it, keeps the promise", () => {
-    const seen = run({ code: 2, checks: [], output: "○ tier-mixed — needs --tier-burst-key\nnothing ran" });
+    const seen = run({
+      code: 2,
+      checks: [],
+      output:
+        "○ tier-mixed — needs --tier-burst-key\nnothing ran: the 1 check selected was skipped (needs --tier-burst-key); no verdict; exit 2",
+    });
     expect(judgeRun(seen, { ...quiet, promised: undefined, command: "load" })).toEqual([]);
   });
   test("exit 2 naming the other client's activity keeps the promise", () => {

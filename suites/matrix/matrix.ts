@@ -540,8 +540,9 @@ export function judgeRun(
     broken.push(`exit 2 on a quiet conformant server (${erred.length} erred: ${erred.join(" | ").slice(0, 600)}): ${lastLine}`);
   if (run.code === 2 && ran > 0 && busy && !/inconclusive|another client|foreign|not the run's/i.test(run.output))
     broken.push(`exit 2 with another client busy, but the output names no inconclusive reason: ${lastLine}`);
-  if (run.code === 2 && ran === 0 && !/skipped|nothing ran|no check ran|needs --/i.test(run.output))
-    broken.push(`exit 2 with nothing run and no reason given: ${lastLine}`);
+  // (on its last line, where a CI log shows it: the summary's Skipped column is no reason)
+  if (run.code === 2 && ran === 0 && !/^(nothing ran|inconclusive):/.test(lastLine))
+    broken.push(`exit 2 with nothing run and no reason on its last line: ${lastLine}`);
   // what the dry run promised is what ran
   if (promised !== undefined && run.code === 0 && promised !== ran)
     broken.push(`the dry run promised ${promised} checks; ${ran} ran`);
