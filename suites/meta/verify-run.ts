@@ -106,10 +106,13 @@ function warmRunner(): Promise<ChildProcess> {
   if (ready?.connected) return Promise.resolve(ready);
   return new Promise((resolve, reject) => {
     const child = fork("suites/meta/warm-runner.mjs", [], { env: { ...process.env, NO_COLOR: "1" }, stdio: "inherit" });
-    // an idle runner keeps no process alive: the run's timer does while it runs
-    child.unref();
-    child.channel?.unref();
-    child.once("message", () => resolve(child));
+    // an idle runner keeps no process alive (the run's timer does while it runs); one starting does,
+    // or a script with nothing else to wait on (the matrix's, on the embedded target) ends before it is ready
+    child.once("message", () => {
+      child.unref();
+      child.channel?.unref();
+      resolve(child);
+    });
     child.once("exit", (code) => reject(new Error(`the warm runner ended (code ${code}) before it was ready`)));
   });
 }
