@@ -248,7 +248,9 @@ export const NOT_COUNTED: WhileEmpty = {
   title: "a tier's worth of 429s leaves the tier intact",
   run: async ({ api, bucket }) => {
     const tier = target.tierLimit!;
-    const windowMs = target.windowSeconds * 1000;
+    // refills come a window apart; a service whose windows start on whole seconds brings a refill
+    // up to a second early where the window is no whole number of seconds
+    const windowMs = target.windowSeconds * 1000 - (Number.isInteger(target.windowSeconds) ? 0 : 1000);
     /** when each segment since the Delete bucket was last emptied started and ended, on this runner's clock */
     let segments: { start: number; end: number }[] = [];
     const spans: number[] = [];
