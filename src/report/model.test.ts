@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { CLAUSES, type Clause } from "../contract/clauses.js";
 import {
+  type CheckResult,
   exitCodeOf,
   formatDuration,
   inconclusiveLine,
@@ -202,18 +203,30 @@ describe("a run that ran no check of its selection", () => {
     );
   });
 
-  test("every one skipped: the last line gives the first one's reason", () => {
-    const run = sampleRun({
-      checks: [
-        cleanup,
-        sampleCheck({ id: "s1", status: "skipped", message: "needs --load-key\nmore" }),
-        sampleCheck({ id: "s2", status: "skipped" }),
-      ],
-      findings: [],
-    });
-    expect(nothingRanLine(run)).toBe(
+  test("every one skipped: the last line gives their reasons, each with how many it kept", () => {
+    const skipped = (id: string, message: string) => sampleCheck({ id, status: "skipped", message });
+    const run = (...checks: CheckResult[]) => sampleRun({ checks: [cleanup, ...checks], findings: [] });
+    expect(nothingRanLine(run(skipped("s1", "needs --load-key\nmore"), skipped("s2", "needs --load-key")))).toBe(
       "nothing ran: the 2 checks selected were all skipped (needs --load-key); no verdict; exit 2",
     );
+    expect(
+      nothingRanLine(run(skipped("s1", "needs --load-key"), skipped("s2", "needs --tier"), skipped("s3", "needs --tier"))),
+    ).toBe("nothing ran: the 3 checks selected were all skipped (1: needs --load-key; 2: needs --tier); no verdict; exit 2");
+  });
+
+  test("the run's own row that broke comes first", () => {
+    const bound = sampleCheck({
+      id: "run.bound",
+      title: "the run's bound",
+      suite: "run",
+      status: "error",
+      message: "stopped at 60 s\nmore",
+    });
+    const run = sampleRun({
+      checks: [cleanup, bound, sampleCheck({ id: "s1", status: "skipped", message: "needs --tier" })],
+      findings: [],
+    });
+    expect(nothingRanLine(run)).toBe("nothing ran: the run's bound: stopped at 60 s; no verdict; exit 2");
   });
 
   test("one check ran: no such line", () => {

@@ -294,15 +294,26 @@ export function inconclusiveLine(run: RunResult): string | undefined {
 }
 
 /**
- * The run's closing line when it ran no check of its selection (exit 2, nothing judged): every
- * check it selected was skipped (the first one's reason: the flag or key that enables it), or its
- * suites have no check in the sections, clauses or profile asked for. Undefined when one ran.
+ * The run's closing line when it ran no check of its selection (exit 2, nothing judged): the run's
+ * own row that broke (its bound, its sweep), or every check it selected skipped (their reasons:
+ * the flags or keys that enable them), or its suites have no check in the sections (or clause
+ * ids) or profile asked for. Undefined when one ran.
  */
 export function nothingRanLine(run: RunResult): string | undefined {
   if (run.interrupted || run.checks.some((c) => c.status !== "skipped" && c.suite !== "run")) return undefined;
+  // the run's own rows first: a run stopped at its bound, a sweep that failed
+  const broke = run.checks.find((c) => c.suite === "run" && (c.status === "error" || c.status === "failed"));
+  if (broke) return `nothing ran: ${broke.title}: ${(broke.message ?? "").split("\n")[0]}; no verdict; exit 2`;
   const skipped = run.checks.filter((c) => c.status === "skipped" && c.suite !== "run");
-  if (skipped.length)
-    return `nothing ran: the ${skipped.length} check${skipped.length === 1 ? "" : "s"} selected ${skipped.length === 1 ? "was" : "were all"} skipped (${(skipped[0]?.message ?? "").split("\n")[0]}); no verdict; exit 2`;
+  if (skipped.length) {
+    const reasons = new Map<string, number>();
+    for (const c of skipped) {
+      const reason = (c.message ?? "skipped").split("\n")[0]!;
+      reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+    }
+    const why = [...reasons].map(([reason, n]) => (reasons.size > 1 ? `${n}: ${reason}` : reason)).join("; ");
+    return `nothing ran: the ${skipped.length} check${skipped.length === 1 ? "" : "s"} selected ${skipped.length === 1 ? "was" : "were all"} skipped (${why}); no verdict; exit 2`;
+  }
   const { suites = [], scenarios = [], sections, profile } = run.options;
   const asked = [
     ...(sections?.length ? [`--sections ${sections.join(",")}`] : []),
