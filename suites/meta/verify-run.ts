@@ -76,7 +76,11 @@ function cliProcess(argv: string[], env: NodeJS.ProcessEnv): Promise<Ended> {
     const chunks: string[] = [];
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => chunks.push(chunk));
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => chunks.push(chunk));
-    const timer = setTimeout(() => child.kill("SIGKILL"), RUN_TIMEOUT_MS);
+    // past its time: SIGTERM, so the run deletes what it made (as Ctrl-C would), then SIGKILL
+    const timer = setTimeout(() => {
+      child.kill("SIGTERM");
+      setTimeout(() => child.kill("SIGKILL"), KILL_GRACE_MS).unref();
+    }, RUN_TIMEOUT_MS);
     let failed: string | undefined;
     child.once("error", (err) => {
       failed = err.message;
@@ -90,6 +94,8 @@ function cliProcess(argv: string[], env: NodeJS.ProcessEnv): Promise<Ended> {
 }
 
 const RUN_TIMEOUT_MS = 600_000;
+/** How long a run past its time has to end after SIGTERM. */
+const KILL_GRACE_MS = 30_000;
 
 /**
  * Warm CLIs (suites/meta/warm-runner.mjs): each runs one run at a time, and a run starts a new one
