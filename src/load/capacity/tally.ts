@@ -397,28 +397,20 @@ const MEDIAN_OVER_CONTROL = 5;
  * p99 without a verdict: both send the same rate from the same generator, so the share of the
  * cores they take is the same. A storm under which the others' median (half their requests, not a
  * tail a busy core makes) is over the p99 allowance, while under the other storm at least as fast
- * it stayed within (and the p99 too, the cores having room at that rate), harmed them by what the
- * service does with that storm's requests (a lock the refusals take, a slow path for unknown
- * keys), not by the cores the generator took.
+ * it stayed within, harmed them by what the service does with that storm's requests (a lock the
+ * refusals take, a slow path for unknown keys), not by the cores the generator took.
  */
 export function withStormControl(floods: FloodFigures[], settings: CapacitySettings): FloodFigures[] {
   const shared = sharedCores(settings);
   if (shared === undefined) return floods;
-  // a control is within the allowance at p99 too (the cores had room at its rate), unless it ran
-  // right after the judged storm, whose backlog its tail may carry (its median may not)
-  const control = (g: FloodFigures, judged: FloodFigures) =>
-    g !== judged &&
-    g.flood.unit === "req/s" &&
-    floodShortBecause(g.flood) === undefined &&
-    g.flood.achieved >= judged.flood.achieved * FLOOD_DEFAULTS.reachedShare &&
-    g.p50Ms <= g.allowedP99Ms &&
-    (g.p99Ms <= g.allowedP99Ms || floods.indexOf(g) === floods.indexOf(judged) + 1);
+  const clean = (f: FloodFigures) =>
+    f.flood.unit === "req/s" && floodShortBecause(f.flood) === undefined && f.p50Ms <= f.allowedP99Ms;
   return floods.map((f) => {
     if (f.reached || f.flood.unit !== "req/s" || f.unreachedBecause !== generatorShared(f.flood, shared)) return f;
-    const against = floods.find((g) => control(g, f));
-    if (!against || f.p50Ms <= f.allowedP99Ms || f.p50Ms < against.p50Ms * MEDIAN_OVER_CONTROL) return f;
+    const control = floods.find((g) => g !== f && clean(g) && g.flood.achieved >= f.flood.achieved * FLOOD_DEFAULTS.reachedShare);
+    if (!control || f.p50Ms <= f.allowedP99Ms || f.p50Ms < control.p50Ms * MEDIAN_OVER_CONTROL) return f;
     const { unreachedBecause: _moot, ...judged } = f;
-    return { ...judged, reached: true, passed: false, medianAgainst: { shape: against.flood.shape, p50Ms: against.p50Ms } };
+    return { ...judged, reached: true, passed: false, medianAgainst: { shape: control.flood.shape, p50Ms: control.p50Ms } };
   });
 }
 
