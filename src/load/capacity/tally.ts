@@ -1,14 +1,6 @@
 import * as hdr from "hdr-histogram-js";
 import { formatMs, newHistogram } from "../histogram.js";
-import {
-  FLOOD_DEFAULTS,
-  FLOOD_SHAPES,
-  FLOOD_SHORT,
-  type FloodOutcome,
-  type FloodShape,
-  floodLine,
-  floodShortBecause,
-} from "./floods.js";
+import { FLOOD_SHAPES, FLOOD_SHORT, type FloodOutcome, floodLine, floodShortBecause } from "./floods.js";
 import type { Shard } from "./plan.js";
 
 /** A histogram in µs as a shard writes it: HDR's compressed encoding, merged exactly by adding. */
@@ -230,11 +222,6 @@ export interface FloodFigures extends PhaseFigures {
   /** the others' p99 while it ran may be at most this */
   allowedP99Ms: number;
   passed: boolean;
-  /**
-   * the storm whose others' median was the control, when this storm's p99 said nothing (a generator
-   * sharing the service's cores) and its median was judged against that storm's at the same rate
-   */
-  medianAgainst?: { shape: FloodShape; p50Ms: number };
 }
 
 /** The noisy-neighbour comparison: every other tenant's figures, calm and during each flood shape. */
@@ -326,10 +313,7 @@ export function capacityFigures(tally: CapacityTally, settings: CapacitySettings
     figures.neighbours = {
       flooder: settings.flooder,
       calm,
-      floods: withStormControl(
-        tally.floods.map((flood) => floodFigures(flood, phaseFigures(tally, flood.shape), calm, allowedP99Ms, settings)),
-        settings,
-      ),
+      floods: tally.floods.map((flood) => floodFigures(flood, phaseFigures(tally, flood.shape), calm, allowedP99Ms, settings)),
     };
   }
   return figures;
@@ -362,56 +346,15 @@ type Flood = CapacityTally["floods"][number];
  * on two cores).
  */
 function latencyMoot(flood: Flood, settings: CapacitySettings): string | undefined {
-  const shared = sharedCores(settings);
+  const shared = settings.service && settings.service.where !== "elsewhere" ? settings.service.cores : undefined;
   if (shared === undefined) return undefined;
   if ((flood.loadAverage ?? 0) > shared + OWN_PROCESSES)
     return `the machine was busy (load average ${flood.loadAverage} on ${shared} cores, the generator and the service included): the others' p99 over its allowance says nothing of the service`;
-  return generatorShared(flood, shared);
-}
-
-/** The cores the service shares with the generator, when it runs on the generator's machine. */
-const sharedCores = (settings: CapacitySettings) =>
-  settings.service && settings.service.where !== "elsewhere" ? settings.service.cores : undefined;
-
-/**
- * The connection hog opens hundreds of sockets at once, a storm's generator sends a thousand and
- * more a second: on two shared cores that alone took a clean reference's others from 25.9 to
- * 344 ms at p99 (CI, 2026-11-28); the hog's verdict is then the fresh clients served.
- */
-function generatorShared(flood: Flood, shared: number): string | undefined {
+  // the connection hog opens hundreds of sockets at once: on two shared cores that alone took a
+  // clean reference's others from 25.9 to 344 ms (CI, 2026-11-28); its verdict is the fresh clients served
   if (flood.unit === "req/s" || flood.unit === "sockets")
     return `the ${flood.unit === "req/s" ? "storm's generator" : "connection hog's sockets"} shared the service's ${shared} cores: the others' p99 over its allowance says nothing of the service (a generator on a machine of its own, --base-url, judges it)`;
   return undefined;
-}
-
-/**
- * How many times the control storm's median the others' median must be. On a saturated machine a
- * clean reference's medians under the two storms came out 270 and 125 ms, 130 and 112 ms
- * (docs/figures.md): noise between two segments a second apart, which the load-average gate
- * (latencyMoot) excludes too; the storm faults make 300 ms against 3.6 ms.
- */
-const MEDIAN_OVER_CONTROL = 5;
-
-/**
- * The two storms as each other's control, when a generator sharing the service's cores left their
- * p99 without a verdict: both send the same rate from the same generator, so the share of the
- * cores they take is the same. A storm under which the others' median (half their requests, not a
- * tail a busy core makes) is over the p99 allowance, while under the other storm at least as fast
- * it stayed within, harmed them by what the service does with that storm's requests (a lock the
- * refusals take, a slow path for unknown keys), not by the cores the generator took.
- */
-export function withStormControl(floods: FloodFigures[], settings: CapacitySettings): FloodFigures[] {
-  const shared = sharedCores(settings);
-  if (shared === undefined) return floods;
-  const clean = (f: FloodFigures) =>
-    f.flood.unit === "req/s" && floodShortBecause(f.flood) === undefined && f.p50Ms <= f.allowedP99Ms;
-  return floods.map((f) => {
-    if (f.reached || f.flood.unit !== "req/s" || f.unreachedBecause !== generatorShared(f.flood, shared)) return f;
-    const control = floods.find((g) => g !== f && clean(g) && g.flood.achieved >= f.flood.achieved * FLOOD_DEFAULTS.reachedShare);
-    if (!control || f.p50Ms <= f.allowedP99Ms || f.p50Ms < control.p50Ms * MEDIAN_OVER_CONTROL) return f;
-    const { unreachedBecause: _moot, ...judged } = f;
-    return { ...judged, reached: true, passed: false, medianAgainst: { shape: control.flood.shape, p50Ms: control.p50Ms } };
-  });
 }
 
 /** One flood shape against the calm phase: its figures, whether it reached its intent (or why not), and its verdict. */
@@ -463,16 +406,10 @@ export function neighboursVerdicts(n: NeighbourFigures) {
           clause: "limits.tier",
           check: `noisy-neighbour ${f.flood.shape}`,
           expected: `while ${n.flooder} floods (${f.flood.shape}), the other tenants' admitted p99 stays within ×${NEIGHBOUR_TOLERANCE.factor} + ${NEIGHBOUR_TOLERANCE.plusMs} ms of the calm phase, no more of their requests are refused unexpectedly or fail, and a new client is served`,
-          received: `${floodLine(f.flood)}; the others' p99 ${formatMs(n.calm.p99Ms)} ms calm → ${formatMs(f.p99Ms)} ms (at most ${formatMs(f.allowedP99Ms)})${medianPart(f)}; unexpected 429s ${n.calm.unexpected} → ${f.unexpected}; errors ${n.calm.errors} → ${f.errors}${f.flood.probes?.firstFailure ? `; a new client got ${f.flood.probes.firstFailure}` : ""}`,
+          received: `${floodLine(f.flood)}; the others' p99 ${formatMs(n.calm.p99Ms)} ms calm → ${formatMs(f.p99Ms)} ms (at most ${formatMs(f.allowedP99Ms)}); unexpected 429s ${n.calm.unexpected} → ${f.unexpected}; errors ${n.calm.errors} → ${f.errors}${f.flood.probes?.firstFailure ? `; a new client got ${f.flood.probes.firstFailure}` : ""}`,
         }) as const,
     );
 }
-
-/** A median judged against the other storm's (withStormControl), in words. */
-const medianPart = (f: FloodFigures) =>
-  f.medianAgainst
-    ? `, their median ${formatMs(f.p50Ms)} ms against ${formatMs(f.medianAgainst.p50Ms)} ms under ${f.medianAgainst.shape} at the same rate from the same generator`
-    : "";
 
 /** Where the service ran against the generator: the headroom's other half. */
 function serviceLine(s: NonNullable<CapacitySettings["service"]>): string {
@@ -501,11 +438,7 @@ const percent = (share: number) => `${(share * 100).toFixed(2)}%`;
 
 /** One flood shape in the report: achieved vs intended, refusals server-wide, the others calm → flooded. */
 export function floodFigureLine(f: FloodFigures, calm: PhaseFigures): string {
-  const verdict = f.reached
-    ? f.passed
-      ? "passed"
-      : `FAILED${f.medianAgainst ? `: the others' median against ${f.medianAgainst.shape}'s ${formatMs(f.medianAgainst.p50Ms)} ms at the same rate` : ""}`
-    : `no verdict: ${f.unreachedBecause}`;
+  const verdict = f.reached ? (f.passed ? "passed" : "FAILED") : `no verdict: ${f.unreachedBecause}`;
   const served = f.flood.probes
     ? `; new clients served ${f.flood.probes.tried - f.flood.probes.failed} of ${f.flood.probes.tried}`
     : "";
