@@ -69,24 +69,21 @@ interface Ended {
  */
 function cliProcess(argv: string[], env: NodeJS.ProcessEnv): Promise<Ended> {
   return new Promise((resolve) => {
+    // past its time it gets SIGTERM, as execFile's timeout sent: the run deletes what it made, then ends
     const child = spawn(process.execPath, ["bin/agent-harness.js", ...argv], {
       env: { ...process.env, NO_COLOR: "1", ...env },
       stdio: ["ignore", "pipe", "pipe"],
+      timeout: RUN_TIMEOUT_MS,
+      killSignal: "SIGTERM",
     });
     const chunks: string[] = [];
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => chunks.push(chunk));
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => chunks.push(chunk));
-    // past its time: SIGTERM, so the run deletes what it made (as Ctrl-C would), then SIGKILL
-    const timer = setTimeout(() => {
-      child.kill("SIGTERM");
-      setTimeout(() => child.kill("SIGKILL"), KILL_GRACE_MS).unref();
-    }, RUN_TIMEOUT_MS);
     let failed: string | undefined;
     child.once("error", (err) => {
       failed = err.message;
     });
     child.once("close", (code, signal) => {
-      clearTimeout(timer);
       const failure = failed ?? (code === 0 ? undefined : signal ? `killed by ${signal}` : `exit ${code}`);
       resolve({ code, output: chunks.join(""), ...(failure ? { failure } : {}) });
     });
@@ -94,8 +91,6 @@ function cliProcess(argv: string[], env: NodeJS.ProcessEnv): Promise<Ended> {
 }
 
 const RUN_TIMEOUT_MS = 600_000;
-/** How long a run past its time has to end after SIGTERM. */
-const KILL_GRACE_MS = 30_000;
 
 /**
  * Warm CLIs (suites/meta/warm-runner.mjs): each runs one run at a time, and a run starts a new one
