@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { rmSync, writeFileSync } from "node:fs";
+import { rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,6 +18,7 @@ import {
 import type { HarnessTarget } from "../target/harness-target.js";
 import { NOT_RUN_AFTER_BAIL, type PlannedCheck } from "./completeness.js";
 import { SUITE_NAMES, type SuiteName } from "./config.js";
+import { FileTimes } from "./file-times.js";
 import { SectionIndex } from "./section-index.js";
 import { SUITE_FILE_NEEDS } from "./suite-needs.generated.js";
 import { needsOfFile } from "./suite-needs.js";
@@ -138,6 +139,8 @@ interface Tally {
   collectedFiles: Set<string>;
   /** which sections each file's checks cite, kept for the next run with --sections */
   index: SectionIndex;
+  /** how long each file took when all of it ran, kept for the next run's order */
+  times: FileTimes;
 }
 
 /** Files the run selected that it has not collected yet: their checks are not counted so far. */
@@ -185,6 +188,10 @@ function tallyReporter(options: SuiteRunOptions, inRun: (test: TestCase) => bool
     onTestModuleEnd(module: TestModule) {
       // a file that could not even be collected (an import error) is reported here, as an error
       tally.collectedFiles.add(module.relativeModuleId);
+      // a file's time counts for the next run's order only when all of it ran
+      const whole = !options.sections?.length && options.profile !== "smoke" && !options.signal?.aborted;
+      if (whole && module.state() !== "skipped" && !module.errors().length)
+        tally.times.record(withoutExtension(module.relativeModuleId), module.diagnostic().duration);
       for (const check of moduleErrors(module, suiteOf(module.relativeModuleId))) add(check, []);
     },
   };
@@ -208,7 +215,17 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   const sections = options.sections?.length ? options.sections : undefined;
   // every run keeps the index (a few ms), so even the first run with --sections after it can use it
   const index = SectionIndex.open(ROOT, cacheDir());
-  const tally: Tally = { checks: [], collected: [], planned: [], total: 0, files: new Set(), collectedFiles: new Set(), index };
+  const times = FileTimes.open(cacheDir(), `${options.target.kind}, W = ${options.target.windowSeconds} s`);
+  const tally: Tally = {
+    checks: [],
+    collected: [],
+    planned: [],
+    total: 0,
+    files: new Set(),
+    collectedFiles: new Set(),
+    index,
+    times,
+  };
   // a check left out by --sections or the profile is not part of this run (unlike one skipped by --bail);
   // vitest selects the same checks by their tags (vitestConfig)
   const inRun = (test: TestCase) =>
@@ -239,7 +256,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
     const ends = await Promise.allSettled(
       lanes.map(async ({ target, lane }) => {
         try {
-          const run = { inRun, selectedFiles, held, lane };
+          const run = { inRun, selectedFiles, held, lane, times };
           await runVitest({ ...options, target, signal }, laneFiles(include, files, idle, lane, laneNames), reporter, run);
         } catch (err) {
           laneBroke.abort();
@@ -254,6 +271,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   } finally {
     if (handOff) rmSync(handOff, { force: true });
     index.save();
+    times.save();
   }
   // a file selected and never collected, with the run not stopped, is a check unaccounted for: the
   // completeness rule (src/run/completeness.ts) reports it (skipped after --bail, else a harness error)
@@ -297,6 +315,29 @@ class LaneOrder implements TestSequencer {
   }
 }
 
+const sizeOf = (file: string) => {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+};
+
+/** A run without lanes starts its longest files first (src/run/file-times.ts): vitest's sequencer interface. */
+const longestFirst = (times: FileTimes) =>
+  class LongestFirst implements TestSequencer {
+    private readonly order = times.order();
+    shard(files: TestSpecification[]): TestSpecification[] {
+      return files;
+    }
+    sort(files: TestSpecification[]): TestSpecification[] {
+      const key = (spec: TestSpecification) =>
+        [withoutExtension(relative(ROOT, spec.moduleId).split(sep).join("/")), sizeOf(spec.moduleId)] as const;
+      const keyed = files.map((spec) => ({ spec, key: key(spec) }));
+      return keyed.sort((a, b) => this.order(a.key, b.key)).map((k) => k.spec);
+    }
+  };
+
 /** The listeners before any vitest: the run takes the signals and unhandled rejections back from each. */
 type HeldListeners = Record<"SIGINT" | "SIGTERM", Set<NodeJS.SignalsListener>> & {
   unhandledRejection: Set<NodeJS.UnhandledRejectionListener>;
@@ -309,6 +350,8 @@ interface LaneRun {
   selectedFiles: (files: readonly string[]) => void;
   /** the account lane these files are (src/plan/lanes.ts), if the run has lanes */
   lane: Lane | undefined;
+  /** the files' last times, for the order of a run without lanes */
+  times: FileTimes;
   held: HeldListeners;
 }
 
@@ -333,8 +376,9 @@ function vitestConfig(
     watch: false,
     reporters: [reporter],
     ...files,
-    // a lane runs its files one after another in a fixed order (src/plan/lanes.ts)
-    ...(run.lane ? { sequence: { sequencer: LaneOrder } } : {}),
+    // a lane runs its files one after another in a fixed order (src/plan/lanes.ts); a run without
+    // lanes starts its longest files first
+    sequence: { sequencer: run.lane ? LaneOrder : longestFirst(run.times) },
     ...(options.bail ? { bail: 1 } : {}),
     tags: CHECK_TAGS,
     // every expression must hold: the profile's tag, and any one of the sections and clauses asked for

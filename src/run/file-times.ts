@@ -1,0 +1,80 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { z } from "zod";
+
+/**
+ * How long each suite file took the last time this copy of the harness ran all of it, per kind of
+ * run: a run without account lanes starts its longest files first, so that its workers end
+ * together instead of one long file starting last and ending alone (longest first: measured on
+ * the embedded default run, 39–40 s → 35–37 s wall, docs/figures.md). Only the order changes:
+ * what runs, and every verdict, are the same in any order.
+ *
+ * A file not timed yet (the first run, a new file) starts before the timed ones, the larger first,
+ * as vitest orders files it has no times for. (Ordering the first run by what the files declare
+ * instead, the property files first and then those that wait out windows, was slower: 45 s
+ * against 39–40 s, five workers busy computing cases at once on two cores.)
+ */
+
+const TimesFile = z.object({ runs: z.record(z.string(), z.record(z.string(), z.number().nonnegative())) });
+
+export class FileTimes {
+  private readonly measured = new Map<string, number>();
+
+  private constructor(
+    private readonly file: string,
+    private readonly kind: string,
+    private readonly all: Record<string, Record<string, number>>,
+  ) {}
+
+  /** The times kept in `dir` for runs of `kind` (the target's kind and window: each waits its own way). */
+  static open(dir: string, kind: string): FileTimes {
+    const file = join(dir, "file-times.json");
+    let runs: Record<string, Record<string, number>> = {};
+    try {
+      runs = TimesFile.parse(JSON.parse(readFileSync(file, "utf8"))).runs;
+    } catch {
+      // none yet, or unreadable: every file goes by its declarations
+    }
+    return new FileTimes(file, kind, runs);
+  }
+
+  /** The last time of `file` (root-relative, without its extension) in a run of this kind, if any. */
+  of(file: string): number | undefined {
+    return this.all[this.kind]?.[file];
+  }
+
+  /** A file that ran every one of its checks took `ms`. */
+  record(file: string, ms: number): void {
+    this.measured.set(file, Math.round(ms));
+  }
+
+  /** Adds this run's times (one write, renamed into place: a reader never sees half). */
+  save(): void {
+    if (!this.measured.size) return;
+    const runs = { ...this.all, [this.kind]: { ...this.all[this.kind], ...Object.fromEntries(this.measured) } };
+    const partial = `${this.file}.${process.pid}`;
+    try {
+      mkdirSync(dirname(this.file), { recursive: true });
+      writeFileSync(partial, JSON.stringify({ runs }));
+      renameSync(partial, this.file);
+    } catch {
+      // a folder it cannot write: the next run orders its files by their declarations
+    }
+  }
+
+  /**
+   * Compares two files for a run's start order, each as `[name, size]` (root-relative without
+   * extension, bytes): the files not timed first, the larger first; then the timed ones, longest first.
+   */
+  order(): (a: readonly [string, number], b: readonly [string, number]) => number {
+    return ([a, sizeA], [b, sizeB]) => {
+      const ta = this.of(a);
+      const tb = this.of(b);
+      if (ta === undefined || tb === undefined) {
+        if (ta !== tb) return ta === undefined ? -1 : 1;
+        return sizeB - sizeA || a.localeCompare(b);
+      }
+      return tb - ta || a.localeCompare(b);
+    };
+  }
+}
