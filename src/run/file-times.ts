@@ -3,8 +3,8 @@ import { dirname, join } from "node:path";
 import { z } from "zod";
 
 /**
- * How long each suite file took the last time this copy of the harness ran all of it, per kind of
- * run: a run without account lanes starts its longest files first, so that its workers end
+ * How long each suite file took the last time this copy of the harness ran it, per kind of run
+ * (target kind, window, selection): a run without account lanes starts its longest files first, so that its workers end
  * together instead of one long file starting last and ending alone (longest first: measured on
  * the embedded default run, 39–40 s → 35–37 s wall, docs/figures.md). Only the order changes:
  * what runs, and every verdict, are the same in any order.
@@ -26,7 +26,7 @@ export class FileTimes {
     private readonly all: Record<string, Record<string, number>>,
   ) {}
 
-  /** The times kept in `dir` for runs of `kind` (the target's kind and window: each waits its own way). */
+  /** The times kept in `dir` for runs of `kind` (the target's kind, its window, the checks selected: each takes its own time). */
   static open(dir: string, kind: string): FileTimes {
     const file = join(dir, "file-times.json");
     let runs: Record<string, Record<string, number>> = {};
@@ -43,7 +43,7 @@ export class FileTimes {
     return this.all[this.kind]?.[file];
   }
 
-  /** A file that ran every one of its checks took `ms`. */
+  /** A file that ran to its end took `ms`. */
   record(file: string, ms: number): void {
     this.measured.set(file, Math.round(ms));
   }

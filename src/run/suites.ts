@@ -188,9 +188,8 @@ function tallyReporter(options: SuiteRunOptions, inRun: (test: TestCase) => bool
     onTestModuleEnd(module: TestModule) {
       // a file that could not even be collected (an import error) is reported here, as an error
       tally.collectedFiles.add(module.relativeModuleId);
-      // a file's time counts for the next run's order only when all of it ran
-      const whole = !options.sections?.length && options.profile !== "smoke" && !options.signal?.aborted;
-      if (whole && module.state() !== "skipped" && !module.errors().length)
+      // a file's time counts for the next run's order only when it ran to its end
+      if (!options.signal?.aborted && module.state() !== "skipped" && !module.errors().length)
         tally.times.record(withoutExtension(module.relativeModuleId), module.diagnostic().duration);
       for (const check of moduleErrors(module, suiteOf(module.relativeModuleId))) add(check, []);
     },
@@ -215,7 +214,9 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   const sections = options.sections?.length ? options.sections : undefined;
   // every run keeps the index (a few ms), so even the first run with --sections after it can use it
   const index = SectionIndex.open(ROOT, cacheDir());
-  const times = FileTimes.open(cacheDir(), `${options.target.kind}, W = ${options.target.windowSeconds} s`);
+  // a file takes its own time under each selection, target and window
+  const selection = [...(options.sections ?? []), ...(options.profile === "smoke" ? ["smoke"] : [])].join(",") || "all";
+  const times = FileTimes.open(cacheDir(), `${options.target.kind}, W = ${options.target.windowSeconds} s, ${selection}`);
   const tally: Tally = {
     checks: [],
     collected: [],
