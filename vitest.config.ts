@@ -10,12 +10,38 @@ const compiledCli = (project: string) => ({
   env: { AGENT_HARNESS_COMPILED: `.build/compiled-${project}` },
 });
 
+/**
+ * Meta files whose verdicts do not ride on timing: arguments and their one-line errors, dry runs
+ * and key checks, the warm runner against processes of their own, the exit-code promises (internal
+ * faults, signals), secrets kept out of every output. Two at a time, in a project of their own
+ * after every timing-bound project (91 s one after another in CI; measured two at a time: 64 s at
+ * 1.9 busy cores, all passing).
+ */
+/** The load, container and package projects: one pool, three files at a time (vitest requires one maxWorkers per group). */
+const WAITING_GROUP = { groupOrder: 5, maxWorkers: 3 } as const;
+
+const META_TWO_AT_ONCE = [
+  "suites/meta/cli.test.ts",
+  "suites/meta/key-check.test.ts",
+  "suites/meta/warm-runner.test.ts",
+  "suites/meta/invariants.test.ts",
+  "suites/meta/secrets.test.ts",
+];
+
 export default defineConfig({
   test: {
     expect: { requireAssertions: true },
     tags: CHECK_TAGS,
-    // the typecheck (about 20 s of one core) first among the unit files, beside the others
-    sequence: { sequencer: startingFirst(["src/lint/typecheck.test.ts"]) },
+    // the long files first in their groups, so none starts last and ends alone: the typecheck
+    // (about 20 s of one core) among the unit files; the harness image's build (about 80 s) and the
+    // long load scenarios (about 50 s) in the waiting group
+    sequence: {
+      sequencer: startingFirst([
+        "src/lint/typecheck.test.ts",
+        "suites/container/harness-image.test.ts",
+        "suites/load/long.test.ts",
+      ]),
+    },
     // the JSON results let .ci/run end with a plain "N passed, N failed" line, and the project
     // times with where the minutes went
     reporters: [
@@ -78,17 +104,18 @@ export default defineConfig({
         extends: true,
         test: {
           name: "load",
-          // alone (projects of one groupOrder run at the same time): bursts and 30 s streams measure
-          // timing, so nothing else competes — not even the meta suite's fault runs
-          sequence: { groupOrder: 5 },
+          // bursts and 30 s streams measure timing: never beside the meta suite's fault runs. Beside
+          // the container and package projects (projects of one groupOrder run at the same time, in
+          // one pool of maxWorkers), which mostly wait on docker builds and npm installs: measured,
+          // the three 107 s at 1.6 busy cores against 138 s one group after the other, all passing
+          sequence: { groupOrder: WAITING_GROUP.groupOrder },
           include: ["suites/load/**/*.test.ts"],
           globalSetup: ["suites/support/global-setup.ts"],
           pool: "forks",
-          // two files at a time, each worker on a key set of its own (as verify's default run takes
-          // the quick scenarios beside the functional suites): the long file's 30 s streams beside
-          // the quick groups, which mostly wait on windows (measured in CI one after another: 96 s
-          // at 0.37 of a core)
-          maxWorkers: 2,
+          // each worker on a key set of its own (as verify's default run takes the quick scenarios
+          // beside the functional suites): the long file's 30 s streams beside the quick groups,
+          // which mostly wait on windows (measured in CI one after another: 96 s at 0.37 of a core)
+          maxWorkers: WAITING_GROUP.maxWorkers,
           isolate: false,
           testTimeout: 120_000,
           hookTimeout: 60_000,
@@ -101,6 +128,7 @@ export default defineConfig({
           sequence: { groupOrder: 4 },
           ...compiledCli("meta"),
           include: ["suites/meta/**/*.test.ts"],
+          exclude: META_TWO_AT_ONCE,
           // the five-seed repeat run and the fault runs each load both cores: one file at a time
           fileParallelism: false,
           // each fault is a verify run in a warm CLI (suites/meta/warm-runner.mjs), mostly waiting
@@ -115,9 +143,22 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          name: "meta-cli",
+          // last: after the network rows and the matrix, whose verdicts ride on timing
+          sequence: { groupOrder: 8 },
+          ...compiledCli("meta-cli"),
+          include: META_TWO_AT_ONCE,
+          maxWorkers: 2,
+          testTimeout: 600_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
           // npm pack, npm i into a temp folder, verify --profile smoke on each supported Node major
           name: "package",
-          sequence: { groupOrder: 3 },
+          sequence: { groupOrder: WAITING_GROUP.groupOrder },
+          maxWorkers: WAITING_GROUP.maxWorkers,
           include: ["suites/package/**/*.test.ts"],
           testTimeout: 180_000,
           hookTimeout: 420_000,
@@ -158,7 +199,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: "container",
-          sequence: { groupOrder: 3 },
+          sequence: { groupOrder: WAITING_GROUP.groupOrder },
+          maxWorkers: WAITING_GROUP.maxWorkers,
           include: ["suites/container/**/*.test.ts"],
           testTimeout: 180_000,
           hookTimeout: 300_000,
