@@ -49,6 +49,7 @@ export const SUITE_FILE_NEEDS: Readonly<Record<string, FileNeeds>> = {
   "suites/functional/streaming.test": sharedNeeds1,
   "suites/functional/transport.test": sharedNeeds4,
   "suites/functional/update-messages.test": sharedNeeds2,
+  "suites/functional/update-rejects.test": sharedNeeds4,
   "suites/functional/update.test": sharedNeeds4,
   "suites/property/conversations.test": sharedNeeds2,
   "suites/property/creates.test": sharedNeeds4,

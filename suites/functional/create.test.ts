@@ -140,7 +140,7 @@ describe("POST /agents", () => {
     });
 });
 
-// A rule Update shares is exercised on Update (update.test.ts), where the bucket is wide; here the
+// A rule Update shares is exercised on Update (update-rejects.test.ts), where the bucket is wide; here the
 // rows of Create alone, and the probes that show Create applies the same rule. Every other row
 // goes to the other account's key when the run has one: its Create bucket is its own (PROFILE §7,
 // per key), so these rows do not spend the main key's windows (a deployment run's plan: docs/deployments.md).

@@ -1,9 +1,11 @@
+import { afterAll } from "vitest";
 import type { AgentBoundaries } from "../../fixtures/expand.js";
+import type { ServiceClient } from "../../src/client/index.js";
 import { type Agent, type ClauseId, type CreateAgentBody, PLATFORMS, type UpdateAgentBody } from "../../src/contract/index.js";
 import { expandFixture, loadFixture } from "./fixtures.js";
-import type { AgentFactory } from "./harness.js";
+import { AgentFactory } from "./harness.js";
 
-/* PROFILE §5 Update: the base agent of update.test.ts and update-messages.test.ts. */
+/* PROFILE §5 Update: the base agent of update.test.ts, update-rejects.test.ts and update-messages.test.ts. */
 
 export type JsonObject = Record<string, unknown>;
 
@@ -18,4 +20,23 @@ export async function createBase(agents: AgentFactory): Promise<{ agent: Agent; 
   // base sets every nested key, so re-sending it restores it; platforms it lacks are removed
   const platforms = Object.fromEntries(PLATFORMS.map((p) => [p, body.platforms?.[p] ?? null]));
   return { agent, restore: { ...body, platforms, status: "active" } as UpdateAgentBody };
+}
+
+/**
+ * One base agent shared by the rows of a table (a Create and a Delete per row saved: Create is 10 a window),
+ * made by the first row that runs and deleted after the file; `seen` is the record as last read.
+ */
+export function sharedBase() {
+  let shared: { factory: AgentFactory; agent: Agent; restore: UpdateAgentBody; seen: Agent } | undefined;
+  afterAll(async () => {
+    await shared?.factory.cleanup();
+  });
+  return async (api: ServiceClient) => {
+    if (!shared) {
+      const factory = new AgentFactory(api, "table");
+      const { agent, restore } = await createBase(factory);
+      shared = { factory, agent, restore, seen: agent };
+    }
+    return shared;
+  };
 }
