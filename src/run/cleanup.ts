@@ -66,8 +66,7 @@ export async function sweepLedger(target: HarnessTarget, ledgerFile: string): Pr
   let strays = 0;
   try {
     const results: CheckResult[] = [];
-    for (const clients of accounts) {
-      const swept = await sweepAccount(clients, target.runPrefix, leftovers);
+    for (const swept of await sweepAccounts(accounts, target.runPrefix, leftovers)) {
       deleted += swept.deleted;
       strays += swept.strays;
       if (swept.result) results.push({ ...base, ...swept.result, durationMs: Math.round(performance.now() - started) });
@@ -134,6 +133,30 @@ function sweepClient(target: HarnessTarget, mainKey: string): ServiceClient {
     // a fresh budget does not know what the checks left in the buckets: honour their 429s
     retry: { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: (target.windowSeconds + 1) * 1000 },
   });
+}
+
+/**
+ * Accounts swept at once: each has its own keys and buckets (PROFILE §7), so one's sweep never
+ * spends another's. One after the other, a run of six workers swept 36 accounts in 14.7 s at
+ * 300 ms a round trip, a list or more each.
+ */
+const ACCOUNTS_AT_ONCE = 8;
+
+/** Every account's part of the sweep, in the order given, `ACCOUNTS_AT_ONCE` at a time; throws the first failure once all have ended. */
+async function sweepAccounts(accounts: ServiceClient[][], runPrefix: string, leftovers: Set<string>) {
+  const swept: Awaited<ReturnType<typeof sweepAccount>>[] = [];
+  let next = 0;
+  const ends = await Promise.allSettled(
+    Array.from({ length: Math.min(ACCOUNTS_AT_ONCE, accounts.length) }, async () => {
+      while (next < accounts.length) {
+        const i = next++;
+        swept[i] = await sweepAccount(accounts[i]!, runPrefix, leftovers);
+      }
+    }),
+  );
+  const failed = ends.find((end) => end.status === "rejected");
+  if (failed) throw failed.reason;
+  return swept;
 }
 
 /**
