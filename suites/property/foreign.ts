@@ -59,22 +59,25 @@ export async function foreignActivity(
     const before = was.get(a.id);
     return before !== undefined && !String(a.name).startsWith(target.runPrefix) && !isDeepStrictEqual(before, a);
   });
-  const gone: Agent[] = [];
+  // by id: an agent the case's page listed changed and the account's read no more is probed once
+  const gone = new Map<string, Agent>();
   for (const agent of differ.slice(0, GONE_PROBES)) {
     const read = await client.getAgent(agent.id);
     // listed changed, then deleted before this GET: another client's doing too
-    if (read.status === 404) gone.push(agent);
+    if (read.status === 404) gone.set(agent.id, agent);
     if (read.status !== 200 || !read.data) continue;
     // the GET agrees with the list; or the other client wrote it again since the list, and its
     // updatedAt moved past what it was before the case: a write after then, and not this run's
     if (isDeepStrictEqual(read.data, agent) || writtenSince(was.get(agent.id)!, read.data)) changedByOthers.push(agent);
   }
   const listed = new Set(now.map((a) => a.id));
-  for (const agent of baseline.filter((a) => !listed.has(a.id)).slice(0, GONE_PROBES))
-    if ((await client.getAgent(agent.id)).status === 404) gone.push(agent);
+  for (const agent of baseline.filter((a) => !listed.has(a.id) && !gone.has(a.id)).slice(0, GONE_PROBES))
+    if ((await client.getAgent(agent.id)).status === 404) gone.set(agent.id, agent);
   const seen = [
     ...(strangers.length ? [`${strangers.length} agent(s) this run did not make appeared (${names(strangers)})`] : []),
-    ...(gone.length ? [`agent(s) listed before this run's case were deleted by another client (${names(gone)})`] : []),
+    ...(gone.size
+      ? [`agent(s) listed before this run's case were deleted by another client (${names([...gone.values()])})`]
+      : []),
     ...(changedByOthers.length
       ? [
           `${changedByOthers.length} agent(s) listed before this run's case were changed by another client (${names(changedByOthers)})`,
