@@ -7,7 +7,7 @@ import { CLAUSES, type KeysFile, SECTIONS } from "../../src/contract/index.js";
 import { FLOOD_SHAPES, FLOOD_SHORT } from "../../src/load/capacity/floods.js";
 import { exampleTenants } from "../../src/load/capacity/plan.js";
 import { SCENARIO_IDS } from "../../src/load/scenarios.js";
-import { load, type VerifyRun, verify } from "../meta/verify-run.js";
+import { FLOOD_DRIVE_MESSAGE_TIMEOUT_SECONDS, load, type VerifyRun, verify } from "../meta/verify-run.js";
 import { type AltKeys, altKeysFile } from "./alt-server/keys.js";
 import { startAltServer } from "./alt-server/server.js";
 import { comparePromises, lastLineOf, remoteWriteReceiver, shardArgs, tlsFront } from "./options.js";
@@ -150,7 +150,7 @@ function normalise(r: {
     windowSeconds: r.network === "far" ? 5 : r.windowSeconds,
     // a flood drive of 12 s gives each shape under 2 s of flood: the stream hog holds its slots
     // until the time budget ends them, so a budget of 3 s would leave it no verdict, every time
-    messageTimeoutSeconds: flood?.shapes.includes("stream-hog") ? FLOOD_MESSAGE_TIMEOUT_SECONDS : r.messageTimeoutSeconds,
+    messageTimeoutSeconds: flood?.shapes.includes("stream-hog") ? FLOOD_DRIVE_MESSAGE_TIMEOUT_SECONDS : r.messageTimeoutSeconds,
     // a flag of serve's: only the reference through serve takes it
     ...(r.target === "serve" && r.wholeSecondWindows ? { wholeSecondWindows: true } : {}),
     // a TLS terminator fronts a deployment (the embedded target is the harness's own plain HTTP);
@@ -218,9 +218,6 @@ function deploymentKeys(config: MatrixConfig): { keys: AltKeys; file: KeysFile }
   const more = capacityTenants().file;
   return { keys, file: { accounts: [...file.accounts, ...more.accounts], keys: [...file.keys, ...more.keys] } };
 }
-
-/** T for a flood with the stream hog: its messages end twice within its flood (as in the meta capacity test). */
-const FLOOD_MESSAGE_TIMEOUT_SECONDS = 0.5;
 
 /** The standard tier (PROFILE §7), every account of the targets the matrix starts. */
 const TIER = 60;

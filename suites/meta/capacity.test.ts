@@ -8,7 +8,7 @@ import type { LoadRun } from "../../src/load/run-of-scenarios.js";
 import { dockerUnavailableReason, startReferenceContainer } from "../../src/target/container.js";
 import { MANY_TENANT_FAULTS, MANY_TENANTS, startReferenceServer } from "../../src/target/embedded.js";
 import { EMBEDDED_DEFAULTS, referenceKeys } from "../../src/target/harness-target.js";
-import { failedIn, load, loadMerge, type VerifyRun } from "./verify-run.js";
+import { FLOOD_DRIVE_MESSAGE_TIMEOUT_SECONDS, failedIn, load, loadMerge, type VerifyRun } from "./verify-run.js";
 
 /**
  * Many tenants on the embedded reference: 200 keys over 50 accounts, each at 80 % of its buckets
@@ -22,7 +22,10 @@ const TENANTS = { accounts: 50, keysPerAccount: 4, tier: 12 } as const;
 const DRIVE = ["--scenario", "capacity", "--duration", "20s", "--profile", "noisy-neighbour", "--threshold", "errors<1%"];
 
 const tenants = exampleTenants(TENANTS.accounts, TENANTS.keysPerAccount, TENANTS.tier);
-const FLOOD_DRIVE = ["--scenario", "capacity", "--duration", "12s", "--profile", "noisy-neighbour", "--message-timeout", "0.5"];
+const FLOOD_DRIVE = [
+  ...["--scenario", "capacity", "--duration", "12s", "--profile", "noisy-neighbour"],
+  ...["--message-timeout", String(FLOOD_DRIVE_MESSAGE_TIMEOUT_SECONDS)],
+];
 /** The tenants written where `--keys-file` reads them. */
 function tenantsFile(t: typeof tenants): string {
   const dir = mkdtempSync(join(tmpdir(), "agent-harness-tenants-"));
@@ -145,7 +148,7 @@ describe("meta: capacity", () => {
    * Each flood fault harms the others under its own shape: caught by that shape's check and by no
    * other shape's, at the default flood settings. Five tenants keep the steady drive small beside
    * the storm; a drive of 12 s gives each shape 1.5 s (a flood of 1 s, then its after-effects), and
-   * a budget of 0.5 s ends the stream hog's messages twice inside its flood.
+   * a budget of FLOOD_DRIVE_MESSAGE_TIMEOUT_SECONDS ends the stream hog's messages twice inside its flood.
    */
   test.for(Object.entries(FLOOD_FAULT_SHAPES))("flood fault %s is caught by %s alone", async ([name, shape], ctx) => {
     const run = await load([...FLOOD_DRIVE, "--keys-file", floodKeysFile, "--fault", name]);
