@@ -84,6 +84,18 @@ describe("FileTimes", () => {
     });
   });
 
+  test("two runs open at once both keep their times: a save adds to what the file holds by then", () => {
+    const dir = scratch();
+    const a = FileTimes.open(dir, "embedded, W = 2 s, all");
+    const b = FileTimes.open(dir, "embedded, W = 2 s, §7");
+    a.record("suites/functional/auth", 5);
+    b.record("suites/functional/limits", 9);
+    a.save();
+    b.save();
+    expect(FileTimes.open(dir, "embedded, W = 2 s, all").of("suites/functional/auth")).toBe(5);
+    expect(FileTimes.open(dir, "embedded, W = 2 s, §7").of("suites/functional/limits")).toBe(9);
+  });
+
   test("an unreadable or half-written file is no times at all, and the next save replaces it", () => {
     const dir = scratch();
     writeFileSync(join(dir, "file-times.json"), '{"runs": {"embedded, W = 2 s": {"suites/functional/auth": 3');

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { z } from "zod";
@@ -8,6 +9,10 @@ import { z } from "zod";
  * together instead of one long file starting last and ending alone (longest first: measured on
  * the embedded default run, 39–40 s → 35–37 s wall, docs/figures.md). Only the order changes:
  * what runs, and every verdict, are the same in any order.
+ *
+ * Used only where the order can change nothing but the time: a run of several workers, without
+ * account lanes (their files keep a fixed order) and without --bail (where the order would decide
+ * which checks run before the stop).
  *
  * A file not timed yet (the first run, a new file) starts before the timed ones, the larger first,
  * as vitest orders files it has no times for. (Ordering the first run by what the files declare
@@ -29,13 +34,7 @@ export class FileTimes {
   /** The times kept in `dir` for runs of `kind` (the target's kind, its window, the checks selected: each takes its own time). */
   static open(dir: string, kind: string): FileTimes {
     const file = join(dir, "file-times.json");
-    let runs: Record<string, Record<string, number>> = {};
-    try {
-      runs = TimesFile.parse(JSON.parse(readFileSync(file, "utf8"))).runs;
-    } catch {
-      // none yet, or unreadable: every file goes by its declarations
-    }
-    return new FileTimes(file, kind, runs);
+    return new FileTimes(file, kind, readTimes(file));
   }
 
   /** The last time of `file` (root-relative, without its extension) in a run of this kind, if any. */
@@ -48,11 +47,16 @@ export class FileTimes {
     this.measured.set(file, Math.round(ms));
   }
 
-  /** Adds this run's times (one write, renamed into place: a reader never sees half). */
+  /**
+   * Adds this run's times to what the file holds now (read again: runs that ended meanwhile keep
+   * theirs), in one write renamed into place: a reader never sees half.
+   */
   save(): void {
     if (!this.measured.size) return;
-    const runs = { ...this.all, [this.kind]: { ...this.all[this.kind], ...Object.fromEntries(this.measured) } };
-    const partial = `${this.file}.${process.pid}`;
+    const now = readTimes(this.file);
+    const runs = { ...now, [this.kind]: { ...now[this.kind], ...Object.fromEntries(this.measured) } };
+    // unique to this write: processes of several machines or containers may share the folder
+    const partial = `${this.file}.${process.pid}.${randomUUID()}`;
     try {
       mkdirSync(dirname(this.file), { recursive: true });
       writeFileSync(partial, JSON.stringify({ runs }));
@@ -76,5 +80,14 @@ export class FileTimes {
       }
       return tb - ta || a.localeCompare(b);
     };
+  }
+}
+
+/** The times a file holds: none when it is missing, unreadable or half written. */
+function readTimes(file: string): Record<string, Record<string, number>> {
+  try {
+    return TimesFile.parse(JSON.parse(readFileSync(file, "utf8"))).runs;
+  } catch {
+    return {};
   }
 }

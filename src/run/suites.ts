@@ -139,8 +139,8 @@ interface Tally {
   collectedFiles: Set<string>;
   /** which sections each file's checks cite, kept for the next run with --sections */
   index: SectionIndex;
-  /** how long each file took when all of it ran, kept for the next run's order */
-  times: FileTimes;
+  /** how long each file took, kept for the next run's order (runs whose order is free: see FileTimes) */
+  times: FileTimes | undefined;
 }
 
 /** Files the run selected that it has not collected yet: their checks are not counted so far. */
@@ -190,7 +190,7 @@ function tallyReporter(options: SuiteRunOptions, inRun: (test: TestCase) => bool
       tally.collectedFiles.add(module.relativeModuleId);
       // a file's time counts for the next run's order only when it ran to its end
       if (!options.signal?.aborted && module.state() !== "skipped" && !module.errors().length)
-        tally.times.record(withoutExtension(module.relativeModuleId), module.diagnostic().duration);
+        tally.times?.record(withoutExtension(module.relativeModuleId), module.diagnostic().duration);
       for (const check of moduleErrors(module, suiteOf(module.relativeModuleId))) add(check, []);
     },
   };
@@ -214,9 +214,11 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   const sections = options.sections?.length ? options.sections : undefined;
   // every run keeps the index (a few ms), so even the first run with --sections after it can use it
   const index = SectionIndex.open(ROOT, cacheDir());
-  // a file takes its own time under each selection, target and window
-  const selection = [...(options.sections ?? []), ...(options.profile === "smoke" ? ["smoke"] : [])].join(",") || "all";
-  const times = FileTimes.open(cacheDir(), `${options.target.kind}, W = ${options.target.windowSeconds} s, ${selection}`);
+  // files known to have no check in the sections asked for are not even imported; a lane with no file does not start
+  const idle = sections ? index.without(sections, declaredFiles(options.suites)) : [];
+  const files = declaredFiles(options.suites).filter((f) => !idle.includes(f));
+  const { laneNames, lanes } = lanesOfRun(options.target, files);
+  const times = orderIsFree(options, laneNames) ? FileTimes.open(cacheDir(), timesKind(options)) : undefined;
   const tally: Tally = {
     checks: [],
     collected: [],
@@ -233,10 +235,6 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
     (!sections || sections.some((s) => test.tags.includes(s))) && (options.profile !== "smoke" || test.tags.includes("smoke"));
   const reporter = tallyReporter(options, inRun, tally);
   const include = [...new Set(options.suites.map(suiteGlob))];
-  // files known to have no check in the sections asked for are not even imported; a lane with no file does not start
-  const idle = sections ? index.without(sections, declaredFiles(options.suites)) : [];
-  const files = declaredFiles(options.suites).filter((f) => !idle.includes(f));
-  const { laneNames, lanes } = lanesOfRun(options.target, files);
   // the main lane's last files wait for the quota lane's end: say when it came, whatever ended it
   const handOff = lanes.find((l) => l.target.afterQuotaLane)?.target.afterQuotaLane;
   if (handOff) rmSync(handOff, { force: true });
@@ -272,7 +270,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   } finally {
     if (handOff) rmSync(handOff, { force: true });
     index.save();
-    times.save();
+    times?.save();
   }
   // a file selected and never collected, with the run not stopped, is a check unaccounted for: the
   // completeness rule (src/run/completeness.ts) reports it (skipped after --bail, else a harness error)
@@ -324,6 +322,20 @@ const sizeOf = (file: string) => {
   }
 };
 
+/**
+ * Whether the files' order can change nothing but the run's time: several workers, no account
+ * lanes (a lane's files keep a fixed order, src/plan/lanes.ts), no --bail (the order would decide
+ * which checks run before the stop).
+ */
+const orderIsFree = (options: SuiteRunOptions, laneNames: readonly Lane[] | undefined) =>
+  !laneNames?.length && !options.bail && workersFor(options.target) > 1;
+
+/** A file takes its own time under each target, window and selection (the sections in one order). */
+const timesKind = (options: SuiteRunOptions) => {
+  const selection = [...(options.sections ?? [])].sort().join(",") + (options.profile === "smoke" ? " smoke" : "");
+  return `${options.target.kind}, W = ${options.target.windowSeconds} s, ${selection || "all"}`;
+};
+
 /** A run without lanes starts its longest files first (src/run/file-times.ts): vitest's sequencer interface. */
 const longestFirst = (times: FileTimes) =>
   class LongestFirst implements TestSequencer {
@@ -351,8 +363,8 @@ interface LaneRun {
   selectedFiles: (files: readonly string[]) => void;
   /** the account lane these files are (src/plan/lanes.ts), if the run has lanes */
   lane: Lane | undefined;
-  /** the files' last times, for the order of a run without lanes */
-  times: FileTimes;
+  /** the files' last times, for the order of a run whose order is free (orderIsFree) */
+  times: FileTimes | undefined;
   held: HeldListeners;
 }
 
@@ -377,9 +389,13 @@ function vitestConfig(
     watch: false,
     reporters: [reporter],
     ...files,
-    // a lane runs its files one after another in a fixed order (src/plan/lanes.ts); a run without
-    // lanes starts its longest files first
-    sequence: { sequencer: run.lane ? LaneOrder : longestFirst(run.times) },
+    // a lane runs its files one after another in a fixed order (src/plan/lanes.ts); a run whose
+    // order is free starts its longest files first; any other keeps vitest's order
+    ...(run.lane
+      ? { sequence: { sequencer: LaneOrder } }
+      : run.times
+        ? { sequence: { sequencer: longestFirst(run.times) } }
+        : {}),
     ...(options.bail ? { bail: 1 } : {}),
     tags: CHECK_TAGS,
     // every expression must hold: the profile's tag, and any one of the sections and clauses asked for
@@ -400,7 +416,8 @@ function vitestConfig(
     passWithNoTests: false,
     // no results cache: vitest writes it whole at a run's end and reads it unguarded at the next
     // start, so runs (and a run's lanes) at once could read one half written; and it would order
-    // the files by the last run's times, so the calibration and the run could differ in order
+    // a lane's files by the last run's times, so the calibration and the run could differ in order
+    // (a run whose order is free is ordered by times of its own: src/run/file-times.ts)
     cache: false,
     // the suites' modules as transformed, kept between runs (keyed by their content): a run
     // starts about a second sooner (measured: 4.95 → 4.0 s for one section's checks)
