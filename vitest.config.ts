@@ -106,8 +106,9 @@ export default defineConfig({
           name: "load",
           // bursts and 30 s streams measure timing: never beside the meta suite's fault runs. Beside
           // the container and package projects (projects of one groupOrder run at the same time, in
-          // one pool of maxWorkers), which mostly wait on docker builds and npm installs: measured,
-          // the three 107 s at 1.6 busy cores against 138 s one group after the other, all passing
+          // one pool of maxWorkers): docker builds and npm installs, far from the two cores' worth
+          // of the unit tests; measured, the three 107 s at 1.6 busy cores against 138 s one group
+          // after the other, all passing
           sequence: { groupOrder: WAITING_GROUP.groupOrder },
           include: ["suites/load/**/*.test.ts"],
           globalSetup: ["suites/support/global-setup.ts"],

@@ -16,13 +16,13 @@ export interface VerifyRun {
   runDir: string;
 }
 
-/** `env` is added to this process's (a proxy's variables, GITHUB_STEP_SUMMARY for a run's job summary). */
 /**
  * T (seconds) of a capacity drive with the stream hog in 12 s: its messages end twice inside its
  * flood of about 1.5 s (the meta capacity rows, the matrix's floods).
  */
 export const FLOOD_DRIVE_MESSAGE_TIMEOUT_SECONDS = 0.5;
 
+/** `env` is added to this process's (a proxy's variables, GITHUB_STEP_SUMMARY for a run's job summary). */
 export function verify(args: string[], seed = 1, env: NodeJS.ProcessEnv = {}): Promise<VerifyRun> {
   return harnessRun(["verify", "--seed", String(seed), ...args], env);
 }
