@@ -6,11 +6,13 @@ import type { TestProject } from "vitest/node";
 
 /**
  * globalSetup of the projects whose tests start the CLI in child processes, each a verify run (the
- * meta fault runs, the network rows, the matrix): the CLI is compiled once into the folder their
- * config names in AGENT_HARNESS_COMPILED, which bin/agent-harness.js then runs instead of the
- * TypeScript sources, so no child pays tsx's start-up. Compiled here, at the project's start, from
- * the sources of this checkout: never a stale tree. One folder per project: two projects' setups
- * never empty each other's tree.
+ * meta fault runs, the network rows, the matrix, the meta-cli files): the CLI is compiled once into
+ * the folder their config names in AGENT_HARNESS_COMPILED, which bin/agent-harness.js then runs
+ * instead of the TypeScript sources, so no child pays tsx's start-up. Compiled here, from the
+ * sources of this checkout: never a stale tree. (vitest runs every project's globalSetup before
+ * the first test of the run, one after another: each compile, well under a second with esbuild,
+ * adds to the run's start.) One folder per project: two projects' setups never empty each other's
+ * tree.
  */
 export default function setup(project: TestProject) {
   const outdir = project.config.env.AGENT_HARNESS_COMPILED;
