@@ -111,5 +111,9 @@ describe("FileTimes", () => {
     writeFileSync(join(dirs.at(-1)!, "file-times.json"), "a file where the folder would be");
     times.record("suites/functional/get", 4);
     expect(() => times.save()).not.toThrow();
+    // nothing was kept: the next run there starts with no times
+    expect(
+      FileTimes.open(join(dirs.at(-1)!, "file-times.json", "not-a-folder"), "embedded, W = 2 s").of("suites/functional/get"),
+    ).toBeUndefined();
   });
 });
