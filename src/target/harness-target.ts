@@ -1,8 +1,9 @@
 import type { AccountShare } from "../client/rate-share.js";
 import type { ServiceClock } from "../client/service-clock.js";
 import { type KeysFileInput, MESSAGE_TIMING, newApiKey, RATE_LIMITS } from "../contract/index.js";
+import { pinThisProcess, splitCores } from "./cores.js";
 import { KEY_ROLE_NAMES, KEY_ROLES, type KeyRole, type KeyRoleName, keysOfRole, keysOfSet } from "./key-roles.js";
-import type { StartedReference } from "./types.js";
+import type { ReferenceServerOptions } from "./types.js";
 
 /**
  * What the suites know of the service under test. The CLI resolves it and hands it to vitest
@@ -12,6 +13,11 @@ export interface HarnessTarget {
   kind: "embedded" | "container" | "external";
   /** an embedded reference in a `serve` process of its own (a load that floods it): the generator's loop is not the service's */
   ownProcess?: boolean;
+  /**
+   * that process on CPUs of its own, the generator on the others (src/target/cores.ts): its CPUs
+   * and pid, to measure what else ran on them while a flood lasted
+   */
+  ownCores?: { cpus: number[]; pid: number };
   /** ends with /v1 */
   baseUrl: string;
   keys: {
@@ -244,13 +250,30 @@ export function keyRoles(keys: HarnessTarget["keys"]): Record<string, number> {
   return Object.fromEntries(KEY_ROLE_NAMES.map((role) => [role, keysOfRole(keys, role).length]).filter(([, count]) => count));
 }
 
-type ReferenceStarter = (options: {
-  keys: KeysFileInput;
-  windowSeconds: number;
-  messageTimeoutSeconds: number;
-  faults: string[];
-  clockSkewSeconds?: number;
-}) => Promise<StartedReference>;
+/** The reference in this process, or in a container. */
+async function startHere(kind: "embedded" | "container", options: ReferenceServerOptions) {
+  if (kind === "container") return (await import("./container.js")).startReferenceContainer(options);
+  return (await import("./embedded.js")).startReferenceServer(options);
+}
+
+/**
+ * The reference in a `serve` process of its own, on CPUs of its own where the machine allows
+ * (src/target/cores.ts): this process keeps the others until the server is closed.
+ */
+async function startApart(options: ReferenceServerOptions) {
+  const cores = splitCores();
+  const server = await (await import("./process.js")).startReferenceProcess(options, cores?.service);
+  // the split holds only if this process moved off the service's CPUs too
+  const unpin = cores && pinThisProcess(cores.generator);
+  return {
+    ...server,
+    cores: unpin ? cores : undefined,
+    close: async () => {
+      unpin?.();
+      await server.close();
+    },
+  };
+}
 
 /** Start a reference server (in-process or container) with everything a full run needs. */
 export async function startReferenceTarget(
@@ -261,23 +284,19 @@ export async function startReferenceTarget(
   apart = false,
 ): Promise<{ target: HarnessTarget; stop: () => Promise<void> }> {
   const { file, keys: keyPool } = referenceKeys(plan);
-  const start: ReferenceStarter =
-    kind === "container"
-      ? (await import("./container.js")).startReferenceContainer
-      : apart
-        ? (await import("./process.js")).startReferenceProcess
-        : (await import("./embedded.js")).startReferenceServer;
-  const server = await start({
+  const options = {
     keys: file,
     windowSeconds: plan.windowSeconds,
     messageTimeoutSeconds: plan.messageTimeoutSeconds,
     faults: plan.faults,
     ...(plan.clockSkewSeconds ? { clockSkewSeconds: plan.clockSkewSeconds } : {}),
-  });
+  };
+  const own = apart && kind === "embedded" ? await startApart(options) : undefined;
+  const server = own ?? (await startHere(kind, options));
   return {
     target: {
       kind,
-      ...(apart && kind === "embedded" ? { ownProcess: true } : {}),
+      ...(own ? { ownProcess: true, ...(own.cores ? { ownCores: { cpus: own.cores.service, pid: own.pid } } : {}) } : {}),
       baseUrl: server.baseUrl,
       keys: keyPool[0]!,
       ...(keyPool.length > 1 ? { keyPool } : {}),

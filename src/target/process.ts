@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { untilReady } from "../cli/ready-line.js";
 import { keysFileSchema, singleKeyFile } from "../contract/index.js";
 import { BIN_PATH } from "../run/package-root.js";
+import { onCpus } from "./cores.js";
 import { REFERENCE_TIER, type ReferenceServerOptions, type StartedReference } from "./types.js";
 
 const STARTUP_TIMEOUT_MS = 60_000;
@@ -14,16 +15,20 @@ const STOP_GRACE_MS = 5_000;
  * The reference server as an `agent-harness serve` process of its own: what a load that floods it
  * needs, so that the generator and the service do not share one event loop (an in-process
  * reference and a storm starve each other, and the verdict would be the harness's own contention).
- * They still share the machine's cores; the drive's headroom line says so.
+ * They share the machine's cores unless `cpus` gives the service some of its own (src/target/cores.ts);
+ * the drive's headroom line says which.
  */
-export async function startReferenceProcess(options: ReferenceServerOptions = {}): Promise<StartedReference> {
+export async function startReferenceProcess(
+  options: ReferenceServerOptions = {},
+  cpus?: readonly number[],
+): Promise<StartedReference & { pid: number }> {
   const keys = options.keys !== undefined ? keysFileSchema.parse(options.keys) : singleKeyFile(REFERENCE_TIER);
   const dir = mkdtempSync(join(tmpdir(), "agent-harness-serve-"));
   const keysPath = join(dir, "keys.json");
   writeFileSync(keysPath, JSON.stringify(keys), { mode: 0o600 });
-  const child = spawn(process.execPath, [BIN_PATH, "serve", ...serverArgs(options, options.host ?? "127.0.0.1", 0, keysPath)], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const argv = [BIN_PATH, "serve", ...serverArgs(options, options.host ?? "127.0.0.1", 0, keysPath)];
+  const [command, args] = cpus ? onCpus(cpus, process.execPath, argv) : [process.execPath, argv];
+  const child = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const timer = setTimeout(() => child.kill("SIGTERM"), STARTUP_TIMEOUT_MS);
   let baseUrl: string;
@@ -37,10 +42,13 @@ export async function startReferenceProcess(options: ReferenceServerOptions = {}
   }
   // the ready line is all it says that we wait for: what it prints later is not read
   child.stdout.resume();
+  const pid = child.pid;
+  if (pid === undefined) throw new Error("the serve process has no pid");
   let closing: Promise<void> | undefined;
   return {
     baseUrl,
     keys,
+    pid,
     close() {
       closing ??= (async () => {
         child.kill("SIGTERM");

@@ -93,7 +93,9 @@ export class CapacityDrive {
       ...(options.shard ? { shard: options.shard } : {}),
       service: {
         where: serviceWhere(ctx.target),
+        // with the service on CPUs of its own, this process's CPUs are the rest
         cores: availableParallelism(),
+        ...(ctx.target.ownCores ? { ownCores: ctx.target.ownCores.cpus.length } : {}),
       },
     };
     // the Remaining judgement needs each tenant's tier (src/load/concurrency-checks.ts)
@@ -207,6 +209,7 @@ export class CapacityDrive {
       ratePerSecond: this.options.floodRate ?? FLOOD_DEFAULTS.ratePerSecond,
       sockets: this.options.floodSockets ?? FLOOD_DEFAULTS.sockets,
       signal: this.ctx.signal,
+      ...(this.ctx.target.ownCores ? { serviceCores: this.ctx.target.ownCores } : {}),
     };
     for (const segment of this.segments) this.tally.floods.push(await runFlood(segment, target, this.startedAt));
   }

@@ -6,6 +6,7 @@ import { connect as tlsConnect } from "node:tls";
 import { type Dispatcher, request } from "undici";
 import { networkAgent } from "../../client/network.js";
 import { JSON_CONTENT_TYPE, newApiKey } from "../../contract/index.js";
+import { CoreWatch } from "../../target/cores.js";
 import { type LoadRequest, messageTo, requestTo } from "../requests.js";
 
 /**
@@ -94,6 +95,8 @@ export interface FloodOutcome {
   spanSeconds?: number;
   /** the machine's 1-minute load average when it ended: a service on this machine shares what is left */
   loadAverage?: number;
+  /** a service on cores of its own: the share (0–1) of them that other work took while the flood ran */
+  otherOnServiceCores?: number;
   /** requests the flood sent (sockets opened, for the connection hog) */
   sent: number;
   /** how the service, not the generator, kept the flood short of its intent (every connection awaiting answers; sockets closed): it flooded enough */
@@ -130,23 +133,29 @@ export interface FloodTarget {
   ratePerSecond: number;
   sockets: number;
   signal: AbortSignal;
+  /** a service on CPUs of its own (src/target/cores.ts): what else ran on them is measured */
+  serviceCores?: { cpus: number[]; pid: number };
 }
 
 type Answer = { status: number } | { error: string };
 
 /** Run one flood segment; `startedAt` is the drive's start (Date.now()). */
 export async function runFlood(segment: FloodSegment, target: FloodTarget, startedAt: number): Promise<FloodOutcome> {
+  const wait = startedAt + segment.fromMs - Date.now();
+  if (wait > 0) await sleep(wait, undefined, { signal: target.signal }).catch(() => undefined);
+  const watch = target.serviceCores && new CoreWatch(target.serviceCores.cpus, target.serviceCores.pid);
+  const before = watch?.read();
   const outcome = await flood(segment, target, startedAt);
+  const after = watch?.read();
   return {
     ...outcome,
     spanSeconds: Math.round((segment.endMs - segment.fromMs) / 100) / 10,
     loadAverage: Math.round(loadavg()[0]! * 10) / 10,
+    ...(watch && before && after ? { otherOnServiceCores: Math.round(watch.otherShare(before, after) * 100) / 100 } : {}),
   };
 }
 
 async function flood(segment: FloodSegment, target: FloodTarget, startedAt: number): Promise<FloodOutcome> {
-  const wait = startedAt + segment.fromMs - Date.now();
-  if (wait > 0) await sleep(wait, undefined, { signal: target.signal }).catch(() => undefined);
   const until = startedAt + segment.toMs;
   switch (segment.shape) {
     case "refusal-storm":

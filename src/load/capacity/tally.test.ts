@@ -1,0 +1,103 @@
+import { describe, expect, test } from "vitest";
+import type { FloodOutcome } from "./floods.js";
+import { type CapacitySettings, CapacityTally, capacityFigures, neighboursVerdicts } from "./tally.js";
+
+const SETTINGS: CapacitySettings = {
+  profile: "noisy-neighbour",
+  share: 0.8,
+  durationSeconds: 12,
+  rampSeconds: 1,
+  intervalSeconds: 1,
+  tenants: 5,
+  keys: 10,
+  offeredPerSecond: 120,
+  flooder: "acct_0",
+};
+
+const STORM: FloodOutcome = {
+  shape: "refusal-storm",
+  intended: 1500,
+  achieved: 1490,
+  unit: "req/s",
+  refusedPerSecond: 1400,
+  seconds: 0.9,
+  spanSeconds: 1.5,
+  loadAverage: 1,
+  otherOnServiceCores: 0,
+  sent: 1341,
+};
+
+/**
+ * A noisy-neighbour tally: the others calm at 2–5 ms; under the storm `during` (ms), 200 answers
+ * each, every one sent on time.
+ */
+function tally(during: (i: number) => number, flood: FloodOutcome = STORM): CapacityTally {
+  const t = new CapacityTally();
+  const fill = (phase: "calm" | "refusal-storm", ms: (i: number) => number) => {
+    const p = t.phase(phase);
+    for (let i = 0; i < 200; i++) p.latency.recordValue(Math.round(ms(i) * 1000));
+    p.sent = 200;
+  };
+  fill("calm", (i) => 2 + (i % 4));
+  fill("refusal-storm", during);
+  t.floods.push(flood);
+  return t;
+}
+
+const judge = (t: CapacityTally, service: CapacitySettings["service"]) => {
+  const n = capacityFigures(t, { ...SETTINGS, ...(service ? { service } : {}) }).neighbours;
+  if (!n) throw new Error("no noisy-neighbour figures");
+  return { flood: n.floods[0], verdicts: neighboursVerdicts(n) };
+};
+
+/** a storm fault: everyone waits 300 ms more */
+const slowedEveryone = (i: number) => 300 + (i % 4);
+/** a clean service on the generator's machine: a few answers late behind a burst of the storm */
+const tailOnly = (i: number) => (i % 50 === 0 ? 80 : 2 + (i % 4));
+
+describe("noisy-neighbour: the others' latency under a storm, by where the service ran", () => {
+  test("a service elsewhere: the p99 is judged, a tail over its allowance fails", () => {
+    const { flood, verdicts } = judge(tally(tailOnly), { where: "elsewhere", cores: 2 });
+    expect(flood?.reached).toBe(true);
+    expect(verdicts.map((v) => v.ok)).toEqual([false]);
+  });
+
+  test("a service sharing the generator's cores: its latency under a storm is no verdict, whatever it was", () => {
+    for (const during of [tailOnly, slowedEveryone]) {
+      const { flood, verdicts } = judge(tally(during), { where: "a process of its own", cores: 2 });
+      expect(flood?.unreachedBecause).toContain("storm's generator shared the service's 2 cores");
+      expect(verdicts).toEqual([]);
+    }
+  });
+
+  test("a service on cores of its own: the median is judged, and everyone slowed fails", () => {
+    const { flood, verdicts } = judge(tally(slowedEveryone), { where: "a process of its own", cores: 1, ownCores: 1 });
+    expect(flood?.reached).toBe(true);
+    expect(flood?.allowedP50Ms).toBeDefined();
+    expect(verdicts.map((v) => v.ok)).toEqual([false]);
+    expect(verdicts[0]?.received).toMatch(/median [\d.]+ → 30\d ms \(at most/);
+  });
+
+  test("a service on cores of its own: a tail alone over its allowance is no verdict, never a failure", () => {
+    const { flood, verdicts } = judge(tally(tailOnly), { where: "a process of its own", cores: 1, ownCores: 1 });
+    expect(flood?.reached).toBe(false);
+    expect(flood?.unreachedBecause).toContain("shared this machine with the service (on cores of their own)");
+    expect(verdicts).toEqual([]);
+  });
+
+  test("a service on cores of its own that other work took: no verdict on its latency, even its median", () => {
+    const busy = { ...STORM, otherOnServiceCores: 0.3 };
+    const { flood, verdicts } = judge(tally(slowedEveryone, busy), { where: "a process of its own", cores: 1, ownCores: 1 });
+    expect(flood?.unreachedBecause).toContain("other work took 30% of the service's 1 cores");
+    expect(verdicts).toEqual([]);
+  });
+
+  test("a service on cores of its own, unharmed, passes", () => {
+    const { flood, verdicts } = judge(
+      tally((i) => 2 + (i % 5)),
+      { where: "a process of its own", cores: 1, ownCores: 1 },
+    );
+    expect(flood?.reached).toBe(true);
+    expect(verdicts.map((v) => v.ok)).toEqual([true]);
+  });
+});
