@@ -12,14 +12,14 @@ import { FLOOD_DRIVE_MESSAGE_TIMEOUT_SECONDS, failedIn, load, loadMerge, type Ve
 
 /**
  * Many tenants on the embedded reference: 200 keys over 50 accounts, each at 80 % of its buckets
- * for 20 s, one of them flooding in the second half (noisy-neighbour, which judges the steady
+ * for 15 s, one of them flooding in the second half (noisy-neighbour, which judges the steady
  * verdicts too). A small tier keeps the planned rate near 240 requests a second, within what two
  * shared cores carry with the target in-process. The shards drive one reference they share, as
  * shards on several machines would: the reference image in Docker when a daemon answers (CI
  * starts one), else the embedded server in this process.
  */
 const TENANTS = { accounts: 50, keysPerAccount: 4, tier: 12 } as const;
-const DRIVE = ["--scenario", "capacity", "--duration", "20s", "--profile", "noisy-neighbour", "--threshold", "errors<1%"];
+const DRIVE = ["--scenario", "capacity", "--duration", "15s", "--profile", "noisy-neighbour", "--threshold", "errors<1%"];
 
 const tenants = exampleTenants(TENANTS.accounts, TENANTS.keysPerAccount, TENANTS.tier);
 const FLOOD_DRIVE = [
