@@ -281,6 +281,14 @@ export function isUnderFinding(check: CheckResult): boolean {
 }
 
 /**
+ * The last line of a run that is no verdict on the service (exit 2), where a CI log shows it:
+ * its inconclusive checks, or that nothing ran; undefined for a verdict.
+ */
+export function noVerdictLine(run: RunResult): string | undefined {
+  return inconclusiveLine(run) ?? nothingRanLine(run);
+}
+
+/**
  * The run's closing line when inconclusive checks, and no finding, decide its exit 2: how many
  * and what the first one saw. Undefined when none was inconclusive or a finding decides.
  */

@@ -14,7 +14,7 @@ import {
   writeLoadReports,
 } from "../load/run-of-scenarios.js";
 import { MergeError, mergeShardRuns, readShardRuns } from "../load/shard/merge.js";
-import { exitCodeOf, inconclusiveLine, newRunId, nothingRanLine } from "../report/index.js";
+import { exitCodeOf, newRunId, noVerdictLine } from "../report/index.js";
 import { targetSecrets } from "../target/harness-target.js";
 import type { VerifyConfig } from "./config.js";
 import { assertReachable, interruptible, newRun, startTarget, targetOptions } from "./lifecycle.js";
@@ -88,12 +88,10 @@ export async function runLoad(
   const dir = await writeLoadReports(result, loadRun, reportDir, secrets);
   out.write(`${closingLines(result, loadRun).join("\n")}\nreports: ${dir} (load.json, report.html)\n`);
   // a run that is not a verdict on the service says so last, where a CI log shows it (as verify does)
-  if (result.interrupted)
-    out.write(
-      `interrupted: ran ${result.interrupted.done} of ${result.interrupted.total} scenarios, then deleted what they made; exit 130\n`,
-    );
-  else if (inconclusiveLine(result)) out.write(`${inconclusiveLine(result)}\n`);
-  else if (nothingRanLine(result)) out.write(`${nothingRanLine(result)}\n`);
+  const last = result.interrupted
+    ? `interrupted: ran ${result.interrupted.done} of ${result.interrupted.total} scenarios, then deleted what they made; exit 130`
+    : noVerdictLine(result);
+  if (last) out.write(`${last}\n`);
   return exitCodeOf(result);
 }
 
@@ -137,8 +135,8 @@ export async function runMerge(dirs: readonly string[], reportDir: string): Prom
   for (const report of loadRun.scenarios) process.stdout.write(reportLines(report));
   const dir = await writeLoadReports(result, loadRun, reportDir, []);
   process.stdout.write(`${closingLines(result, loadRun).join("\n")}\nreports: ${dir} (load.json, report.html)\n`);
-  if (inconclusiveLine(result)) process.stdout.write(`${inconclusiveLine(result)}\n`);
-  else if (nothingRanLine(result)) process.stdout.write(`${nothingRanLine(result)}\n`);
+  const last = noVerdictLine(result);
+  if (last) process.stdout.write(`${last}\n`);
   return exitCodeOf(result);
 }
 

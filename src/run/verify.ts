@@ -14,8 +14,7 @@ import {
   formatPropertySummary,
   formatRefusalWaits,
   formatSummary,
-  inconclusiveLine,
-  nothingRanLine,
+  noVerdictLine,
   ProgressFailures,
   type PropertySummary,
   type RefusalWaits,
@@ -386,8 +385,9 @@ async function reportRun(
     out.write(
       `interrupted: ran ${checksDone(result.interrupted)} checks, then deleted the agents it made (${sweep?.status}); exit 130\n`,
     );
-  } else if (at.shortfall) out.write(`${at.shortfall}\n`);
-  else if (inconclusiveLine(result)) out.write(`${inconclusiveLine(result)}\n`);
-  else if (nothingRanLine(result)) out.write(`${nothingRanLine(result)}\n`);
+  } else {
+    const last = at.shortfall ?? noVerdictLine(result);
+    if (last) out.write(`${last}\n`);
+  }
   return code;
 }
