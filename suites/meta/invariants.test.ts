@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -198,5 +198,39 @@ describe("meta: a selection that leaves a lane no file, twice at once", () => {
     });
     expect(promised[0]).toBeGreaterThan(0);
     expect(promised[1]).toBe(promised[0]);
+  });
+});
+
+/**
+ * `--sections` leaves out the files the section index knows to have no check there. The index is
+ * whatever the last runs collected, under other selections: a run with the smoke profile (which
+ * selects a few checks of each file) must leave an index under which a `--sections` run promises,
+ * and runs, exactly what it does with no index at all.
+ */
+describe("meta: --sections against an index another selection built", () => {
+  const promised = (run: CliRun) => Number(/^will run: (\d+) checks/m.exec(run.stdout)?.[1]);
+
+  test("after a smoke run, --sections §6 promises and runs what it does with no index", async () => {
+    // the index and vite's cache live under the temporary folder: one of this test's own
+    const built = mkdtempSync(join(tmpdir(), "agent-harness-invariants-index-"));
+    const fresh = mkdtempSync(join(tmpdir(), "agent-harness-invariants-noindex-"));
+    const smoke = await cli(["verify", "--suites", "functional", "--profile", "smoke", "--workers", "1"], {
+      env: { TMPDIR: built },
+    });
+    expect(smoke.code, smoke.stdout.slice(-2000)).toBe(0);
+    // the smoke run kept an index there (else the runs below would prove nothing)
+    const kept = readdirSync(built, { recursive: true }).filter((f) => /(^|\/)sections-[0-9a-f]+\.json$/.test(String(f)));
+    expect(kept).toHaveLength(1);
+    const args = ["verify", "--suites", "functional", "--sections", "§6", "--workers", "1"];
+    const [withIndex, withoutIndex] = await Promise.all([
+      cli([...args, "--dry-run"], { env: { TMPDIR: built } }),
+      cli([...args, "--dry-run"], { env: { TMPDIR: fresh } }),
+    ]);
+    expect([withIndex.code, withoutIndex.code]).toEqual([0, 0]);
+    expect(promised(withoutIndex)).toBeGreaterThan(0);
+    expect(promised(withIndex)).toBe(promised(withoutIndex));
+    const run = await cli(args, { env: { TMPDIR: built } });
+    expect(run.code, run.stdout.slice(-2000)).toBe(0);
+    expect(Number(/^(\d+) checks in /m.exec(run.stdout)?.[1])).toBe(promised(withoutIndex));
   });
 });

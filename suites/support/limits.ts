@@ -120,6 +120,17 @@ export async function drainBucket(size: number, counted: Probe, final: Probe = c
     }
     expect(over.status, `${label(over)}: one request past the ${size} of the bucket`).toBe(429);
     if (final === counted) return over;
+    // the request whose effect matters goes only with room left in the window for its round trip:
+    // one that a window's end admits has its effect, and cannot be taken back to try again (a burst
+    // slower than planned, on a starved runner, can leave the window's last few ms to it). So, with
+    // too little left, a fresh window, as for a burst the window cut short; a 429 had no effect
+    const slowest = Math.max(roundTrip, over.exchange.durationMs);
+    const leftForLast = windowEnd - over.exchange.receivedAt;
+    if (leftForLast < slowest + BURST_SLACK_MS) {
+      misses.push(`${Math.max(0, Math.round(leftForLast))} ms of the window left for the request whose effect matters`);
+      await freshWindow(size, over.exchange);
+      continue;
+    }
     // the bucket is empty and a 429 counts in no bucket: the request whose effect matters must find it empty too
     const last = await final(false);
     if (last.status !== 429 && (last.exchange.rate?.reset ?? 0) > reset)
