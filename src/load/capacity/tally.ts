@@ -357,7 +357,7 @@ type Flood = CapacityTally["floods"][number];
  * generator or the connection hog takes them (measured: a clean reference's others 56 -> 436 ms
  * under 900 a second on two cores). On cores of its own it still shares the machine with the
  * generator (its memory, its network stack): under a storm a clean reference's others then had
- * p99s from 8 to 82 ms against an allowance of about 45, their median within 1 ms of calm; a
+ * p99s from 8 to 90 ms against an allowance of about 45, their median within 2 ms of calm; a
  * service that slows everyone under a storm moves the median (300 ms). So the bulk is judged there,
  * and a tail over its allowance is no verdict.
  */
