@@ -264,12 +264,27 @@ export class RateBudget {
     return { bucket: endpoint, mark: ticket.marks?.[i] ?? 0 };
   }
 
-  /** A counted answer that described the endpoint's bucket: the last word on it, and a drop it cannot explain is another client's. */
+  /**
+   * A counted answer that described the endpoint's bucket: the last word on it, and a use of the
+   * bucket this harness's own requests cannot explain is another client's. Within one window the
+   * drop since the last answer is compared with what was sent since; the first answer of a new
+   * window is compared with a full bucket, as a neighbour that spends the bucket at each window's
+   * start (a client pacing on Retry-After does) shows only there.
+   */
   private remember(ticket: PaceTicket, rate: { limit: number; remaining: number; reset: number }): void {
     const described = this.describedBucket(ticket, rate.limit);
     if (described === undefined) return;
     const { bucket: b, mark } = described;
-    if (b.told?.reset === rate.reset && b.told.remaining - rate.remaining > b.acquired - b.told.mark - 1) b.foreign = true;
+    const last = b.told;
+    // an answer overtaken by one of a later window says nothing newer
+    if (last !== undefined && rate.reset < last.reset) return;
+    // what the bucket held when this window's count began, as the service told it
+    const before = last?.reset === rate.reset ? last.remaining : rate.limit;
+    // this harness's requests the service may have counted since then: with an earlier answer, every
+    // request acquired after its mark but that answer's own (counted before it, in its window);
+    // with none, every request so far
+    const own = last === undefined ? b.acquired : b.acquired - last.mark - 1;
+    if (before - rate.remaining > own) b.foreign = true;
     b.told = { ...rate, mark };
   }
 

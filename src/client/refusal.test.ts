@@ -75,22 +75,54 @@ describe("RateBudget: what it knows of a refusal", () => {
 
   test("counts what was sent since the bucket's last answer, requests in flight included", async () => {
     const { budget, answer } = setup();
-    await answer(201, rate(6));
+    await answer(201, rate(9));
     // one more in flight when the 429 comes: it may have been counted first
     const inFlight = await budget.acquire(request);
     const refusal = await answer(429, { ...rate(0), retryAfter: 2 }, "RATE_LIMIT_EXCEEDED");
-    expect(refusal.bucket?.told).toEqual({ limit: 10, remaining: 6, reset: 1_000, mark: 0, sentSince: 1 });
-    expect(judgeRefusal(refusal)).toMatchObject({ kind: "wait", refusedWithRoomIn: { reset: 1_000, room: 5 } });
+    expect(refusal.bucket?.told).toEqual({ limit: 10, remaining: 9, reset: 1_000, mark: 0, sentSince: 1 });
+    expect(judgeRefusal(refusal)).toMatchObject({ kind: "wait", refusedWithRoomIn: { reset: 1_000, room: 8 } });
     budget.settle(inFlight, undefined);
   });
 
   test("a Remaining that dropped by more than was sent shows another client: no breach then", async () => {
     const { answer } = setup();
-    await answer(201, rate(6));
-    await answer(201, rate(3)); // one sent, three gone
+    await answer(201, rate(9));
+    await answer(201, rate(6)); // one sent, three gone
     const refusal = await answer(429, { ...rate(0), retryAfter: 2 }, "RATE_LIMIT_EXCEEDED");
     expect(refusal.bucket?.notOwn).toContain("another client");
     expect(judgeRefusal(refusal).kind).toBe("wait");
+  });
+
+  test("the first answer of a window shows another client that spent the bucket before it: a steady neighbour", async () => {
+    const { answer } = setup();
+    await answer(201, rate(9));
+    expect((await answer(201, rate(8))).bucket?.notOwn).toBeUndefined();
+    // a new window: one request of this run's, yet four of ten are gone
+    const next = await answer(201, rate(6, 1_002));
+    expect(next.bucket?.notOwn).toContain("another client");
+  });
+
+  test("the first answer the run gets shows what others spent in the window before the run began", async () => {
+    const { answer } = setup();
+    expect((await answer(201, rate(7))).bucket?.notOwn).toContain("another client");
+  });
+
+  test("requests in flight across a window's end may all be counted in the new one: no other client then", async () => {
+    const { budget, answer } = setup();
+    await answer(201, rate(9));
+    // three sent together as the window ends; the first answer of the new window counts all three
+    const tickets = [await budget.acquire(request), await budget.acquire(request), await budget.acquire(request)];
+    const settle = (t: (typeof tickets)[number], remaining: number) => {
+      const a = { status: 201, rate: rate(remaining, 1_002), receivedAt: 0 };
+      budget.settle(t, a);
+      return budget.refusal(t, a);
+    };
+    expect(settle(tickets[2]!, 7).bucket?.notOwn).toBeUndefined();
+    expect(settle(tickets[0]!, 7).bucket?.notOwn).toBeUndefined();
+    // an answer of the window before, overtaken, is not the bucket's last word
+    const late = settle(tickets[1]!, 8);
+    expect(late.bucket?.told?.reset).toBe(1_002);
+    expect(late.bucket?.notOwn).toBeUndefined();
   });
 
   test("a bucket whose size is the tier's is not told apart; nor is one of an account another lane shares", async () => {
@@ -142,7 +174,8 @@ describe("refusals: the client layer acting on it", () => {
 
   test("a refusal the bucket's own answers disprove in two windows is thrown as a §7 finding, never handed to the check", async () => {
     const next = (answer: ReturnType<typeof ok>) => ({ ...answer, rate: { ...answer.rate, reset: 1_002 } });
-    const { create, seen } = client([ok(5), limited(0), ok(5), next(ok(5)), next(limited(0))]);
+    // a service that refuses each window's second create with nine of ten left
+    const { create, seen } = client([ok(9), limited(0), ok(8), next(ok(9)), next(limited(0))]);
     await create();
     // once: waited out and sent again (another client on the key may have spent the bucket unseen)
     expect((await create()).exchange.response.status).toBe(201);
@@ -154,8 +187,17 @@ describe("refusals: the client layer acting on it", () => {
   test("a refusal with room after a drop this run did not send is never a finding: another client spends the bucket", async () => {
     const next = (answer: ReturnType<typeof ok>) => ({ ...answer, rate: { ...answer.rate, reset: 1_002 } });
     // window 1: refused with room; window 2: one create, then Remaining fell by three
-    const { create } = client([ok(5), limited(0), ok(5), next(ok(8)), next(ok(5)), next(limited(0)), next(ok(3))]);
+    const { create } = client([ok(9), limited(0), ok(8), next(ok(9)), next(ok(6)), next(limited(0)), next(ok(4))]);
     for (let i = 0; i < 5; i++) expect((await create()).exchange.response.status).toBe(201);
+  });
+
+  test("a neighbour that spends the bucket at each window's start, then its last unit, is never a finding", async () => {
+    const at = (reset: number) => (answer: ReturnType<typeof ok>) => ({ ...answer, rate: { ...answer.rate, reset } });
+    const [w2, w3, w4] = [at(1_002), at(1_004), at(1_006)];
+    // windows 2 and 3: the neighbour took eight before this run's first create and the last unit after it
+    const { create, seen } = client([ok(9), limited(0), w2(ok(1)), w2(limited(0)), w3(ok(1)), w3(limited(0)), w4(ok(9))]);
+    for (let i = 0; i < 4; i++) expect((await create()).exchange.response.status).toBe(201);
+    expect(seen).toEqual([201, 429, 201, 429, 201, 429, 201]);
   });
 
   test("refused again and again: the harness cannot judge, a harness error", async () => {

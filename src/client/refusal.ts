@@ -10,8 +10,11 @@ import { CLAUSE_BY_ID, type ClauseId } from "../contract/index.js";
  *   bucket had room by the service's own count — and that in two windows, with the same room left, and no drop of
  *   Remaining this run's own requests cannot explain seen on the bucket. Once is no proof: another
  *   client on the same key may spend the bucket between two of this run's answers, unseen by it;
- *   a service that miscounts does it window after window, while a drop that another client's
- *   spending leaves between two answers of this run's shows it, and then the refusal proves nothing;
+ *   a service that miscounts does it window after window, while another client's spending shows
+ *   in this run's answers (a drop between two of them larger than what this run sent, or a first
+ *   answer of a window with more gone than this run can have had counted in it: a neighbour that
+ *   spends the bucket the same way each window, at its start, shows there), and then the refusal
+ *   proves nothing;
  * - otherwise a wait for exactly the Retry-After the 429 announced, and the request again
  *   (counted per bucket and shown in the run's output).
  */
