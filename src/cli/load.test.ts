@@ -1,7 +1,9 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { PERMISSIONS, RATE_LIMITS } from "../contract/index.js";
+import { exampleTenants } from "../load/capacity/plan.js";
 import { startReferenceServer } from "../target/embedded.js";
 import { main } from "./main.js";
 
@@ -17,6 +19,11 @@ async function capture(stream: NodeJS.WriteStream, run: () => Promise<number>) {
   }
 }
 
+/** A noisy-neighbour drive of two tenants (the options --service-cores belongs to). */
+const tenantsPath = join(mkdtempSync(join(tmpdir(), "agent-harness-load-usage-")), "tenants.json");
+writeFileSync(tenantsPath, JSON.stringify(exampleTenants(2, 1, RATE_LIMITS.tiers.standard)));
+const NOISY = ["--scenario", "capacity", "--keys-file", tenantsPath, "--profile", "noisy-neighbour"];
+
 /** Bad `load` input: one readable line and exit 2, before any target starts. */
 describe("agent-harness load usage", () => {
   test.for([
@@ -26,6 +33,13 @@ describe("agent-harness load usage", () => {
     [["--scenario", "no-such"], /--scenario takes/],
     [["--base-url", "http://198.51.100.7/v1", "--api-key", "k"], /not a loopback address/],
     [["--base-url", "http://127.0.0.1:1/v1"], /--base-url needs --api-key/],
+    [["--service-cores", "one"], /--service-cores "one": a list of CPUs/],
+    [["--service-cores", "1"], /floods of --profile noisy-neighbour: add it/],
+    [[...NOISY, "--service-cores", "1"], /a loopback --base-url/],
+    [
+      [...NOISY, "--service-cores", "1", "--base-url", "http://127.0.0.1:1/v1", "--api-key", "k", "--network-delay", "40"],
+      /cannot be judged through --network-delay/,
+    ],
     // nothing listens on port 1: exit 2 before any scenario, not a verdict on the target
     [
       ["--base-url", "http://127.0.0.1:1/v1", "--api-key", "k", "--report-dir", "/tmp/agent-harness-load-test"],

@@ -6,9 +6,10 @@ import { capacityOptionsOf } from "../load/capacity/options.js";
 import { type Gate, parseGate } from "../load/compare/compare.js";
 import { parseThreshold, SCENARIO_IDS, SCENARIOS, type Threshold } from "../load/index.js";
 import { runCompare } from "../run/compare.js";
-import { commaList, VERIFY_OPTIONS } from "../run/config.js";
+import { commaList, VERIFY_OPTIONS, type VerifyConfig } from "../run/config.js";
 import { runLoad, runMerge } from "../run/load-command.js";
 import { UsageError } from "../run/usage-error.js";
+import { parseCpuList } from "../target/cores.js";
 import { optionsHelp, parseOrHelp, parseVerifyConfig, readOptions } from "./config.js";
 import { readKeysFile } from "./serve.js";
 
@@ -81,6 +82,12 @@ export const LOAD_OPTIONS = {
     type: "string",
     help: `noisy-neighbour: the connection hog's idle keep-alive sockets (default ${FLOOD_DEFAULTS.sockets})`,
   },
+  serviceCores: {
+    flag: "service-cores",
+    env: "AGENT_HARNESS_SERVICE_CORES",
+    type: "string",
+    help: "noisy-neighbour: the CPUs (e.g. 1 or 2-3) that the deployment at a loopback --base-url is pinned to on this machine; the harness runs on the others and judges the others' latency under a storm, as for a reference it starts",
+  },
   shard: {
     flag: "shard",
     env: "AGENT_HARNESS_SHARD",
@@ -108,6 +115,7 @@ const loadSchema = z.object({
   threshold: z.array(z.string()).default([]),
   allowRemoteLoad: z.boolean().default(false),
   keysFile: z.string().optional(),
+  serviceCores: z.string().optional(),
   out: z
     .string()
     .regex(
@@ -171,6 +179,7 @@ function parseLoadArgs(argv: string[]) {
     "flood",
     "flood-rate",
     "flood-sockets",
+    "service-cores",
     "out",
   ];
   const raw = readOptions(argv, LOAD_OPTIONS, process.env);
@@ -180,6 +189,7 @@ function parseLoadArgs(argv: string[]) {
     threshold: raw.threshold,
     allowRemoteLoad: raw.allowRemoteLoad,
     keysFile: raw.keysFile,
+    serviceCores: raw.serviceCores,
     out: raw.out,
     capacity: { share, duration, ramp, profile, shard, flood, floodRate, floodSockets },
   });
@@ -210,6 +220,7 @@ function parseLoadArgs(argv: string[]) {
     ? capacityOptionsOf(readKeysFile(keysFile, "--keys-file"), parsed.data.capacity, process.env)
     : undefined;
   if (typeof capacity === "string") throw new UsageError(capacity);
+  const serviceCores = serviceCoresOf(parsed.data.serviceCores, config, capacity?.profile);
   // a shard holds a share of the tenants; every other scenario would run whole in each shard
   if (capacity?.shard && parsed.data.scenario?.join() !== "capacity")
     throw new UsageError("--shard splits the tenants of the capacity scenario: give --scenario capacity alone");
@@ -217,9 +228,33 @@ function parseLoadArgs(argv: string[]) {
     config,
     scenarios: parsed.data.scenario,
     thresholds,
-    options: capacity ? { capacity } : {},
+    options: { ...(capacity ? { capacity } : {}), ...(serviceCores ? { serviceCores } : {}) },
     ...(parsed.data.out ? { remoteWrite: parsed.data.out } : {}),
   };
+}
+
+/**
+ * `--service-cores LIST`: the CPUs a deployment on this machine is pinned to, for the storms'
+ * latency verdict. Only where that verdict exists (noisy-neighbour) and the service is the one
+ * at a loopback --base-url, reached directly: a reference the harness starts gets cores of its own
+ * without it, and a delaying proxy would run in the harness, between the storm and the service.
+ */
+function serviceCoresOf(raw: string | undefined, config: VerifyConfig, profile: string | undefined): number[] | undefined {
+  if (raw === undefined) return undefined;
+  const cpus = /^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(raw.trim()) ? parseCpuList(raw.trim()) : [];
+  if (cpus.length === 0)
+    throw new UsageError(`--service-cores "${raw}": a list of CPUs as taskset takes it, e.g. 1 or 2-3 or 1,3`);
+  if (profile !== "noisy-neighbour")
+    throw new UsageError("--service-cores judges the others' latency under the floods of --profile noisy-neighbour: add it");
+  if (!config.baseUrl || !LOOPBACK.test(new URL(config.baseUrl).hostname))
+    throw new UsageError(
+      "--service-cores names the CPUs of a deployment on this machine (a loopback --base-url); a reference the harness starts gets cores of its own without it",
+    );
+  if (config.networkDelay || config.networkProxy)
+    throw new UsageError(
+      "--service-cores cannot be judged through --network-delay: its proxy runs in the harness, between the storm and the service",
+    );
+  return cpus;
 }
 
 export const MERGE_USAGE = `usage: agent-harness load merge DIR... [--report-dir DIR]

@@ -15,7 +15,8 @@ import {
 } from "../load/run-of-scenarios.js";
 import { MergeError, mergeShardRuns, readShardRuns } from "../load/shard/merge.js";
 import { exitCodeOf, newRunId, noVerdictLine } from "../report/index.js";
-import { targetSecrets } from "../target/harness-target.js";
+import { claimServiceCores } from "../target/cores.js";
+import { type HarnessTarget, targetSecrets } from "../target/harness-target.js";
 import type { VerifyConfig } from "./config.js";
 import { assertReachable, interruptible, newRun, startTarget, targetOptions } from "./lifecycle.js";
 import { UsageError } from "./usage-error.js";
@@ -61,13 +62,16 @@ export async function runLoad(
   const abort = interruptible(() => process.stderr.write("\ninterrupted: ending the scenario and deleting what it made…\n"));
   const startedAt = new Date();
   let reports: ScenarioReport[] = [];
+  let releaseCores: (() => void) | undefined;
   try {
     await assertReachable(target);
+    releaseCores = claimCores(target, options.serviceCores);
     // Reset and Retry-After are judged on the service's clock: a deployment's may be seconds off the runner's
     target.serviceClock = await estimateServiceClock(target.baseUrl);
     out.write(`${describeServiceClock(target.serviceClock)}\n`);
     reports = await runScenarios(target, chosen, abort.signal, out, process.stderr, options);
   } finally {
+    releaseCores?.();
     abort.release();
     await stop();
     where.stop();
@@ -111,11 +115,26 @@ async function dryRunLoad(
   );
   try {
     await assertReachable(target);
+    // the cores are checked as the run would, then given back: a dry run says what the run would refuse
+    claimCores(target, options.serviceCores)?.();
     process.stdout.write(`${loadPlanLines(target, chosen, thresholds, options).join("\n")}\n`);
   } finally {
     await stop();
   }
   return 0;
+}
+
+/**
+ * `--service-cores`: the deployment's processes found and checked to run only on those CPUs, and
+ * this process moved to the others (src/target/cores.ts); the target then carries them, as a
+ * reference started on cores of its own does. Returns what gives this process its CPUs back.
+ */
+function claimCores(target: HarnessTarget, cpus: readonly number[] | undefined): (() => void) | undefined {
+  if (!cpus) return undefined;
+  const claim = claimServiceCores(target.baseUrl, cpus);
+  if (typeof claim === "string") throw new UsageError(claim);
+  target.ownCores = { cpus: claim.cpus, pids: claim.pids };
+  return claim.release;
 }
 
 /**

@@ -1,5 +1,7 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
 import { describe, expect, test } from "vitest";
-import { allowedCpus, CoreWatch, parseCpuList, splitCores } from "./cores.js";
+import { allowedCpus, CoreWatch, claimServiceCores, listeningProcesses, onCpus, parseCpuList, splitCores } from "./cores.js";
 import { EMBEDDED_DEFAULTS, startReferenceTarget } from "./harness-target.js";
 
 describe("cores of its own for a reference started apart", () => {
@@ -23,7 +25,7 @@ describe("cores of its own for a reference started apart", () => {
   });
 
   test("what else ran on the service's cores is their busy time less the service's own", () => {
-    const watch = new CoreWatch([1], 1);
+    const watch = new CoreWatch([1], [1]);
     // 2 s of one core: 200 ticks; the core was busy 150, the service 120 of them: 30 ticks of others'
     const share = watch.otherShare(
       { at: 0, busyTicks: 1000, serviceTicks: 500 },
@@ -50,14 +52,75 @@ describe("cores of its own for a reference started apart", () => {
         return;
       }
       expect(target.ownCores?.cpus).toEqual(split.service);
-      expect(allowedCpus(target.ownCores?.pid ?? 0)).toEqual(split.service);
+      expect(allowedCpus(target.ownCores?.pids[0] ?? 0)).toEqual(split.service);
       expect(allowedCpus()).toEqual(split.generator);
       // a reading of its cores names the serve process's own time
-      const watch = new CoreWatch(split.service, target.ownCores?.pid ?? 0);
+      const watch = new CoreWatch(split.service, target.ownCores?.pids ?? []);
       expect(watch.read()?.serviceTicks).toBeGreaterThan(0);
     } finally {
       await stop();
     }
     expect(allowedCpus()).toEqual(before);
   }, 60_000);
+});
+
+/** A process of its own listening on a free loopback port (on `cpus` when given): its pid, port and a stop. */
+async function listener(cpus?: readonly number[]): Promise<{ child: ChildProcess; port: number; stop: () => Promise<void> }> {
+  const script = 'const s = require("node:net").createServer(); s.listen(0, "127.0.0.1", () => console.log(s.address().port));';
+  const [command, args] = cpus ? onCpus(cpus, process.execPath, ["-e", script]) : [process.execPath, ["-e", script]];
+  const child = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });
+  const [chunk] = (await once(child.stdout!, "data")) as [Buffer];
+  return {
+    child,
+    port: Number(chunk.toString().trim()),
+    stop: async () => {
+      const exited = once(child, "exit");
+      child.kill();
+      await exited;
+    },
+  };
+}
+
+describe("a deployment on this machine named by --service-cores", () => {
+  const split = splitCores();
+
+  test("the process listening on a port is found by it, never this one", async () => {
+    const server = await listener();
+    try {
+      expect(listeningProcesses(server.port)).toEqual(process.platform === "linux" ? [server.child.pid] : []);
+    } finally {
+      await server.stop();
+    }
+    expect(listeningProcesses(server.port)).toEqual([]);
+  });
+
+  test.runIf(split)("a service pinned to the CPUs named: claimed, this process on the others until released", async () => {
+    const before = allowedCpus();
+    const server = await listener(split!.service);
+    try {
+      const claim = claimServiceCores(`http://127.0.0.1:${server.port}/v1`, split!.service);
+      if (typeof claim === "string") throw new Error(claim);
+      expect(claim.pids).toEqual([server.child.pid]);
+      expect(allowedCpus()).toEqual(before?.filter((cpu) => !split!.service.includes(cpu)));
+      claim.release();
+      expect(allowedCpus()).toEqual(before);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test.runIf(split)(
+    "a service that may run elsewhere, CPUs that leave the harness none, or no service: a line saying why",
+    async () => {
+      const server = await listener();
+      try {
+        const url = `http://127.0.0.1:${server.port}/v1`;
+        expect(claimServiceCores(url, split!.service)).toMatch(/may run on CPUs .*; pin it first \(taskset -a -p -c/);
+        expect(claimServiceCores(url, allowedCpus()!)).toMatch(/leaves the harness no CPU of its own/);
+      } finally {
+        await server.stop();
+      }
+      expect(claimServiceCores(`http://127.0.0.1:${server.port}/v1`, split!.service)).toMatch(/no process of this machine/);
+    },
+  );
 });

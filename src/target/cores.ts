@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 
 /**
  * Cores of its own for a reference the harness starts in a process apart (a load that floods it).
@@ -21,8 +21,11 @@ export interface CoreSplit {
   generator: number[];
 }
 
-/** The CPUs this process may run on (`Cpus_allowed_list`), or undefined where /proc does not say. */
-export function allowedCpus(pid: number | "self" = "self"): number[] | undefined {
+/**
+ * The CPUs a process may run on (`Cpus_allowed_list`: this one's, a pid's, or one thread's as
+ * "PID/task/TID"), or undefined where /proc does not say.
+ */
+export function allowedCpus(pid: number | "self" | `${number}/task/${string}` = "self"): number[] | undefined {
   let status: string;
   try {
     status = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -105,7 +108,8 @@ interface CoreReading {
 export class CoreWatch {
   constructor(
     private readonly cpus: readonly number[],
-    private readonly pid: number,
+    /** the service's processes (one, or each that holds its listening socket) */
+    private readonly pids: readonly number[],
   ) {}
 
   read(): CoreReading | undefined {
@@ -119,10 +123,13 @@ export class CoreWatch {
         const [user = 0, nice = 0, system = 0, , , , , steal = 0] = line.trim().split(/\s+/).map(Number);
         busyTicks += user + nice + system + steal;
       }
-      // /proc/PID/stat: the command may hold spaces; the fields after its ")" start at state (3rd)
-      const own = readFileSync(`/proc/${this.pid}/stat`, "utf8");
-      const fields = own.slice(own.lastIndexOf(")") + 2).split(" ");
-      const serviceTicks = Number(fields[11]) + Number(fields[12]); // utime, stime (14th, 15th)
+      let serviceTicks = 0;
+      for (const pid of this.pids) {
+        // /proc/PID/stat: the command may hold spaces; the fields after its ")" start at state (3rd)
+        const own = readFileSync(`/proc/${pid}/stat`, "utf8");
+        const fields = own.slice(own.lastIndexOf(")") + 2).split(" ");
+        serviceTicks += Number(fields[11]) + Number(fields[12]); // utime, stime (14th, 15th)
+      }
       return { at: performance.now(), busyTicks, serviceTicks };
     } catch {
       return undefined;
@@ -136,4 +143,94 @@ export class CoreWatch {
     const other = to.busyTicks - from.busyTicks - (to.serviceTicks - from.serviceTicks);
     return Math.max(0, other / TICKS_PER_SECOND / (seconds * this.cpus.length));
   }
+}
+
+/**
+ * The processes of this machine that hold a listening TCP socket on `port` (/proc/net/tcp and
+ * tcp6, then each process's descriptors): the service behind a loopback base URL, all of its
+ * processes where several share the socket (a cluster's workers). Empty where /proc does not
+ * say, or the socket is another user's.
+ */
+export function listeningProcesses(port: number): number[] {
+  const inodes = new Set<string>();
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    let text: string;
+    try {
+      text = readFileSync(table, "utf8");
+    } catch {
+      continue;
+    }
+    for (const line of text.split("\n").slice(1)) {
+      // sl local_address rem_address st … inode: the state 0A is LISTEN
+      const [, local, , state, , , , , , inode] = line.trim().split(/\s+/);
+      if (state === "0A" && local !== undefined && inode !== undefined && Number.parseInt(local.split(":")[1] ?? "", 16) === port)
+        inodes.add(inode);
+    }
+  }
+  if (inodes.size === 0) return [];
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${entry}/fd`);
+    } catch {
+      continue;
+    }
+    const holds = fds.some((fd) => {
+      try {
+        return inodes.has(/^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${entry}/fd/${fd}`))?.[1] ?? "");
+      } catch {
+        return false;
+      }
+    });
+    if (holds) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+/** Every CPU any thread of `pid` may run on, or undefined where /proc does not say. */
+function processCpus(pid: number): number[] | undefined {
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return undefined;
+  }
+  const cpus = new Set<number>();
+  for (const task of tasks) for (const cpu of allowedCpus(`${pid}/task/${task}`) ?? []) cpus.add(cpu);
+  return [...cpus].sort((a, b) => a - b);
+}
+
+/**
+ * A deployment on this machine whose owner pinned it to `cpus` (`load --service-cores`): its
+ * processes found by the port of `baseUrl`, each checked to run only there, and this process moved
+ * to the other CPUs it may use, as the harness does for a reference it starts. A string says why
+ * not, in one line; otherwise the cores, the service's pids, and the function giving this process
+ * its CPUs back.
+ */
+export function claimServiceCores(
+  baseUrl: string,
+  cpus: readonly number[],
+): { cpus: number[]; pids: number[]; release: () => void } | string {
+  if (process.platform !== "linux") return "--service-cores needs Linux (/proc and taskset)";
+  const mine = allowedCpus();
+  if (!mine) return "--service-cores: /proc does not say which CPUs this process may use";
+  const others = mine.filter((cpu) => !cpus.includes(cpu));
+  if (others.length === 0)
+    return `--service-cores ${cpuList(cpus)} leaves the harness no CPU of its own (it may use ${cpuList(mine)})`;
+  const url = new URL(baseUrl);
+  const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+  const pids = listeningProcesses(port);
+  if (pids.length === 0)
+    return `--service-cores: no process of this machine that the harness may inspect listens on port ${port} (the service must run here, as this user or one it can read)`;
+  for (const pid of pids) {
+    const on = processCpus(pid);
+    const outside = on?.filter((cpu) => !cpus.includes(cpu));
+    if (!on || outside?.length)
+      return `--service-cores ${cpuList(cpus)}: the service's process ${pid} (listening on port ${port}) may run on CPUs ${on ? cpuList(on) : "unknown"}; pin it first (taskset -a -p -c ${cpuList(cpus)} ${pid})`;
+  }
+  const release = pinThisProcess(others);
+  if (!release) return "--service-cores: taskset could not move the harness off the service's CPUs (is util-linux installed?)";
+  return { cpus: [...cpus], pids, release };
 }

@@ -14,10 +14,11 @@ export interface HarnessTarget {
   /** an embedded reference in a `serve` process of its own (a load that floods it): the generator's loop is not the service's */
   ownProcess?: boolean;
   /**
-   * that process on CPUs of its own, the generator on the others (src/target/cores.ts): its CPUs
-   * and pid, to measure what else ran on them while a flood lasted
+   * the service on CPUs of its own, the generator on the others (src/target/cores.ts): its CPUs
+   * and processes, to measure what else ran on them while a flood lasted. A reference `load`
+   * starts apart, or a deployment on this machine named by `load --service-cores`.
    */
-  ownCores?: { cpus: number[]; pid: number };
+  ownCores?: { cpus: number[]; pids: number[] };
   /** ends with /v1 */
   baseUrl: string;
   keys: {
@@ -296,7 +297,7 @@ export async function startReferenceTarget(
   return {
     target: {
       kind,
-      ...(own ? { ownProcess: true, ...(own.cores ? { ownCores: { cpus: own.cores.service, pid: own.pid } } : {}) } : {}),
+      ...(own ? { ownProcess: true, ...(own.cores ? { ownCores: { cpus: own.cores.service, pids: [own.pid] } } : {}) } : {}),
       baseUrl: server.baseUrl,
       keys: keyPool[0]!,
       ...(keyPool.length > 1 ? { keyPool } : {}),

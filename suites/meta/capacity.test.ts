@@ -2,12 +2,16 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
+import type { KeysFileInput } from "../../src/contract/index.js";
 import { FLOOD_SHAPES } from "../../src/load/capacity/floods.js";
 import { exampleTenants } from "../../src/load/capacity/plan.js";
+import { coreCount } from "../../src/load/capacity/tally.js";
 import type { LoadRun } from "../../src/load/run-of-scenarios.js";
 import { dockerUnavailableReason, startReferenceContainer } from "../../src/target/container.js";
+import { splitCores } from "../../src/target/cores.js";
 import { MANY_TENANT_FAULTS, MANY_TENANTS, startReferenceServer } from "../../src/target/embedded.js";
 import { EMBEDDED_DEFAULTS, referenceKeys } from "../../src/target/harness-target.js";
+import { serveProcess } from "./serve-process.js";
 import { FLOOD_DRIVE_MESSAGE_TIMEOUT_SECONDS, failedIn, load, loadMerge, type VerifyRun } from "./verify-run.js";
 
 /**
@@ -167,6 +171,49 @@ describe("meta: capacity", () => {
     if (!own?.reached) return ctx.skip(`no verdict on ${shape}: ${own?.unreachedBecause ?? "it did not run"}`);
     expect(caughtBy, run.output.slice(-3000)).toEqual([shape]);
     expect(run.code).toBe(1);
+  });
+
+  /**
+   * A deployment on this machine that its owner pinned to cores of its own, named by
+   * `--service-cores`: the storm's latency is judged as for a reference the harness starts, so the
+   * refusal storm's fault is caught through `--base-url` too (without the option the verdict is
+   * moot: generator and service would share every core).
+   */
+  test("a deployment pinned to cores of its own and named by --service-cores: the refusal storm's fault is caught", async (ctx) => {
+    const cores = splitCores();
+    if (!cores) return ctx.skip("fewer than two CPUs, or no taskset: no core to give the deployment");
+    const seconds = String(FLOOD_DRIVE_MESSAGE_TIMEOUT_SECONDS);
+    const server = await serveProcess(
+      [
+        "--keys",
+        floodKeysFile,
+        "--window-seconds",
+        "2",
+        "--message-timeout-seconds",
+        seconds,
+        "--fault",
+        "refusal-storm-slows-everyone",
+      ],
+      cores.service,
+    );
+    try {
+      const key = (JSON.parse(readFileSync(floodKeysFile, "utf8")) as KeysFileInput).keys[0]!.key;
+      const run = await load([
+        ...FLOOD_DRIVE,
+        ...["--flood", "refusal-storm", "--keys-file", floodKeysFile, "--rate-window", "2"],
+        ...["--base-url", server.baseUrl, "--api-key", key, "--service-cores", cores.service.join(",")],
+      ]);
+      const flood = capacityOf(run)?.capacity?.neighbours?.floods[0];
+      expect(run.output, run.output.slice(-3000)).toContain(`on ${coreCount(cores.service.length)} of its own`);
+      if (!flood?.reached) return ctx.skip(`no verdict on the refusal storm: ${flood?.unreachedBecause ?? "it did not run"}`);
+      expect(
+        capacityOf(run)?.failures.map((f) => f.check),
+        run.output.slice(-3000),
+      ).toEqual(["noisy-neighbour refusal-storm"]);
+      expect(run.code).toBe(1);
+    } finally {
+      await server.stop();
+    }
   });
 });
 

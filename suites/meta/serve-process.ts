@@ -1,11 +1,19 @@
 import { spawn } from "node:child_process";
 import { untilReady } from "../../src/cli/ready-line.js";
+import { onCpus } from "../../src/target/cores.js";
 
-/** An `agent-harness serve` process the meta tests verify as a deployment: its base URL once ready, and a stop that waits for its exit. */
-export async function serveProcess(args: string[]): Promise<{ baseUrl: string; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, ["bin/agent-harness.js", "serve", "--port", "0", ...args], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+/**
+ * An `agent-harness serve` process the meta tests verify as a deployment: its base URL once ready,
+ * and a stop that waits for its exit. With `cpus`, it runs only on those (taskset), as a service
+ * owner pins a deployment for `load --service-cores`.
+ */
+export async function serveProcess(
+  args: string[],
+  cpus?: readonly number[],
+): Promise<{ baseUrl: string; stop: () => Promise<void> }> {
+  const command: [string, string[]] = [process.execPath, ["bin/agent-harness.js", "serve", "--port", "0", ...args]];
+  const [file, argv] = cpus ? onCpus(cpus, ...command) : command;
+  const child = spawn(file, argv, { stdio: ["ignore", "pipe", "inherit"] });
   const { baseUrl } = await untilReady(child);
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   return {

@@ -134,7 +134,7 @@ export interface FloodTarget {
   sockets: number;
   signal: AbortSignal;
   /** a service on CPUs of its own (src/target/cores.ts): what else ran on them is measured */
-  serviceCores?: { cpus: number[]; pid: number };
+  serviceCores?: { cpus: number[]; pids: number[] };
 }
 
 type Answer = { status: number } | { error: string };
@@ -143,7 +143,7 @@ type Answer = { status: number } | { error: string };
 export async function runFlood(segment: FloodSegment, target: FloodTarget, startedAt: number): Promise<FloodOutcome> {
   const wait = startedAt + segment.fromMs - Date.now();
   if (wait > 0) await sleep(wait, undefined, { signal: target.signal }).catch(() => undefined);
-  const watch = target.serviceCores && new CoreWatch(target.serviceCores.cpus, target.serviceCores.pid);
+  const watch = target.serviceCores && new CoreWatch(target.serviceCores.cpus, target.serviceCores.pids);
   const before = watch?.read();
   const outcome = await flood(segment, target, startedAt);
   const after = watch?.read();

@@ -88,7 +88,7 @@ describe("noisy-neighbour: the others' latency under a storm, by where the servi
   test("a service on cores of its own that other work took: no verdict on its latency, even its median", () => {
     const busy = { ...STORM, otherOnServiceCores: 0.3 };
     const { flood, verdicts } = judge(tally(slowedEveryone, busy), { where: "a process of its own", cores: 1, ownCores: 1 });
-    expect(flood?.unreachedBecause).toContain("other work took 30% of the service's 1 cores");
+    expect(flood?.unreachedBecause).toContain("other work took 30% of the service's 1 core");
     expect(verdicts).toEqual([]);
   });
 

@@ -369,10 +369,10 @@ function latencyJudged(flood: Flood, settings: CapacitySettings): { tail?: strin
     // the generator on other cores: what the service's own cores did besides serving decides
     const other = flood.otherOnServiceCores;
     if (other === undefined)
-      return { tail: `what else ran on the service's ${s.ownCores} cores while it flooded was not measured: ${says}` };
+      return { tail: `what else ran on the service's ${coreCount(s.ownCores)} while it flooded was not measured: ${says}` };
     if (other > OTHER_WORK_SHARE)
       return {
-        tail: `other work took ${Math.round(other * 100)}% of the service's ${s.ownCores} cores while it flooded: ${says}`,
+        tail: `other work took ${Math.round(other * 100)}% of the service's ${coreCount(s.ownCores)} while it flooded: ${says}`,
       };
     if (flood.unit === "slots") return {};
     return {
@@ -382,16 +382,19 @@ function latencyJudged(flood: Flood, settings: CapacitySettings): { tail?: strin
   }
   if ((flood.loadAverage ?? 0) > s.cores + OWN_PROCESSES)
     return {
-      tail: `the machine was busy (load average ${flood.loadAverage} on ${s.cores} cores, the generator and the service included): ${says}`,
+      tail: `the machine was busy (load average ${flood.loadAverage} on ${coreCount(s.cores)}, the generator and the service included): ${says}`,
     };
   // the connection hog opens hundreds of sockets at once: on two shared cores that alone took a
   // clean reference's others from 25.9 to 344 ms (CI, 2026-11-28); its verdict is the fresh clients served
   if (flood.unit === "req/s" || flood.unit === "sockets")
     return {
-      tail: `the ${flood.unit === "req/s" ? "storm's generator" : "connection hog's sockets"} shared the service's ${s.cores} cores: ${says} (a generator on a machine of its own, --base-url, judges it)`,
+      tail: `the ${flood.unit === "req/s" ? "storm's generator" : "connection hog's sockets"} shared the service's ${coreCount(s.cores)}: ${says} (a generator on a machine of its own, --base-url, judges it; or a deployment pinned to cores of its own here, named by --service-cores)`,
     };
   return {};
 }
+
+/** "1 core", "2 cores": how a report counts CPUs. */
+export const coreCount = (n: number) => `${n} core${n === 1 ? "" : "s"}`;
 
 /** What the others' latency (a percentile) may be under a flood, from the calm phase's. */
 const allowance = (calmMs: number) => calmMs * NEIGHBOUR_TOLERANCE.factor + NEIGHBOUR_TOLERANCE.plusMs;
@@ -456,10 +459,10 @@ export function neighboursVerdicts(n: NeighbourFigures) {
 /** Where the service ran against the generator: the headroom's other half. */
 function serviceLine(s: NonNullable<CapacitySettings["service"]>): string {
   return s.where === "elsewhere"
-    ? `the service ran elsewhere; the generator had ${s.cores} cores of its own`
+    ? `the service ran elsewhere; the generator had ${coreCount(s.cores)} of its own`
     : s.ownCores
-      ? `the service ran in ${s.where} on ${s.ownCores} cores of its own; the generator had the other ${s.cores}`
-      : `the service ran in ${s.where} on the generator's machine: they shared its ${s.cores} cores${s.where === "this process" ? " and one event loop" : ""}`;
+      ? `the service ran in ${s.where} on ${coreCount(s.ownCores)} of its own; the generator had the other ${s.cores}`
+      : `the service ran in ${s.where} on the generator's machine: they shared its ${coreCount(s.cores)}${s.where === "this process" ? " and one event loop" : ""}`;
 }
 
 /** The floods that did not reach what they set out to do: no verdict on them (the generator's headroom). */
