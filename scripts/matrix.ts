@@ -74,6 +74,8 @@ const describe = (c: MatrixConfig) =>
     c.out && "--out prometheus-rw",
     c.shard && "--shard 1/2",
     c.compare && "then load compare",
+    c.flood && `--flood ${c.flood.shapes.join(",")} at ${c.flood.rate}/s, ${c.flood.sockets} sockets`,
+    c.pinned && "serve pinned, --service-cores",
     `W=${c.windowSeconds} T=${c.messageTimeoutSeconds}`,
   ]
     .filter(Boolean)

@@ -7,6 +7,7 @@ import { CLAUSES, type KeysFile, SECTIONS } from "../../src/contract/index.js";
 import { FLOOD_SHAPES, FLOOD_SHORT } from "../../src/load/capacity/floods.js";
 import { exampleTenants } from "../../src/load/capacity/plan.js";
 import { SCENARIO_IDS } from "../../src/load/scenarios.js";
+import { onCpus, splitCores } from "../../src/target/cores.js";
 import { FLOOD_DRIVE_MESSAGE_TIMEOUT_SECONDS, load, type VerifyRun, verify } from "../meta/verify-run.js";
 import { type AltKeys, altKeysFile } from "./alt-server/keys.js";
 import { startAltServer } from "./alt-server/server.js";
@@ -61,6 +62,11 @@ export interface MatrixConfig {
   shard?: true;
   /** --workers on the embedded target (one key set each); 2 when not drawn */
   workers?: number;
+  /**
+   * load with a flood against `serve`: the deployment runs on cores of its own (taskset, the
+   * upper half of the CPUs) and the harness is told so with --service-cores
+   */
+  pinned?: true;
 }
 
 const subset = <T>(items: readonly T[], max = items.length) =>
@@ -103,6 +109,7 @@ export function configArbitrary(): fc.Arbitrary<MatrixConfig> {
       compare: fc.boolean(),
       shard: fc.boolean(),
       workers: fc.constantFrom(1, 2, 5),
+      pinned: fc.boolean(),
     })
     .map((r) => normalise(r));
 }
@@ -128,6 +135,7 @@ function normalise(r: {
   compare: boolean;
   shard: boolean;
   workers: number;
+  pinned: boolean;
 }): MatrixConfig {
   const verifying = r.command === "verify";
   // capacity's tenants (--keys-file): the embedded reference serves them; a deployment the matrix
@@ -164,6 +172,9 @@ function normalise(r: {
     // a target the harness starts has a key set per worker: one worker is a deployment's way (the
     // files take turns on one account), five the embedded default
     ...(r.target === "embedded" ? { workers: r.workers } : {}),
+    // --service-cores names a deployment's own process reached directly: the delaying proxy and the
+    // TLS terminator run in the harness and the matrix, between the storm and the service
+    ...(flood && r.target === "serve" && r.network === "none" && !r.tls && r.pinned ? { pinned: true as const } : {}),
   };
 }
 
@@ -188,6 +199,7 @@ export function harnessArgs(
       ...["--flood", config.flood.shapes.join(","), "--flood-rate", String(config.flood.rate)],
       ...["--flood-sockets", String(config.flood.sockets)],
     );
+  if (config.pinned) args.push("--service-cores", serviceCores().join(","));
   if (config.bail) args.push("--bail");
   if (config.sections) args.push("--sections", config.sections.join(","));
   const delay = NETWORKS[config.network];
@@ -220,6 +232,17 @@ function deploymentKeys(config: MatrixConfig): { keys: AltKeys; file: KeysFile }
   const more = capacityTenants().file;
   return { keys, file: { accounts: [...file.accounts, ...more.accounts], keys: [...file.keys, ...more.keys] } };
 }
+
+/** The CPUs a pinned deployment runs on: the upper half of the matrix process's, as `load` gives a reference it starts. */
+function serviceCores(): number[] {
+  const split = splitCores();
+  if (!split) throw new Error("a pinned deployment needs Linux, taskset and two CPUs or more");
+  return split.service;
+}
+
+/** `command args`, on `cpus` when given (taskset). */
+const onCpusIf = (cpus: readonly number[] | undefined, command: string, args: string[]): [string, string[]] =>
+  cpus ? onCpus(cpus, command, args) : [command, args];
 
 /** The standard tier (PROFILE §7), every account of the targets the matrix starts. */
 const TIER = 60;
@@ -268,23 +291,20 @@ async function startDeployment(config: MatrixConfig): Promise<StartedTarget | un
   const dir = mkdtempSync(join(tmpdir(), "agent-harness-matrix-"));
   const keysPath = join(dir, "keys.json");
   writeFileSync(keysPath, JSON.stringify(file));
-  const child = spawn(
-    process.execPath,
-    [
-      "bin/agent-harness.js",
-      "serve",
-      "--port",
-      "0",
-      "--keys",
-      keysPath,
-      "--window-seconds",
-      String(config.windowSeconds),
-      "--message-timeout-seconds",
-      String(config.messageTimeoutSeconds),
-      ...(config.wholeSecondWindows ? ["--windows-on-whole-seconds"] : []),
-    ],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
+  const [command, argv] = onCpusIf(config.pinned ? serviceCores() : undefined, process.execPath, [
+    "bin/agent-harness.js",
+    "serve",
+    "--port",
+    "0",
+    "--keys",
+    keysPath,
+    "--window-seconds",
+    String(config.windowSeconds),
+    "--message-timeout-seconds",
+    String(config.messageTimeoutSeconds),
+    ...(config.wholeSecondWindows ? ["--windows-on-whole-seconds"] : []),
+  ]);
+  const child = spawn(command, argv, { stdio: ["ignore", "pipe", "pipe"] });
   const baseUrl = await readyLine(child);
   return {
     baseUrl,
