@@ -4,6 +4,7 @@ import { type Dispatcher, request } from "undici";
 import { mulberry32 } from "../../arbitraries/json-schema.js";
 import { networkAgent } from "../../client/network.js";
 import { HEADERS, JSON_CONTENT_TYPE } from "../../contract/index.js";
+import { allowedCpus, listeningProcesses } from "../../target/cores.js";
 import { answerOf } from "../burst.js";
 import { nextRequestId } from "../concurrency-checks.js";
 import { dataFieldOf, type ScenarioContext, ScenarioSetupError } from "../context.js";
@@ -210,6 +211,7 @@ export class CapacityDrive {
       sockets: this.options.floodSockets ?? FLOOD_DEFAULTS.sockets,
       signal: this.ctx.signal,
       ...(this.ctx.target.ownCores ? { serviceCores: this.ctx.target.ownCores } : {}),
+      ...sharedMachine(this.ctx.target),
     };
     for (const segment of this.segments) this.tally.floods.push(await runFlood(segment, target, this.startedAt));
   }
@@ -451,6 +453,22 @@ export class CapacityDrive {
  * (shards driving one local server, a `serve` on this machine) shares this machine's cores like
  * the reference the harness started, so its latency under a storm is judged as theirs.
  */
+/**
+ * A service sharing this machine's CPUs with the generator (no cores of its own): those CPUs and
+ * the processes whose work is expected there, the generator's (this process) and the service's
+ * (those listening on its port). Nothing when the service is elsewhere, or its processes cannot be
+ * read (then the load average alone says whether the machine was busy).
+ */
+function sharedMachine(target: ScenarioContext["target"]): { machine?: { cpus: number[]; pids: number[] } } {
+  if (target.ownCores || serviceWhere(target) === "elsewhere") return {};
+  const cpus = allowedCpus();
+  // a reference in this process is the generator's own; any other listens on the URL's port
+  const inHere = target.kind === "embedded" && !target.ownProcess;
+  const service = inHere ? [] : listeningProcesses(Number(new URL(target.baseUrl).port));
+  if (!cpus || (!inHere && service.length === 0)) return {};
+  return { machine: { cpus, pids: [process.pid, ...service] } };
+}
+
 function serviceWhere(target: ScenarioContext["target"]): NonNullable<CapacitySettings["service"]>["where"] {
   if (target.kind !== "external") return target.ownProcess ? "a process of its own" : "this process";
   const host = new URL(target.baseUrl).hostname.replace(/^\[|\]$/g, "");

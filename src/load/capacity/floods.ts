@@ -97,6 +97,11 @@ export interface FloodOutcome {
   loadAverage?: number;
   /** a service on cores of its own: the share (0–1) of them that other work took while the flood ran */
   otherOnServiceCores?: number;
+  /**
+   * a service sharing this machine's cores with the generator: the share (0–1) of the machine that
+   * work of neither took while the flood ran (another job's spike the load average is too slow to show)
+   */
+  otherOnMachine?: number;
   /** requests the flood sent (sockets opened, for the connection hog) */
   sent: number;
   /** how the service, not the generator, kept the flood short of its intent (every connection awaiting answers; sockets closed): it flooded enough */
@@ -135,6 +140,8 @@ export interface FloodTarget {
   signal: AbortSignal;
   /** a service on CPUs of its own (src/target/cores.ts): what else ran on them is measured */
   serviceCores?: { cpus: number[]; pids: number[] };
+  /** a service sharing this machine's CPUs: them, and the processes of the service and the generator, whose work is not other work */
+  machine?: { cpus: number[]; pids: number[] };
 }
 
 type Answer = { status: number } | { error: string };
@@ -143,15 +150,26 @@ type Answer = { status: number } | { error: string };
 export async function runFlood(segment: FloodSegment, target: FloodTarget, startedAt: number): Promise<FloodOutcome> {
   const wait = startedAt + segment.fromMs - Date.now();
   if (wait > 0) await sleep(wait, undefined, { signal: target.signal }).catch(() => undefined);
-  const watch = target.serviceCores && new CoreWatch(target.serviceCores.cpus, target.serviceCores.pids);
-  const before = watch?.read();
+  const onServiceCores = otherWork(target.serviceCores);
+  const onMachine = otherWork(target.machine);
   const outcome = await flood(segment, target, startedAt);
-  const after = watch?.read();
+  const [serviceShare, machineShare] = [onServiceCores(), onMachine()];
   return {
     ...outcome,
     spanSeconds: Math.round((segment.endMs - segment.fromMs) / 100) / 10,
     loadAverage: Math.round(loadavg()[0]! * 10) / 10,
-    ...(watch && before && after ? { otherOnServiceCores: Math.round(watch.otherShare(before, after) * 100) / 100 } : {}),
+    ...(serviceShare === undefined ? {} : { otherOnServiceCores: serviceShare }),
+    ...(machineShare === undefined ? {} : { otherOnMachine: machineShare }),
+  };
+}
+
+/** Start watching `cpus` for work of other processes than `pids`; the returned function gives its share since (0–1, two decimals). */
+function otherWork(watched: { cpus: number[]; pids: number[] } | undefined): () => number | undefined {
+  const watch = watched && new CoreWatch(watched.cpus, watched.pids);
+  const before = watch?.read();
+  return () => {
+    const after = watch?.read();
+    return watch && before && after ? Math.round(watch.otherShare(before, after) * 100) / 100 : undefined;
   };
 }
 

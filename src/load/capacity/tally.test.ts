@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import type { FloodOutcome } from "./floods.js";
-import { type CapacitySettings, CapacityTally, capacityFigures, neighboursVerdicts } from "./tally.js";
+import { type CapacitySettings, CapacityTally, capacityFigures, neighboursVerdicts, type Phase } from "./tally.js";
 
 const SETTINGS: CapacitySettings = {
   profile: "noisy-neighbour",
@@ -33,13 +33,13 @@ const STORM: FloodOutcome = {
  */
 function tally(during: (i: number) => number, flood: FloodOutcome = STORM): CapacityTally {
   const t = new CapacityTally();
-  const fill = (phase: "calm" | "refusal-storm", ms: (i: number) => number) => {
+  const fill = (phase: Phase, ms: (i: number) => number) => {
     const p = t.phase(phase);
     for (let i = 0; i < 200; i++) p.latency.recordValue(Math.round(ms(i) * 1000));
     p.sent = 200;
   };
   fill("calm", (i) => 2 + (i % 4));
-  fill("refusal-storm", during);
+  fill(flood.shape, during);
   t.floods.push(flood);
   return t;
 }
@@ -90,6 +90,16 @@ describe("noisy-neighbour: the others' latency under a storm, by where the servi
     const { flood, verdicts } = judge(tally(slowedEveryone, busy), { where: "a process of its own", cores: 1, ownCores: 1 });
     expect(flood?.unreachedBecause).toContain("other work took 30% of the service's 1 core");
     expect(verdicts).toEqual([]);
+  });
+
+  test("a service sharing this machine while other work spiked: no verdict on the stream hog's p99, before the load average shows it", () => {
+    const hog: FloodOutcome = { ...STORM, shape: "stream-hog", unit: "slots", intended: 10, achieved: 10, otherOnMachine: 0.3 };
+    const shared = { where: "a process of its own" as const, cores: 2 };
+    const { flood, verdicts } = judge(tally(slowedEveryone, hog), shared);
+    expect(flood?.unreachedBecause).toContain("work of neither the generator nor the service took 30% of this machine's 2 cores");
+    expect(verdicts).toEqual([]);
+    // without it the same p99 is the service's
+    expect(judge(tally(slowedEveryone, { ...hog, otherOnMachine: 0.02 }), shared).verdicts.map((v) => v.ok)).toEqual([false]);
   });
 
   test("a service on cores of its own, unharmed, passes", () => {

@@ -380,6 +380,11 @@ function latencyJudged(flood: Flood, settings: CapacitySettings): { tail?: strin
       median: true,
     };
   }
+  // another job's spike shows here before the load average, which trails it by a minute
+  if ((flood.otherOnMachine ?? 0) > OTHER_WORK_SHARE)
+    return {
+      tail: `work of neither the generator nor the service took ${Math.round((flood.otherOnMachine ?? 0) * 100)}% of this machine's ${coreCount(s.cores)} while it flooded: ${says}`,
+    };
   if ((flood.loadAverage ?? 0) > s.cores + OWN_PROCESSES)
     return {
       tail: `the machine was busy (load average ${flood.loadAverage} on ${coreCount(s.cores)}, the generator and the service included): ${says}`,
