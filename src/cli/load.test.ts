@@ -34,7 +34,9 @@ describe("agent-harness load usage", () => {
     [["--base-url", "http://198.51.100.7/v1", "--api-key", "k"], /not a loopback address/],
     [["--base-url", "http://127.0.0.1:1/v1"], /--base-url needs --api-key/],
     [["--service-cores", "one"], /--service-cores "one": a list of CPUs/],
-    [["--service-cores", "1"], /floods of --profile noisy-neighbour: add it/],
+    [["--service-cores", "1"], /with --keys-file and --profile noisy-neighbour: add them/],
+    [["--service-cores", "3-1"], /--service-cores "3-1": a list of CPUs/],
+    [["--service-cores", "0-4294967295"], /a list of CPUs/],
     [[...NOISY, "--service-cores", "1"], /a loopback --base-url/],
     [
       [...NOISY, "--service-cores", "1", "--base-url", "http://127.0.0.1:1/v1", "--api-key", "k", "--network-delay", "40"],

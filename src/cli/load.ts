@@ -241,11 +241,12 @@ function parseLoadArgs(argv: string[]) {
  */
 function serviceCoresOf(raw: string | undefined, config: VerifyConfig, profile: string | undefined): number[] | undefined {
   if (raw === undefined) return undefined;
-  const cpus = /^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(raw.trim()) ? parseCpuList(raw.trim()) : [];
-  if (cpus.length === 0)
-    throw new UsageError(`--service-cores "${raw}": a list of CPUs as taskset takes it, e.g. 1 or 2-3 or 1,3`);
+  const cpus = parseCpuList(raw);
+  if (!cpus) throw new UsageError(`--service-cores "${raw}": a list of CPUs as taskset takes it, e.g. 1 or 2-3 or 1,3`);
   if (profile !== "noisy-neighbour")
-    throw new UsageError("--service-cores judges the others' latency under the floods of --profile noisy-neighbour: add it");
+    throw new UsageError(
+      "--service-cores judges the others' latency under the floods of the capacity scenario with --keys-file and --profile noisy-neighbour: add them",
+    );
   if (!config.baseUrl || !LOOPBACK.test(new URL(config.baseUrl).hostname))
     throw new UsageError(
       "--service-cores names the CPUs of a deployment on this machine (a loopback --base-url); a reference the harness starts gets cores of its own without it",

@@ -118,8 +118,10 @@ interface BucketState {
   cap?: SlidingCap;
   /** requests the budget let into the bucket so far, each counted once */
   acquired: number;
-  /** the last counted answer whose headers described this bucket alone, and its request's mark (PaceTicket.marks) */
-  told?: { limit: number; remaining: number; reset: number; mark: number };
+  /** the last counted answer whose headers described this bucket alone, and its request's marks (PaceTicket.marks, .uncountedMarks) */
+  told?: { limit: number; remaining: number; reset: number; mark: number; uncounted: number };
+  /** answers so far that the service counted in no bucket (429 RATE_LIMIT_EXCEEDED, 401): requests of this run's it did not spend */
+  uncounted: number;
   /** X-RateLimit-Remaining once dropped by more than the harness sent: another client spends this bucket */
   foreign: boolean;
   /** the window (X-RateLimit-Reset) in which the bucket first refused with room by the harness's count (src/client/refusal.ts) */
@@ -135,6 +137,8 @@ export interface PaceTicket {
    * those acquired after the mark (this one included), as any still in flight may overtake it
    */
   readonly marks?: readonly number[];
+  /** by bucket, as `buckets`: its answers counted in no bucket when this one was acquired (`BucketState.uncounted`) */
+  readonly uncountedMarks?: readonly number[];
 }
 
 export class RateBudget {
@@ -211,13 +215,14 @@ export class RateBudget {
       break;
     }
     const marks = states.map((b) => b.acquired - b.inFlight);
+    const uncountedMarks = states.map((b) => b.uncounted);
     for (const b of states) {
       this.capOf(b)?.take();
       b.inFlight++;
       b.acquired++;
       if (b.remaining !== undefined) b.remaining--;
     }
-    return { buckets: states, paced: wait, marks };
+    return { buckets: states, paced: wait, marks, uncountedMarks };
   }
 
   /** Learn from the answer to a request `acquire` let through; `undefined` when it got none (transport error). */
@@ -229,6 +234,7 @@ export class RateBudget {
     for (const b of ticket.buckets) b.cap?.release(counted ? freeAt : undefined);
     try {
       if (answer === undefined) return; // counted or not, unknown: keep the local count
+      if (!counted) for (const b of ticket.buckets) b.uncounted++;
       // PROFILE §6, §7: an unauthenticated request and a RATE_LIMIT_EXCEEDED answer count nowhere.
       if (!counted)
         for (const b of ticket.buckets)
@@ -256,12 +262,15 @@ export class RateBudget {
    * endpoint's bucket, its size not the tier's (the tier's known). The tier is never told apart
    * this way: other keys and lanes of the account spend it too.
    */
-  private describedBucket(ticket: PaceTicket, limit: number | undefined): { bucket: BucketState; mark: number } | undefined {
+  private describedBucket(
+    ticket: PaceTicket,
+    limit: number | undefined,
+  ): { bucket: BucketState; mark: number; uncounted: number } | undefined {
     const i = ticket.buckets.findIndex((b) => !b.isTier);
     const endpoint = ticket.buckets[i];
     const tier = ticket.buckets.find((b) => b.isTier);
     if (endpoint === undefined || endpoint.size !== limit || tier?.size === undefined || tier.size === limit) return undefined;
-    return { bucket: endpoint, mark: ticket.marks?.[i] ?? 0 };
+    return { bucket: endpoint, mark: ticket.marks?.[i] ?? 0, uncounted: ticket.uncountedMarks?.[i] ?? 0 };
   }
 
   /**
@@ -274,7 +283,7 @@ export class RateBudget {
   private remember(ticket: PaceTicket, rate: { limit: number; remaining: number; reset: number }): void {
     const described = this.describedBucket(ticket, rate.limit);
     if (described === undefined) return;
-    const { bucket: b, mark } = described;
+    const { bucket: b, mark, uncounted } = described;
     const last = b.told;
     // an answer overtaken by one of a later window says nothing newer
     if (last !== undefined && rate.reset < last.reset) return;
@@ -282,10 +291,11 @@ export class RateBudget {
     const before = last?.reset === rate.reset ? last.remaining : rate.limit;
     // this harness's requests the service may have counted since then: with an earlier answer, every
     // request acquired after its mark but that answer's own (counted before it, in its window);
-    // with none, every request so far
-    const own = last === undefined ? b.acquired : b.acquired - last.mark - 1;
+    // with none, every request so far. Less those answered since that the service counted nowhere
+    // (a 429, a 401): a neighbour that spends only that much would hide behind them
+    const own = last === undefined ? b.acquired - b.uncounted : b.acquired - last.mark - 1 - (b.uncounted - last.uncounted);
     if (before - rate.remaining > own) b.foreign = true;
-    b.told = { ...rate, mark };
+    b.told = { ...rate, mark, uncounted };
   }
 
   /** What the budget knows of a 429 RATE_LIMIT_EXCEEDED it let through: the bucket its headers describe and that bucket's last word. */
@@ -414,6 +424,7 @@ export class RateBudget {
         distrusted: false,
         acquired: 0,
         foreign: false,
+        uncounted: 0,
       };
       this.buckets.set(id, b);
     }

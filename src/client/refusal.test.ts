@@ -79,7 +79,7 @@ describe("RateBudget: what it knows of a refusal", () => {
     // one more in flight when the 429 comes: it may have been counted first
     const inFlight = await budget.acquire(request);
     const refusal = await answer(429, { ...rate(0), retryAfter: 2 }, "RATE_LIMIT_EXCEEDED");
-    expect(refusal.bucket?.told).toEqual({ limit: 10, remaining: 9, reset: 1_000, mark: 0, sentSince: 1 });
+    expect(refusal.bucket?.told).toEqual({ limit: 10, remaining: 9, reset: 1_000, mark: 0, uncounted: 0, sentSince: 1 });
     expect(judgeRefusal(refusal)).toMatchObject({ kind: "wait", refusedWithRoomIn: { reset: 1_000, room: 8 } });
     budget.settle(inFlight, undefined);
   });
@@ -198,6 +198,15 @@ describe("refusals: the client layer acting on it", () => {
     const { create, seen } = client([ok(9), limited(0), w2(ok(1)), w2(limited(0)), w3(ok(1)), w3(limited(0)), w4(ok(9))]);
     for (let i = 0; i < 4; i++) expect((await create()).exchange.response.status).toBe(201);
     expect(seen).toEqual([201, 429, 201, 429, 201, 429, 201]);
+  });
+
+  test("a neighbour that spends no more at a window's start than this run's refused requests were is seen all the same", async () => {
+    const at = (reset: number) => (answer: ReturnType<typeof ok>) => ({ ...answer, rate: { ...answer.rate, reset } });
+    const [w2, w3, w4] = [at(1_002), at(1_004), at(1_006)];
+    // each window: the neighbour takes one unit before this run's first create, the rest after it;
+    // the 429 before each retry was counted nowhere, so one unit gone beside the retry is the neighbour's
+    const { create } = client([ok(9), limited(0), w2(ok(8)), w2(limited(0)), w3(ok(8)), w3(limited(0)), w4(ok(9))]);
+    for (let i = 0; i < 4; i++) expect((await create()).exchange.response.status).toBe(201);
   });
 
   test("refused again and again: the harness cannot judge, a harness error", async () => {

@@ -9,7 +9,8 @@ describe("cores of its own for a reference started apart", () => {
     expect(parseCpuList("0")).toEqual([0]);
     expect(parseCpuList("0-2,5")).toEqual([0, 1, 2, 5]);
     expect(parseCpuList("1,3-4")).toEqual([1, 3, 4]);
-    expect(parseCpuList("")).toEqual([]);
+    expect(parseCpuList("1,1")).toEqual([1]);
+    for (const bad of ["", "x", "3-1", "1,", "0-4294967295", "-1"]) expect(parseCpuList(bad), bad).toBeUndefined();
   });
 
   test("the split gives the service the upper half and the generator the rest, none shared", () => {
@@ -94,6 +95,24 @@ describe("a deployment on this machine named by --service-cores", () => {
     expect(listeningProcesses(server.port)).toEqual([]);
   });
 
+  test.runIf(process.platform === "linux")(
+    "a listening process's children are the service's too (a cluster's workers)",
+    async () => {
+      const script =
+        'const s = require("node:net").createServer(); s.listen(0, "127.0.0.1", () => { const c = require("node:child_process").spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" }); console.log(s.address().port + " " + c.pid); process.on("SIGTERM", () => { c.kill(); process.exit(0); }); });';
+      const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+      const [chunk] = (await once(child.stdout!, "data")) as [Buffer];
+      const [port, worker] = chunk.toString().trim().split(" ").map(Number);
+      try {
+        expect(listeningProcesses(port!).sort()).toEqual([child.pid, worker].sort());
+      } finally {
+        const exited = once(child, "exit");
+        child.kill();
+        await exited;
+      }
+    },
+  );
+
   test.runIf(split)("a service pinned to the CPUs named: claimed, this process on the others until released", async () => {
     const before = allowedCpus();
     const server = await listener(split!.service);
@@ -115,7 +134,7 @@ describe("a deployment on this machine named by --service-cores", () => {
       const server = await listener();
       try {
         const url = `http://127.0.0.1:${server.port}/v1`;
-        expect(claimServiceCores(url, split!.service)).toMatch(/may run on CPUs .*; pin it first \(taskset -a -p -c/);
+        expect(claimServiceCores(url, split!.service)).toMatch(/may run on CPUs .*; start the service under taskset -c/);
         expect(claimServiceCores(url, allowedCpus()!)).toMatch(/leaves the harness no CPU of its own/);
       } finally {
         await server.stop();

@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { cpus as machineCpus } from "node:os";
 
 /**
  * Cores of its own for a reference the harness starts in a process apart (a load that floods it).
@@ -36,13 +37,21 @@ export function allowedCpus(pid: number | "self" | `${number}/task/${string}` = 
   return list === undefined ? undefined : parseCpuList(list);
 }
 
-/** "0-2,5" → [0, 1, 2, 5] (the kernel's list format, which taskset -c takes too). */
-export function parseCpuList(list: string): number[] {
-  return list.split(",").flatMap((part) => {
-    if (!/^\d+(-\d+)?$/.test(part)) return [];
-    const [from = 0, last = from] = part.split("-").map(Number);
-    return Array.from({ length: last - from + 1 }, (_, i) => from + i);
-  });
+/**
+ * "0-2,5" → [0, 1, 2, 5] (the kernel's list format, which taskset -c takes too), each CPU once, in
+ * order; undefined for anything else (a reversed range, a CPU number past any machine's).
+ */
+export function parseCpuList(list: string): number[] | undefined {
+  const cpus = new Set<number>();
+  for (const part of list.trim().split(",")) {
+    const range = /^(\d{1,4})(?:-(\d{1,4}))?$/.exec(part);
+    if (!range) return undefined;
+    const from = Number(range[1]);
+    const last = Number(range[2] ?? range[1]);
+    if (last < from) return undefined;
+    for (let cpu = from; cpu <= last; cpu++) cpus.add(cpu);
+  }
+  return [...cpus].sort((a, b) => a - b);
 }
 
 const cpuList = (cpus: readonly number[]) => cpus.join(",");
@@ -145,11 +154,17 @@ export class CoreWatch {
   }
 }
 
+/** The TCP port of a base URL, its scheme's default when it names none. */
+export const portOf = (baseUrl: string) => {
+  const url = new URL(baseUrl);
+  return Number(url.port || (url.protocol === "https:" ? 443 : 80));
+};
+
 /**
- * The processes of this machine that hold a listening TCP socket on `port` (/proc/net/tcp and
- * tcp6, then each process's descriptors): the service behind a loopback base URL, all of its
- * processes where several share the socket (a cluster's workers). Empty where /proc does not
- * say, or the socket is another user's.
+ * The processes of this machine that serve `port`: those holding its listening TCP socket
+ * (/proc/net/tcp and tcp6, then each process's descriptors) and their descendants (a cluster's
+ * workers, handed connections by the process that listens). This process is never one. Empty
+ * where /proc does not say, or the socket is another user's.
  */
 export function listeningProcesses(port: number): number[] {
   const inodes = new Set<string>();
@@ -168,28 +183,54 @@ export function listeningProcesses(port: number): number[] {
     }
   }
   if (inodes.size === 0) return [];
-  const pids: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    let fds: string[];
+  const pids = readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number);
+  const listening = pids.filter((pid) => pid !== process.pid && holdsSocket(pid, inodes));
+  return withDescendants(listening, pids);
+}
+
+function holdsSocket(pid: number, inodes: ReadonlySet<string>): boolean {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return false;
+  }
+  return fds.some((fd) => {
     try {
-      fds = readdirSync(`/proc/${entry}/fd`);
+      return inodes.has(/^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1] ?? "");
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** `roots` and every process descending from them (parents read from /proc/PID/stat). */
+function withDescendants(roots: readonly number[], all: readonly number[]): number[] {
+  const children = new Map<number, number[]>();
+  for (const pid of all) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     } catch {
       continue;
     }
-    const holds = fds.some((fd) => {
-      try {
-        return inodes.has(/^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${entry}/fd/${fd}`))?.[1] ?? "");
-      } catch {
-        return false;
-      }
-    });
-    if (holds) pids.push(Number(entry));
+    // the fields after the command's ")": state, then the parent's pid
+    const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    children.set(parent, [...(children.get(parent) ?? []), pid]);
   }
-  return pids;
+  const found = new Set<number>();
+  const queue = [...roots];
+  for (let pid = queue.shift(); pid !== undefined; pid = queue.shift()) {
+    if (found.has(pid) || pid === process.pid) continue;
+    found.add(pid);
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return [...found];
 }
 
-/** Every CPU any thread of `pid` may run on, or undefined where /proc does not say. */
+/** Every CPU some thread of `pid` may run on; undefined where /proc says nothing of any of them. */
 function processCpus(pid: number): number[] | undefined {
   let tasks: string[];
   try {
@@ -198,16 +239,22 @@ function processCpus(pid: number): number[] | undefined {
     return undefined;
   }
   const cpus = new Set<number>();
-  for (const task of tasks) for (const cpu of allowedCpus(`${pid}/task/${task}`) ?? []) cpus.add(cpu);
-  return [...cpus].sort((a, b) => a - b);
+  let read = 0;
+  for (const task of tasks) {
+    const allowed = allowedCpus(`${pid}/task/${task}`);
+    if (!allowed) continue;
+    read++;
+    for (const cpu of allowed) cpus.add(cpu);
+  }
+  return read === 0 ? undefined : [...cpus].sort((a, b) => a - b);
 }
 
 /**
  * A deployment on this machine whose owner pinned it to `cpus` (`load --service-cores`): its
  * processes found by the port of `baseUrl`, each checked to run only there, and this process moved
  * to the other CPUs it may use, as the harness does for a reference it starts. A string says why
- * not, in one line; otherwise the cores, the service's pids, and the function giving this process
- * its CPUs back.
+ * not, in one line; otherwise the CPUs the service may run on (what is watched for other work),
+ * its pids, and the function giving this process its CPUs back.
  */
 export function claimServiceCores(
   baseUrl: string,
@@ -216,21 +263,27 @@ export function claimServiceCores(
   if (process.platform !== "linux") return "--service-cores needs Linux (/proc and taskset)";
   const mine = allowedCpus();
   if (!mine) return "--service-cores: /proc does not say which CPUs this process may use";
+  // every CPU the machine has (availableParallelism would count this process's affinity only)
+  const present = machineCpus().length;
+  const absent = cpus.filter((cpu) => cpu >= present);
+  if (absent.length) return `--service-cores ${cpuList(cpus)}: this machine has CPUs 0-${present - 1}, not ${cpuList(absent)}`;
   const others = mine.filter((cpu) => !cpus.includes(cpu));
   if (others.length === 0)
     return `--service-cores ${cpuList(cpus)} leaves the harness no CPU of its own (it may use ${cpuList(mine)})`;
-  const url = new URL(baseUrl);
-  const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+  const port = portOf(baseUrl);
   const pids = listeningProcesses(port);
   if (pids.length === 0)
     return `--service-cores: no process of this machine that the harness may inspect listens on port ${port} (the service must run here, as this user or one it can read)`;
+  const used = new Set<number>();
   for (const pid of pids) {
     const on = processCpus(pid);
     const outside = on?.filter((cpu) => !cpus.includes(cpu));
     if (!on || outside?.length)
-      return `--service-cores ${cpuList(cpus)}: the service's process ${pid} (listening on port ${port}) may run on CPUs ${on ? cpuList(on) : "unknown"}; pin it first (taskset -a -p -c ${cpuList(cpus)} ${pid})`;
+      return `--service-cores ${cpuList(cpus)}: the service's process ${pid} (serving port ${port}) may run on CPUs ${on ? cpuList(on) : "unknown"}; start the service under taskset -c ${cpuList(cpus)} (its children inherit it)`;
+    for (const cpu of on) used.add(cpu);
   }
   const release = pinThisProcess(others);
   if (!release) return "--service-cores: taskset could not move the harness off the service's CPUs (is util-linux installed?)";
-  return { cpus: [...cpus], pids, release };
+  // the service's own CPUs, not all those named: a named CPU it never uses would dilute the other work measured
+  return { cpus: [...used].sort((a, b) => a - b), pids, release };
 }

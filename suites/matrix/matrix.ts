@@ -174,7 +174,8 @@ function normalise(r: {
     ...(r.target === "embedded" ? { workers: r.workers } : {}),
     // --service-cores names a deployment's own process reached directly: the delaying proxy and the
     // TLS terminator run in the harness and the matrix, between the storm and the service
-    ...(flood && r.target === "serve" && r.network === "none" && !r.tls && r.pinned ? { pinned: true as const } : {}),
+    // (and only where this machine can give it cores of its own)
+    ...(flood && r.target === "serve" && r.network === "none" && !r.tls && r.pinned && canPin() ? { pinned: true as const } : {}),
   };
 }
 
@@ -239,6 +240,13 @@ function serviceCores(): number[] {
   if (!split) throw new Error("a pinned deployment needs Linux, taskset and two CPUs or more");
   return split.service;
 }
+
+let pinnable: boolean | undefined;
+/** Whether a deployment can be given cores of its own here (Linux, taskset, two CPUs or more); asked once. */
+const canPin = () => {
+  pinnable ??= splitCores() !== undefined;
+  return pinnable;
+};
 
 /** `command args`, on `cpus` when given (taskset). */
 const onCpusIf = (cpus: readonly number[] | undefined, command: string, args: string[]): [string, string[]] =>

@@ -4,7 +4,7 @@ import { type Dispatcher, request } from "undici";
 import { mulberry32 } from "../../arbitraries/json-schema.js";
 import { networkAgent } from "../../client/network.js";
 import { HEADERS, JSON_CONTENT_TYPE } from "../../contract/index.js";
-import { allowedCpus, listeningProcesses } from "../../target/cores.js";
+import { allowedCpus, listeningProcesses, portOf } from "../../target/cores.js";
 import { answerOf } from "../burst.js";
 import { nextRequestId } from "../concurrency-checks.js";
 import { dataFieldOf, type ScenarioContext, ScenarioSetupError } from "../context.js";
@@ -449,26 +449,27 @@ export class CapacityDrive {
 }
 
 /**
- * Where the service runs, as far as the generator can tell: a deployment at a loopback address
- * (shards driving one local server, a `serve` on this machine) shares this machine's cores like
- * the reference the harness started, so its latency under a storm is judged as theirs.
- */
-/**
  * A service sharing this machine's CPUs with the generator (no cores of its own): those CPUs and
  * the processes whose work is expected there, the generator's (this process) and the service's
  * (those listening on its port). Nothing when the service is elsewhere, or its processes cannot be
  * read (then the load average alone says whether the machine was busy).
  */
 function sharedMachine(target: ScenarioContext["target"]): { machine?: { cpus: number[]; pids: number[] } } {
-  if (target.ownCores || serviceWhere(target) === "elsewhere") return {};
+  // a container's service is seen from here as a proxy, or not at all: the load average decides
+  if (target.ownCores || target.kind === "container" || serviceWhere(target) === "elsewhere") return {};
   const cpus = allowedCpus();
   // a reference in this process is the generator's own; any other listens on the URL's port
   const inHere = target.kind === "embedded" && !target.ownProcess;
-  const service = inHere ? [] : listeningProcesses(Number(new URL(target.baseUrl).port));
+  const service = inHere ? [] : listeningProcesses(portOf(target.baseUrl));
   if (!cpus || (!inHere && service.length === 0)) return {};
   return { machine: { cpus, pids: [process.pid, ...service] } };
 }
 
+/**
+ * Where the service runs, as far as the generator can tell: a deployment at a loopback address
+ * (shards driving one local server, a `serve` on this machine) shares this machine's cores like
+ * the reference the harness started, so its latency under a storm is judged as theirs.
+ */
 function serviceWhere(target: ScenarioContext["target"]): NonNullable<CapacitySettings["service"]>["where"] {
   if (target.kind !== "external") return target.ownProcess ? "a process of its own" : "this process";
   const host = new URL(target.baseUrl).hostname.replace(/^\[|\]$/g, "");
