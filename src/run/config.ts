@@ -3,7 +3,7 @@ import { NETWORK_ENV, NETWORK_FLAGS, tlsOptionsOf } from "../client/network.js";
 import { CLAUSE_BY_ID, SECTIONS } from "../contract/index.js";
 import { parseDelay } from "../net/delay-proxy.js";
 import { PROFILES } from "../plan/profiles.js";
-import type { HarnessTarget } from "../target/harness-target.js";
+import { EMBEDDED_DEFAULTS, type HarnessTarget } from "../target/harness-target.js";
 import { FLAGGED_ROLES, type FlaggedRole, KEY_ROLES, type KeyRole } from "../target/key-roles.js";
 
 /**
@@ -105,7 +105,7 @@ export const VERIFY_OPTIONS = {
     flag: "workers",
     env: "AGENT_HARNESS_WORKERS",
     type: "string",
-    help: "parallel workers on a target the harness starts, each with its own accounts (default 5; ignored with --base-url)",
+    help: `parallel workers on a target the harness starts, each with its own accounts (default ${EMBEDDED_DEFAULTS.workers}; ignored with --base-url)`,
   },
   profile: {
     flag: "profile",
