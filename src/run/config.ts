@@ -3,8 +3,9 @@ import { NETWORK_ENV, NETWORK_FLAGS, tlsOptionsOf } from "../client/network.js";
 import { CLAUSE_BY_ID, SECTIONS } from "../contract/index.js";
 import { parseDelay } from "../net/delay-proxy.js";
 import { PROFILES } from "../plan/profiles.js";
-import { EMBEDDED_DEFAULTS, type HarnessTarget } from "../target/harness-target.js";
+import type { HarnessTarget } from "../target/harness-target.js";
 import { FLAGGED_ROLES, type FlaggedRole, KEY_ROLES, type KeyRole } from "../target/key-roles.js";
+import { EMBEDDED_DEFAULTS } from "../target/reference-plan.js";
 
 /**
  * What a run takes: each option with its flag, env var and help (one table drives the CLI's
