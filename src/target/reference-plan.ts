@@ -31,10 +31,11 @@ export const EMBEDDED_DEFAULTS: ReferencePlan = {
   tierLimit: RATE_LIMITS.tiers.pro,
   quota: 3,
   faults: [],
-  // mostly waiting on windows and budgets, not computing: more workers than cores pay off. The
-  // default run measured 37–39 s wall with 5 and 32–35 s with 7 on two cores (docs/figures.md);
-  // past 7 the workers' start-up ate the gain
-  workers: 7,
+  // mostly waiting on windows and budgets, not computing: more workers than cores pay off. Seven
+  // took the default run from 37–39 s to 32–35 s wall on two cores, but not kept (docs/figures.md):
+  // three runs at once (the meta repeat test) then starved a drain, CI grew by 30 s, and a verify
+  // run's accounts (eight a worker) would reach what wakes the many-tenant faults (MANY_TENANTS)
+  workers: 5,
   // the Create bucket (10 per key) paces the create checks: three keys, three buckets
   mainKeys: 3,
 };
