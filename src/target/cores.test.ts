@@ -68,7 +68,7 @@ describe("cores of its own for a reference started apart", () => {
 /** A process of its own listening on a free loopback port (on `cpus` when given): its pid, port and a stop. */
 async function listener(cpus?: readonly number[]): Promise<{ child: ChildProcess; port: number; stop: () => Promise<void> }> {
   const script = 'const s = require("node:net").createServer(); s.listen(0, "127.0.0.1", () => console.log(s.address().port));';
-  const [command, args] = cpus ? onCpus(cpus, process.execPath, ["-e", script]) : [process.execPath, ["-e", script]];
+  const [command, args] = onCpus(cpus, process.execPath, ["-e", script]);
   const child = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });
   const [chunk] = (await once(child.stdout!, "data")) as [Buffer];
   return {

@@ -73,9 +73,9 @@ export function splitCores(): CoreSplit | undefined {
   return { generator: cpus.slice(0, generatorCount), service: cpus.slice(generatorCount) };
 }
 
-/** `command args` on `cpus` (taskset execs it: the child's pid is the command's). */
-export function onCpus(cpus: readonly number[], command: string, args: string[]): [string, string[]] {
-  return ["taskset", ["-c", cpuList(cpus), command, ...args]];
+/** `command args` on `cpus` when given (taskset execs it: the child's pid is the command's), else as it is. */
+export function onCpus(cpus: readonly number[] | undefined, command: string, args: string[]): [string, string[]] {
+  return cpus ? ["taskset", ["-c", cpuList(cpus), command, ...args]] : [command, args];
 }
 
 /**

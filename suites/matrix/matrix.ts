@@ -248,10 +248,6 @@ const canPin = () => {
   return pinnable;
 };
 
-/** `command args`, on `cpus` when given (taskset). */
-const onCpusIf = (cpus: readonly number[] | undefined, command: string, args: string[]): [string, string[]] =>
-  cpus ? onCpus(cpus, command, args) : [command, args];
-
 /** The standard tier (PROFILE §7), every account of the targets the matrix starts. */
 const TIER = 60;
 
@@ -299,7 +295,7 @@ async function startDeployment(config: MatrixConfig): Promise<StartedTarget | un
   const dir = mkdtempSync(join(tmpdir(), "agent-harness-matrix-"));
   const keysPath = join(dir, "keys.json");
   writeFileSync(keysPath, JSON.stringify(file));
-  const [command, argv] = onCpusIf(config.pinned ? serviceCores() : undefined, process.execPath, [
+  const [command, argv] = onCpus(config.pinned ? serviceCores() : undefined, process.execPath, [
     "bin/agent-harness.js",
     "serve",
     "--port",

@@ -11,8 +11,7 @@ export async function serveProcess(
   args: string[],
   cpus?: readonly number[],
 ): Promise<{ baseUrl: string; stop: () => Promise<void> }> {
-  const command: [string, string[]] = [process.execPath, ["bin/agent-harness.js", "serve", "--port", "0", ...args]];
-  const [file, argv] = cpus ? onCpus(cpus, ...command) : command;
+  const [file, argv] = onCpus(cpus, process.execPath, ["bin/agent-harness.js", "serve", "--port", "0", ...args]);
   const child = spawn(file, argv, { stdio: ["ignore", "pipe", "inherit"] });
   const { baseUrl } = await untilReady(child);
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));

@@ -399,7 +399,7 @@ function latencyJudged(flood: Flood, settings: CapacitySettings): { tail?: strin
 }
 
 /** "1 core", "2 cores": how a report counts CPUs. */
-export const coreCount = (n: number) => `${n} core${n === 1 ? "" : "s"}`;
+const coreCount = (n: number) => `${n} core${n === 1 ? "" : "s"}`;
 
 /** What the others' latency (a percentile) may be under a flood, from the calm phase's. */
 const allowance = (calmMs: number) => calmMs * NEIGHBOUR_TOLERANCE.factor + NEIGHBOUR_TOLERANCE.plusMs;
