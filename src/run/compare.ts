@@ -1,6 +1,15 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { compareLines, compareRuns, type Gate, notComparable, readLoadRun, regressions } from "../load/compare/compare.js";
+import {
+  compareLines,
+  compareRuns,
+  type Gate,
+  notComparable,
+  readLoadRun,
+  regressions,
+  unjudgedGates,
+  unjudgedLine,
+} from "../load/compare/compare.js";
 import { renderCompareHtml } from "../load/compare/html.js";
 import { SCENARIOS } from "../load/index.js";
 import { newRunId } from "../report/index.js";
@@ -9,7 +18,9 @@ import { UsageError } from "./usage-error.js";
 /**
  * `load compare BASE CURRENT`: both runs read, their comparability checked (exit 2 saying why
  * not), the table printed, compare.html and compare.json written; exit 1 when a gate broke
- * beyond its tolerance and the noise, else 0.
+ * beyond its tolerance and the noise; else exit 2 when a latency gate could be judged on no
+ * endpoint (too few answers for its quantile: a pass would be green for what was not judged);
+ * else 0.
  */
 export async function runCompare(
   paths: { base: string; current: string },
@@ -27,8 +38,11 @@ export async function runCompare(
   // latency gates judge the scenarios whose latencies hold no intended wait, as thresholds do
   const judged = new Set(SCENARIOS.filter((s) => s.latency.judged).map((s) => s.id));
   const broken = regressions(changes, gates, judged);
+  const unjudged = unjudgedGates(changes, gates, judged);
+  const nowhere = unjudged.filter((u) => u.endpoints.length === u.of);
   const out = process.stdout;
   out.write(`agent-harness load compare — BASE ${base.runId} → CURRENT ${current.runId}\n${compareLines(changes).join("\n")}\n`);
+  for (const u of unjudged) out.write(`? ${unjudgedLine(u)}\n`);
   for (const r of broken) out.write(`✗ ${r.message}\n`);
   const dir = join(resolve(reportDir), `compare-${newRunId()}`);
   mkdirSync(dir, { recursive: true });
@@ -36,14 +50,19 @@ export async function runCompare(
     basename(path === "load.json" || path.endsWith("/load.json") ? dirname(resolve(path)) : resolve(path));
   writeFileSync(
     join(dir, "compare.html"),
-    renderCompareHtml({ base, current, baseName: name(paths.base), currentName: name(paths.current) }, changes, broken),
+    renderCompareHtml({ base, current, baseName: name(paths.base), currentName: name(paths.current) }, changes, broken, unjudged),
   );
   writeFileSync(
     join(dir, "compare.json"),
-    `${JSON.stringify({ base: base.runId, current: current.runId, gates, changes, regressions: broken }, null, 2)}\n`,
+    `${JSON.stringify({ base: base.runId, current: current.runId, gates, changes, regressions: broken, unjudged }, null, 2)}\n`,
   );
-  out.write(
-    `${broken.length ? `${broken.length} regression(s) beyond tolerance and noise` : gates.length ? "no regression beyond tolerance and noise" : "no --max-regression given: nothing judged"}\nreport: ${dir} (compare.html, compare.json)\n`,
-  );
-  return broken.length ? 1 : 0;
+  const verdict = broken.length
+    ? `${broken.length} regression(s) beyond tolerance and noise`
+    : nowhere.length
+      ? `no verdict: ${nowhere.map((u) => u.gate).join(", ")} judged on no endpoint`
+      : gates.length
+        ? "no regression beyond tolerance and noise"
+        : "no --max-regression given: nothing judged";
+  out.write(`${verdict}\nreport: ${dir} (compare.html, compare.json)\n`);
+  return broken.length ? 1 : nowhere.length ? 2 : 0;
 }

@@ -5,7 +5,7 @@ import { encodeHistogram } from "../capacity/tally.js";
 import { newHistogram, summarizeHistogram } from "../recorder.js";
 import type { LoadRun } from "../run-of-scenarios.js";
 import type { ScenarioReport } from "../scenario-run.js";
-import { compareRuns, notComparable, parseGate, regressions } from "./compare.js";
+import { compareLines, compareRuns, notComparable, parseGate, regressions, unjudgedGates, unjudgedLine } from "./compare.js";
 
 const SEED = 20_261_128;
 const ENDPOINTS = ["GET /agents", "POST /agents"] as const;
@@ -85,15 +85,48 @@ describe(`load compare (seed ${SEED})`, () => {
 
   test("A/A with a busy second: the machine's stall in one run is noise, not a regression, once whole blocks are resampled", () => {
     const random = mulberry32(SEED + 4);
-    // 100 answers per endpoint, as a 10 s capacity run gives; in the second run the machine stalls
-    // for half a second (the answers then wait 150 ms more), as a loaded runner does
-    const a = run("a", () => latencies(random, 100, 4));
-    const stalled = () => latencies(random, 100, 4).map((ms, i) => (i >= 60 && i < 65 ? ms + 150 : ms));
+    // 500 answers per endpoint, the fewest a p99 is judged from; in the second run the machine
+    // stalls for half a second (the answers then wait 150 ms more), as a loaded runner does
+    const a = run("a", () => latencies(random, 500, 4));
+    const stalled = () => latencies(random, 500, 4).map((ms, i) => (i >= 300 && i < 325 ? ms + 150 : ms));
     const b = run("b", stalled);
     expect(regressions(compareRuns(a, b), P99, JUDGED).map((r) => r.message)).toEqual([]);
     // answers resampled one by one call the stall a regression: the reason whole blocks are resampled
     const unblocked = run("b", stalled, "capacity", false);
     expect(regressions(compareRuns(a, unblocked), P99, JUDGED).length).toBeGreaterThan(0);
+  });
+
+  test("A/A with few answers: a p99 of under 500 answers is shown, never judged; the median still is", () => {
+    const random = mulberry32(SEED + 6);
+    // 40 answers per endpoint, as an endpoint a 10 s run seldom calls gives: the p99 is the largest
+    // answer, and its resamples only shuffle the few largest; of 40 such pairs some differ "beyond
+    // noise" by chance when judged, so none is
+    const P99_AND_P50 = [parseGate("p99:+10%"), parseGate("p50:+25ms")].filter((g) => typeof g !== "string");
+    for (let pair = 0; pair < 40; pair++) {
+      const [a, b] = [run("a", () => latencies(random, 40, 4)), run("b", () => latencies(random, 40, 4))];
+      const changes = compareRuns(a, b);
+      expect(regressions(changes, P99_AND_P50, JUDGED).map((r) => r.message)).toEqual([]);
+      const p99 = changes[0]!.latency.filter((f) => f.figure === "p99");
+      expect(p99.every((f) => !f.judgeable && !f.beyondNoise)).toBe(true);
+    }
+    const [a, b] = [run("a", () => latencies(random, 40, 4)), run("b", () => latencies(random, 40, 4, 30))];
+    expect(regressions(compareRuns(a, b), P99_AND_P50, JUDGED).map((r) => r.message.split(" p50 ")[0])).toEqual(
+      ENDPOINTS.map((e) => `capacity ${e}`),
+    );
+    expect(compareLines(compareRuns(a, b)).join("\n")).toMatch(/p99 .* too few answers to judge/);
+    // a gate judged on no endpoint is said, never passed; one judged everywhere is not listed
+    const [unjudged, ...rest] = unjudgedGates(compareRuns(a, b), P99_AND_P50, JUDGED);
+    expect(rest).toEqual([]);
+    expect(unjudged && unjudgedLine(unjudged)).toBe(
+      "p99:+10%: judged nowhere: every endpoint had fewer than 500 answers in a run, the fewest a p99 is judged from (capacity GET /agents n=40/40, capacity POST /agents n=40/40); drive longer or gate on a lower quantile",
+    );
+    const [c, d] = [
+      run("c", () => latencies(random, 500, 4)),
+      run("d", (e) => latencies(random, e === "GET /agents" ? 500 : 499, 4)),
+    ];
+    expect(unjudgedGates(compareRuns(c, d), P99_AND_P50, JUDGED).map(unjudgedLine)).toEqual([
+      "p99:+10%: not judged on 1 of 2 endpoints, fewer than 500 answers in a run, the fewest a p99 is judged from: capacity POST /agents n=500/499",
+    ]);
   });
 
   test("A/A on a machine busier during the second run: latency the machine's lag explains is not a regression", () => {

@@ -95,7 +95,12 @@ export interface FigureChange {
   intervalMs: [number, number];
   /** both runs kept time blocks, and whole blocks were resampled too */
   blockResampled?: true;
-  /** the interval excludes no change: the runs' own noise does not explain it */
+  /**
+   * both runs hold enough answers, and enough above the quantile, for the resamples to say
+   * anything of its noise (MIN_ANSWERS, MIN_TAIL); a figure that is not is shown, never judged
+   */
+  judgeable: boolean;
+  /** judgeable, and the interval excludes no change: the runs' own noise does not explain it */
   beyondNoise: boolean;
   counts: { base: number; current: number };
 }
@@ -170,6 +175,19 @@ function resampledQuantiles(h: hdr.Histogram, quantiles: readonly number[], resa
 
 /** Under this many answers on either side a resample only repeats them: no change is called beyond noise. */
 export const MIN_ANSWERS = 20;
+
+/**
+ * Under this many answers above a quantile on either side, its resamples only shuffle the few
+ * largest answers (the p99 of 39 answers is the largest one) and their interval is far narrower
+ * than the quantile's real noise: two runs of one build then differ "beyond noise" by chance.
+ * So a quantile is judged only with at least this many answers beyond it: p99 from 500 answers,
+ * p95 from 100, p90 from 50.
+ */
+export const MIN_TAIL = 5;
+
+/** Enough answers on both sides to judge the q-th percentile's change. */
+export const judgeable = (q: number, ...counts: number[]) =>
+  counts.every((n) => n >= MIN_ANSWERS && n * (100 - q) >= MIN_TAIL * 100);
 
 /** The bootstrap resamples per figure; 400 keeps the ends of a 95% interval steady to a few percent. */
 const RESAMPLES = 200;
@@ -253,6 +271,7 @@ function latencyChanges(scenario: string, base: ScenarioReport, current: Scenari
         const answers = intervalOf(ra[i]!, rb[i]!);
         const blocks = bb ? intervalOf(ba[i]!, bb[i]!) : answers;
         const interval: [number, number] = [Math.min(answers[0], blocks[0]), Math.max(answers[1], blocks[1])];
+        const judged = judgeable(QUANTILES[figure], ha.totalCount, hb.totalCount);
         changes.push({
           scenario,
           endpoint,
@@ -262,7 +281,8 @@ function latencyChanges(scenario: string, base: ScenarioReport, current: Scenari
           currentMs: hb.getValueAtPercentile(QUANTILES[figure]) / 1000,
           intervalMs: interval,
           ...(bb ? { blockResampled: true } : {}),
-          beyondNoise: Math.min(ha.totalCount, hb.totalCount) >= MIN_ANSWERS && (interval[0] > 0 || interval[1] < 0),
+          judgeable: judged,
+          beyondNoise: judged && (interval[0] > 0 || interval[1] < 0),
           counts: { base: ha.totalCount, current: hb.totalCount },
         });
       });
@@ -375,6 +395,56 @@ export function regressions(
   return out;
 }
 
+/** A latency gate the runs could not judge on some of its endpoints, and why. */
+export interface UnjudgedGate {
+  gate: string;
+  /** the gate's quantile: 99 for p99 */
+  percentile: number;
+  /** "scenario endpoint n=BASE/CURRENT" of each endpoint the figure was not judged on */
+  endpoints: string[];
+  /** the endpoints the gate applies to */
+  of: number;
+}
+
+/**
+ * The latency gates left unjudged on some or all of their endpoints: too few answers to judge the
+ * quantile there (MIN_ANSWERS, MIN_TAIL). A gate judged on none is no verdict at all, which a
+ * release gate must say rather than pass.
+ */
+export function unjudgedGates(
+  changes: readonly ScenarioChange[],
+  gates: readonly Gate[],
+  judged: ReadonlySet<string>,
+): UnjudgedGate[] {
+  const out: UnjudgedGate[] = [];
+  for (const gate of gates) {
+    if (!isQuantile(gate.figure)) continue;
+    const figures = changes
+      .filter((s) => judged.has(s.scenario))
+      .flatMap((s) => s.latency.filter((f) => f.figure === gate.figure && f.outcome === "2xx"));
+    const left = figures.filter((f) => !f.judgeable);
+    if (left.length || !figures.length)
+      out.push({
+        gate: gate.source,
+        percentile: QUANTILES[gate.figure],
+        endpoints: left.map((f) => `${f.scenario} ${f.endpoint} n=${f.counts.base}/${f.counts.current}`),
+        of: figures.length,
+      });
+  }
+  return out;
+}
+
+/** What a gate left unjudged means, in one line. */
+export function unjudgedLine(u: UnjudgedGate): string {
+  const q = u.percentile;
+  const fewest = Math.max(MIN_ANSWERS, Math.ceil((MIN_TAIL * 100) / (100 - q)));
+  if (!u.of) return `${u.gate}: judged nowhere: no scenario of these runs has latency a gate judges`;
+  const why = `fewer than ${fewest} answers in a run, the fewest a p${q} is judged from`;
+  return u.endpoints.length === u.of
+    ? `${u.gate}: judged nowhere: every endpoint had ${why} (${u.endpoints.join(", ")}); drive longer or gate on a lower quantile`
+    : `${u.gate}: not judged on ${u.endpoints.length} of ${u.of} endpoints, ${why}: ${u.endpoints.join(", ")}`;
+}
+
 const fmt = (ms: number) => (Math.abs(ms) >= 100 ? ms.toFixed(0) : Math.abs(ms) >= 10 ? ms.toFixed(1) : ms.toFixed(2));
 const pct = (share: number) => `${(share * 100).toFixed(2)}%`;
 
@@ -392,7 +462,7 @@ export function compareLines(changes: readonly ScenarioChange[]): string[] {
     for (const [row, figures] of rows) {
       const cells = figures.map((f) => {
         const change = f.baseMs > 0 ? ((f.currentMs - f.baseMs) / f.baseMs) * 100 : 0;
-        return `${f.figure} ${fmt(f.baseMs)} → ${fmt(f.currentMs)} ms (${change >= 0 ? "+" : ""}${change.toFixed(0)}%${f.beyondNoise ? ", beyond noise" : ""})`;
+        return `${f.figure} ${fmt(f.baseMs)} → ${fmt(f.currentMs)} ms (${change >= 0 ? "+" : ""}${change.toFixed(0)}%${f.beyondNoise ? ", beyond noise" : f.judgeable ? "" : ", too few answers to judge"})`;
       });
       lines.push(`  ${row} n=${figures[0]!.counts.base}/${figures[0]!.counts.current}: ${cells.join("; ")}`);
     }

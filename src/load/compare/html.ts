@@ -2,7 +2,7 @@ import { escapeHtml } from "../../report/index.js";
 import { CHART_STYLE, hdrChart } from "../charts.js";
 import { OUTCOME_LABEL, OUTCOMES } from "../recorder.js";
 import type { LoadRun } from "../run-of-scenarios.js";
-import { compareLines, type Regression, type ScenarioChange } from "./compare.js";
+import { compareLines, MIN_TAIL, type Regression, type ScenarioChange, type UnjudgedGate, unjudgedLine } from "./compare.js";
 
 /**
  * The comparison as a page: the verdict, the gates that broke, the table, and per scenario,
@@ -12,6 +12,7 @@ export function renderCompareHtml(
   runs: { base: LoadRun; current: LoadRun; baseName: string; currentName: string },
   changes: readonly ScenarioChange[],
   broken: readonly Regression[],
+  unjudged: readonly UnjudgedGate[] = [],
 ): string {
   const charts = changes.map((s) => {
     const base = runs.base.scenarios.find((r) => r.id === s.scenario);
@@ -31,13 +32,21 @@ export function renderCompareHtml(
   });
   const verdict = broken.length
     ? `<p class="broken"><strong>${broken.length} regression(s) beyond tolerance and noise</strong></p><ul>${broken.map((r) => `<li>${escapeHtml(r.message)}</li>`).join("")}</ul>`
-    : "<p><strong>no regression beyond tolerance and noise</strong></p>";
+    : unjudged.some((u) => u.endpoints.length === u.of)
+      ? `<p class="broken"><strong>no verdict: ${escapeHtml(
+          unjudged
+            .filter((u) => u.endpoints.length === u.of)
+            .map((u) => u.gate)
+            .join(", "),
+        )} judged on no endpoint</strong></p>`
+      : "<p><strong>no regression beyond tolerance and noise</strong></p>";
+  const notes = unjudged.length ? `<ul>${unjudged.map((u) => `<li>${escapeHtml(unjudgedLine(u))}</li>`).join("")}</ul>` : "";
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>agent-harness load compare · ${escapeHtml(runs.baseName)} → ${escapeHtml(runs.currentName)}</title>
 <style>body{font:14px system-ui,sans-serif;margin:24px;max-width:1700px}pre{background:#f8fafc;padding:8px;overflow:auto}.broken{color:#b91c1c}${CHART_STYLE}</style></head>
 <body><main><h1>agent-harness load compare</h1>
-<p>BASE ${escapeHtml(runs.baseName)} (${escapeHtml(runs.base.startedAt)}) → CURRENT ${escapeHtml(runs.currentName)} (${escapeHtml(runs.current.startedAt)}). A change is beyond noise when the 95% bootstrap interval of the quantile's change, resampled from both runs' recorded histograms, excludes zero.</p>
-${verdict}
+<p>BASE ${escapeHtml(runs.baseName)} (${escapeHtml(runs.base.startedAt)}) → CURRENT ${escapeHtml(runs.currentName)} (${escapeHtml(runs.current.startedAt)}). A change is beyond noise when the 95% bootstrap interval of the quantile's change, resampled from both runs' recorded histograms, excludes zero; a quantile with fewer than ${MIN_TAIL} answers above it in either run (a p99 from under ${MIN_TAIL * 100} answers) is shown, never judged.</p>
+${verdict}${notes}
 <pre>${escapeHtml(compareLines(changes).join("\n"))}</pre>
 <section id="load">${charts.join("\n")}</section>
 </main></body></html>
