@@ -215,7 +215,7 @@ export const SHARED_BY_KEYS: WhileEmpty = {
         throw new HarnessError(
           `the window rolled over before the read-only key's message in each of ${attempt} attempts: inconclusive`,
         );
-      limited = await drainBucket(RATE_LIMITS.perAgentMessages, bucket.counted, bucket.counted, MESSAGE_BURST_WIDTH);
+      limited = await drainBucket(RATE_LIMITS.perAgentMessages, bucket.counted, { width: MESSAGE_BURST_WIDTH });
       readOnly = await readOnlyApi().sendMessage(bucket.agent!.id, { text: "hello" }, { pace: false });
     }
     expectEmptyBucket429(readOnly, RATE_LIMITS.perAgentMessages);
@@ -254,6 +254,8 @@ export const NOT_COUNTED: WhileEmpty = {
     /** when each segment since the Delete bucket was last emptied started and ended, on this runner's clock */
     let segments: { start: number; end: number }[] = [];
     const spans: number[] = [];
+    /** the longest flood yet, ms: what a drain keeps room for in its window */
+    let longest = 0;
     for (let refills = 0, sent = 0; sent < MAX_NOT_COUNTED_SEGMENTS; sent++) {
       const start = performance.now();
       // were 429s counted in the account's tier, these alone would empty it; all at once, so the
@@ -265,10 +267,16 @@ export const NOT_COUNTED: WhileEmpty = {
         () => false,
       );
       if (!flood.every((r) => r.status === 429)) {
-        // the Delete bucket's window ended mid-flood: empty it again, and count segments afresh
+        // the Delete bucket's window ended mid-flood: empty it again where what is left of its
+        // window holds two segments as long as this one took (a fresh window when it does not,
+        // waited for by its Reset), and count segments afresh
+        longest = Math.max(longest, performance.now() - start);
         if (++refills === MAX_DRAIN_ATTEMPTS)
-          throw new HarnessError(`the Delete bucket refilled during the flood ${refills} times: inconclusive`);
-        expectEmptyBucket429(await drainBucket(SIZES.deleteAgent, bucket.counted), SIZES.deleteAgent);
+          throw new HarnessError(
+            `the Delete bucket refilled during the flood ${refills} times (a flood took up to ${Math.round(longest)} ms): inconclusive`,
+          );
+        const reserveMs = Math.min(2 * longest, 0.75 * windowMs);
+        expectEmptyBucket429(await drainBucket(SIZES.deleteAgent, bucket.counted, { reserveMs }), SIZES.deleteAgent);
         segments = [];
         continue;
       }
@@ -276,6 +284,7 @@ export const NOT_COUNTED: WhileEmpty = {
       expect(list.status, `after ${tier} answers 429 the tier (${tier}) still admits a request`).not.toBe(429);
       expectOk(list);
       segments.push({ start, end: performance.now() });
+      longest = Math.max(longest, segments.at(-1)!.end - start);
       const [before, last] = segments.slice(-2);
       if (before && last) {
         spans.push(Math.round(last.end - before.start));
@@ -438,7 +447,7 @@ export function bucketChecks({ part, of }: { part: number; of: number }): void {
           for (const row of rows) buckets.push(await row.arrange({ api, agents }));
           // emptied at the same time: each in its own bucket, all of them in one window of the tier
           const limited = await Promise.all(
-            rows.map((row, i) => drainBucket(row.size, buckets[i]!.counted, buckets[i]!.effect, row.burstWidth)),
+            rows.map((row, i) => drainBucket(row.size, buckets[i]!.counted, { final: buckets[i]!.effect, width: row.burstWidth })),
           );
           // row by row, the Delete flood first (it needs most of what is left of the window); a part
           // that finds its window rolled over empties its bucket again

@@ -43,12 +43,28 @@ export function expectTierLimit(res: Result): void {
     expect(res.exchange.rate?.limit, `${label(res)}: X-RateLimit-Limit of the tier`).toBe(target.tierLimit);
 }
 
+export interface DrainOptions {
+  /** the request whose effect matters, sent last: it must find the bucket empty too */
+  final?: Probe;
+  /** requests in flight together during the burst */
+  width?: number;
+  /**
+   * time the caller needs after the drain, in the same window (a flood of 429s that must all meet
+   * the emptied bucket): a window with less left than the burst and this is waited out for a fresh one
+   */
+  reserveMs?: number;
+}
+
 /**
  * Empty one bucket on purpose (PROFILE §7). A paced request reads X-RateLimit-Remaining; exactly that
  * many more go at once and are all admitted; then `final` must find the bucket empty. Starts over
  * in a later window when the window could end mid-burst or the tier runs out first.
  */
-export async function drainBucket(size: number, counted: Probe, final: Probe = counted, width = size): Promise<Result> {
+export async function drainBucket(
+  size: number,
+  counted: Probe,
+  { final = counted, width = size, reserveMs = 0 }: DrainOptions = {},
+): Promise<Result> {
   let tooSlow = "";
   /** why each window tried did not serve, for the error that ends the tries */
   const misses: string[] = [];
@@ -82,11 +98,13 @@ export async function drainBucket(size: number, counted: Probe, final: Probe = c
         ? Math.min(first.exchange.sentAt + W * 1000, reset * 1000 - SERVICE_CLOCK.offsetSeconds * 1000)
         : reset * 1000 - 1000;
     const left = windowEnd - first.exchange.receivedAt;
-    if (left < needed) {
+    if (left < needed + reserveMs) {
       // a round trip that long on a window this short (a busy runner, a far service): measure again in the next window
       if (needed > W * 1000)
         tooSlow = `a burst of ${remaining}, ${width} at a time, needs ${Math.round(needed)} ms at the round trip measured (${Math.round(roundTrip)} ms): more than the window of ${W} s, which must be at least ten round trips`;
-      misses.push(`${Math.max(0, Math.round(left))} ms of the window left, the burst needs ${Math.round(needed)} ms`);
+      misses.push(
+        `${Math.max(0, Math.round(left))} ms of the window left, the burst needs ${Math.round(needed)} ms${reserveMs ? ` and what follows it ${Math.round(reserveMs)} ms` : ""}`,
+      );
       await freshWindow(size, first.exchange);
       continue;
     }
