@@ -98,7 +98,10 @@ export async function drainBucket(
         ? Math.min(first.exchange.sentAt + W * 1000, reset * 1000 - SERVICE_CLOCK.offsetSeconds * 1000)
         : reset * 1000 - 1000;
     const left = windowEnd - first.exchange.receivedAt;
-    if (left < needed + reserveMs) {
+    // the caller's reserve as far as a window holds it: a fresh window's first answer leaves about
+    // W less a round trip, and no wait makes more room than that
+    const wanted = Math.min(needed + reserveMs, Math.max(needed, W * 1000 - 2 * roundTrip - BURST_SLACK_MS));
+    if (left < wanted) {
       // a round trip that long on a window this short (a busy runner, a far service): measure again in the next window
       if (needed > W * 1000)
         tooSlow = `a burst of ${remaining}, ${width} at a time, needs ${Math.round(needed)} ms at the round trip measured (${Math.round(roundTrip)} ms): more than the window of ${W} s, which must be at least ten round trips`;
