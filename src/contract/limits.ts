@@ -81,6 +81,12 @@ export const MESSAGE_TIMING = {
   slowModelMinDeltas: 20,
 } as const;
 
+/**
+ * The least a mock-slow reply may take and still be PROFILE §10's "about 2 s", as every check
+ * reads it: half of it. A check may rely on a held mock-slow exchange keeping its slot this long.
+ */
+export const SLOW_REPLY_MIN_MS = (MESSAGE_TIMING.slowModelSeconds * 1000) / 2;
+
 /** PROFILE §10: the model names a reference-compatible target answers in its own ways. */
 export const MOCK_MODELS = { slow: "mock-slow", error: "mock-error", timeout: "mock-timeout" } as const;
 export type MockModel = (typeof MOCK_MODELS)[keyof typeof MOCK_MODELS];

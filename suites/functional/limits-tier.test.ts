@@ -1,5 +1,5 @@
 import type { StreamResult } from "../../src/client/index.js";
-import { RATE_LIMITS } from "../../src/contract/index.js";
+import { MESSAGE_TIMING, RATE_LIMITS, SLOW_REPLY_MIN_MS } from "../../src/contract/index.js";
 import { declareFile } from "../support/declare-file.js";
 import {
   Blocked,
@@ -144,6 +144,8 @@ check(
   "with 10 messages in flight to one agent the 11th → 429 with Retry-After: 1; an ended exchange frees its slot",
   async ({ api, agents, skip }) => {
     const agent = await agents.withMockModel("mock-slow", skip);
+    // the ten end at the service no sooner than this (each is a mock-slow reply, sent after it)
+    const heldUntil = performance.now() + SLOW_REPLY_MIN_MS;
     let ended = 0;
     const streams: Promise<StreamResult>[] = [];
     const inFlight: Promise<void>[] = [];
@@ -160,14 +162,26 @@ check(
     }
     // every stream has sent an event: ten exchanges are in flight (an ended one would show in `ended`)
     await Promise.all(inFlight);
-    const tooMany = (res: Result | StreamResult, endedMeanwhile: number) => {
+    /**
+     * An 11th admitted proves a breach only if the ten still held their slots when it reached the
+     * service. One the runner saw end had not; and the service saw the 11th no later than its
+     * answer came here, while a held stream's end may still be on its way (the two connections'
+     * delays differ, by a proxy's jitter): an 11th answered after the ten may have ended there
+     * (SLOW_REPLY_MIN_MS after they were sent) proves nothing either.
+     */
+    const tooMany = (res: Result | StreamResult, endedMeanwhile: number, answeredAt: number) => {
       if (endedMeanwhile > 0)
         throw new HarnessError(`${endedMeanwhile} of the 10 streams had ended when the 11th was answered: inconclusive`);
+      if (res.status !== 429 && answeredAt >= heldUntil)
+        throw new HarnessError(
+          `the 11th was admitted (${res.status}), answered ${Math.round(answeredAt - heldUntil + SLOW_REPLY_MIN_MS)} ms after the ten were sent: a mock-slow reply lasts about ${MESSAGE_TIMING.slowModelSeconds} s (at least ${SLOW_REPLY_MIN_MS} ms as the harness reads it), so they may have ended at the service before it came; inconclusive`,
+        );
       expectError(res, "RATE_LIMIT_EXCEEDED");
       expect(res.exchange.retryAfterSeconds, `${label(res)}: Retry-After`).toBe(RATE_LIMITS.concurrencyRetryAfterSeconds);
     };
     // as a stream first: admitted, it would open at once, while the ten still stream
     let endedAtAnswer: number | undefined;
+    let answeredAt: number | undefined;
     const streamed = await api.streamMessage(
       agent.id,
       { text: "one too many" },
@@ -175,13 +189,16 @@ check(
         pace: false,
         onEvent: () => {
           endedAtAnswer ??= ended;
+          answeredAt ??= performance.now();
         },
       },
     );
-    tooMany(streamed, endedAtAnswer ?? ended);
+    tooMany(streamed, endedAtAnswer ?? ended, answeredAt ?? performance.now());
     expect(streamed.events, "the 11th stream is refused as JSON").toEqual([]);
-    const endedAtSend = ended;
-    tooMany(await api.sendMessage(agent.id, { text: "one too many" }, { pace: false }), endedAtSend);
+    // admitted, a message without streaming answers with its whole reply (about 2 s): by then a
+    // stream that ended before it came has surely been seen to end
+    const sent = await api.sendMessage(agent.id, { text: "one too many" }, { pace: false });
+    tooMany(sent, ended, Number.NEGATIVE_INFINITY);
 
     const finished = await Promise.all(streams);
     // PROFILE §5: past the budget a stream may end with AGENT_UNAVAILABLE; a mock-slow reply that
@@ -203,16 +220,19 @@ check(
   "with 10 in flight, one client going away frees exactly one slot: one more is admitted, the next → 429",
   async ({ api, agents, skip }) => {
     const agent = await agents.withMockModel("mock-slow", skip);
+    // the ten end at the service no sooner than this (each is a mock-slow reply, sent after it)
+    const heldUntil = performance.now() + SLOW_REPLY_MIN_MS;
     let ended = 0;
     /** a stream, settled as soon as it is answered: admitted (its first event) or refused */
     const open = (text: string, signal?: AbortSignal) =>
-      new Promise<{ admitted: boolean; endedAtAnswer: number; stream: Promise<StreamResult> }>((resolve) => {
+      new Promise<{ admitted: boolean; endedAtAnswer: number; answeredAt: number; stream: Promise<StreamResult> }>((resolve) => {
         const stream = api.streamMessage(
           agent.id,
           { text },
           { pace: false, ...(signal ? { signal } : {}), onEvent: () => answered(true) },
         );
-        const answered = (admitted: boolean) => resolve({ admitted, endedAtAnswer: ended, stream });
+        const answered = (admitted: boolean) =>
+          resolve({ admitted, endedAtAnswer: ended, answeredAt: performance.now(), stream });
         void stream.then(
           (res) => answered(res.status === 200),
           () => answered(false),
@@ -240,6 +260,11 @@ check(
     expect(refill.admitted, "a stream admitted in the freed slot").toBe(true);
     const extra = await open("one too many");
     if (extra.endedAtAnswer > 0) throw new HarnessError(`${extra.endedAtAnswer} held streams had ended: inconclusive`);
+    // admitted after the held streams may have ended at the service (their end may still be on its way here)
+    if (extra.admitted && extra.answeredAt >= heldUntil)
+      throw new HarnessError(
+        `one too many was admitted ${Math.round(extra.answeredAt - heldUntil + SLOW_REPLY_MIN_MS)} ms after the ten were sent, when their mock-slow replies (at least ${SLOW_REPLY_MIN_MS} ms) may have ended at the service: inconclusive`,
+      );
     const refused = await extra.stream;
     expectError(refused, "RATE_LIMIT_EXCEEDED");
     expect(refused.exchange.retryAfterSeconds, `${label(refused)}: Retry-After`).toBe(RATE_LIMITS.concurrencyRetryAfterSeconds);
