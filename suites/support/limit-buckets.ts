@@ -447,7 +447,9 @@ export function bucketChecks({ part, of }: { part: number; of: number }): void {
           for (const row of rows) buckets.push(await row.arrange({ api, agents }));
           // emptied at the same time: each in its own bucket, all of them in one window of the tier
           const limited = await Promise.all(
-            rows.map((row, i) => drainBucket(row.size, buckets[i]!.counted, { final: buckets[i]!.effect, width: row.burstWidth })),
+            rows.map((row, i) =>
+              drainBucket(row.size, buckets[i]!.counted, { final: buckets[i]!.effect, width: row.burstWidth }),
+            ),
           );
           // row by row, the Delete flood first (it needs most of what is left of the window); a part
           // that finds its window rolled over empties its bucket again
