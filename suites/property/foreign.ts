@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
-import type { Agent } from "../../src/contract/index.js";
+import { type Agent, LIST_LIMITS } from "../../src/contract/index.js";
 import { expect, target } from "../support/harness.js";
-import { firstClient, listAccount, notJudged } from "./support.js";
+import { firstClient, listAccount, nextClient, notJudged } from "./support.js";
 
 /**
  * Another client in the account (another run with the same keys, another pipeline, the product
@@ -15,6 +15,23 @@ import { firstClient, listAccount, notJudged } from "./support.js";
  * deleted one; a GET agreeing with the changed record, that someone changed it).
  */
 const GONE_PROBES = 3;
+
+/** A list query asked again: the total it answers now, and the agents of its first page. */
+export interface AskedAgain {
+  total: number | undefined;
+  agents: readonly Agent[];
+}
+
+/**
+ * The same query (its filter and order) asked again from its first page, as many agents as a page
+ * holds: its total, and the agents behind it. A case's own page may show none of them (a page past
+ * the end), and an agent another client made and deleted again may be gone before the account is
+ * read whole: seen here, it is a stranger all the same.
+ */
+export const askAgain = (query: Readonly<Record<string, string | string[]>>) => async (): Promise<AskedAgain> => {
+  const res = await nextClient().listAgents({ ...query, page: "1", limit: String(LIST_LIMITS.limit.max) });
+  return { total: res.pagination?.total, agents: res.status === 200 ? (res.data ?? []) : [] };
+};
 
 const names = (agents: readonly Agent[]) =>
   agents
@@ -35,7 +52,7 @@ const names = (agents: readonly Agent[]) =>
 export async function foreignActivity(
   baseline: readonly Agent[],
   page: readonly Agent[],
-  answer?: { total: number; again: () => Promise<number | undefined> },
+  answer?: { total: number; again: () => Promise<AskedAgain> },
 ): Promise<string | undefined> {
   const client = firstClient();
   // The same list again, with no write of this run between: a service answers it the same unless
@@ -44,10 +61,11 @@ export async function foreignActivity(
   const again = answer && (await answer.again());
   const now = await listAccount(client);
   const after = answer && (await answer.again());
-  const changed = [again, after].find((t) => t !== undefined && t !== answer?.total);
+  const changed = [again?.total, after?.total].find((t) => t !== undefined && t !== answer?.total);
   const moved = answer && changed !== undefined ? [answer.total, changed] : undefined;
   const before = new Set(baseline.map((a) => a.id));
-  const strangers = [...new Map([...page, ...now].map((a) => [a.id, a])).values()].filter(
+  const everyListed = [...page, ...(again?.agents ?? []), ...now, ...(after?.agents ?? [])];
+  const strangers = [...new Map(everyListed.map((a) => [a.id, a])).values()].filter(
     (a) => !before.has(a.id) && !String(a.name).startsWith(target.runPrefix),
   );
   // an agent listed before whose record is not what it was, and which a GET of it answers as now
@@ -103,7 +121,7 @@ export async function judgeList(
   agents: readonly Agent[],
   known: { baseline: readonly Agent[]; own: readonly Agent[]; order?: readonly string[] },
   judge: () => void,
-  total?: { total: number; again: () => Promise<number | undefined> },
+  total?: { total: number; again: () => Promise<AskedAgain> },
 ): Promise<void> {
   try {
     judge();

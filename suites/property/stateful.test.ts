@@ -35,7 +35,7 @@ import {
 } from "../../src/model/transitions.js";
 import { declareFile } from "../support/declare-file.js";
 import { check, expect, HarnessError, target } from "../support/harness.js";
-import { judgeList } from "./foreign.js";
+import { askAgain, judgeList } from "./foreign.js";
 import {
   BUDGETED,
   expectHistoryKept,
@@ -249,7 +249,7 @@ class List implements Cmd {
     const expected = predictList(records, q);
     // another client in the account never makes a finding: then only this run's agents are judged
     const order = predictList(records, { ...q, page: 1, limit: Number.MAX_SAFE_INTEGER }).ids;
-    const again = async () => (await nextClient().listAgents(this.query)).pagination?.total;
+    const again = askAgain(this.query);
     await judgeList(
       res.data!,
       { baseline: m.baseline, own: live(m).map(recordOf), order },
