@@ -308,12 +308,15 @@ error rates. Writes compare.html (both runs' latency distributions overlaid) and
 
   --max-regression GATE   how much worse a figure may get (repeatable): p99:+10% or p95:+20ms
                           (latency of the 2xx answers, every endpoint of the scenarios whose latency
-                          is judged), rps:-10% (throughput), errors:+0.5% (error rate, in points)
+                          is judged; a quantile only where both runs hold 5 answers above it: p99
+                          from 500, p95 from 100, p90 from 50), rps:-10% (throughput), errors:+0.5%
+                          (error rate, in points)
   --report-dir DIR        where compare-<id>/ goes (default reports)
   --seed N                the bootstrap's seed (default 1: the same runs compare the same)
 
 exit codes: 0 no gate broke; 1 a figure got worse beyond both its tolerance and the noise;
-2 the runs are not comparable (other scenarios, other target settings: it says which) or bad usage`;
+2 the runs are not comparable (other scenarios, other target settings: it says which), a latency
+gate could be judged on no endpoint (too few answers: no verdict), or bad usage`;
 
 function parseCompareArgs(argv: string[]) {
   const args = subcommandArgs(argv, "compare");
