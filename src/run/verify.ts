@@ -44,7 +44,7 @@ function loadOnDeployment(
   target: HarnessTarget,
   { suites, sections, profile }: ReturnType<typeof suiteOptionsOf>,
   asked: boolean,
-): { line: string; runnable: number } {
+): { line: string; runnable: number; skipped: string[] } {
   const chosen = SCENARIOS.filter((s) =>
     s.tenants ? false : suites.includes("load") ? true : suites.includes("quick-load") && s.quickGroup !== undefined,
   )
@@ -58,12 +58,15 @@ function loadOnDeployment(
         ? `load: no load scenario chosen${sections?.length || profile === "smoke" ? " (none in this selection)" : ""}`
         : "load: none on a deployment unless asked (--suites functional,property,quick-load or load; agent-harness load)",
       runnable: 0,
+      skipped: [],
     };
   const runnable = chosen.filter((s) => !s.unavailable?.(target));
+  const skipped = chosen.flatMap((s) => s.unavailable?.(target) ?? []);
   const seconds = runnable.reduce((n, s) => n + s.estimateSeconds(target), 0);
   return {
     line: `load: ${runnable.length} of ${chosen.length} scenarios can run here, outside the request plan: about ${formatSeconds(seconds)} more (their bursts are bounded per scenario)`,
     runnable: runnable.length,
+    skipped,
   };
 }
 
@@ -146,20 +149,28 @@ async function dryRun(target: HarnessTarget, config: VerifyConfig, keyRequests: 
     if (load.runnable) bySuite.set("load", (bySuite.get("load") ?? 0) + load.runnable);
     const suites = [...bySuite].map(([s, n]) => `${s} ${n}`).join(", ");
     out.write(`will run: ${runs.length + load.runnable} checks${suites ? ` (${suites})` : ""}\n`);
-    const skipped = countBy(
-      checks.filter((c) => c.status === "skipped"),
-      (c) => c.message ?? "skipped",
-    );
-    for (const [why, n] of [...skipped].sort((a, b) => b[1] - a[1])) out.write(`skipped: ${n} × ${why}\n`);
+    writeSkipped([...checks.filter((c) => c.status === "skipped").map((c) => c.message ?? "skipped"), ...load.skipped]);
+    out.write(`${load.line}\n`);
+  } else if (target.kind === "external") {
+    // load scenarios alone: no request plan (each scenario bounds its own bursts), but a count all the same
+    const load = loadOnDeployment(target, suiteOptions, config.suites !== undefined);
+    out.write(`will run: ${load.runnable} checks${load.runnable ? ` (load ${load.runnable})` : ""}\n`);
+    writeSkipped(load.skipped);
     out.write(`${load.line}\n`);
   } else
     out.write(
-      `plan: none for a ${target.kind} reference the harness starts (its accounts and keys are its own, one set per worker)\n`,
+      `plan: none for ${target.kind === "embedded" ? "an" : "a"} ${target.kind} reference the harness starts (its accounts and keys are its own, one set per worker)\n`,
     );
   out.write(
     `dry run: ${keyRequests} requests checked the keys (plus ${target.serviceClock?.probes ?? 0} unauthenticated Date probes, counted in no limit); no check ran\n`,
   );
   return 0;
+}
+
+/** The checks a dry run says will be skipped, one line per reason (the flag that enables them), the commonest first. */
+function writeSkipped(reasons: readonly string[]): void {
+  const skipped = countBy(reasons, (why) => why);
+  for (const [why, n] of [...skipped].sort((a, b) => b[1] - a[1])) process.stdout.write(`skipped: ${n} × ${why}\n`);
 }
 
 function countBy<T>(items: readonly T[], key: (item: T) => string): Map<string, number> {

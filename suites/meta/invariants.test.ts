@@ -199,6 +199,21 @@ describe("meta: a selection that leaves a lane no file, twice at once", () => {
     expect(promised[0]).toBeGreaterThan(0);
     expect(promised[1]).toBe(promised[0]);
   });
+
+  // load scenarios alone make no request plan; the dry run still says how many run and why the rest do not
+  test("--suites quick-load on a deployment: the dry run promises the count the run reports", async () => {
+    const args = ["verify", "--base-url", server.baseUrl, "--api-key", key("main"), "--tier", "60", "--rate-window", "2"];
+    const selection = ["--suites", "quick-load"];
+    const dry = await cli([...args, ...selection, "--dry-run"]);
+    expect(dry.code, dry.stdout).toBe(0);
+    const promised = Number(/^will run: (\d+) checks \(load \1\)$/m.exec(dry.stdout)?.[1]);
+    expect(promised, dry.stdout).toBeGreaterThan(0);
+    expect(dry.stdout).toMatch(/^skipped: \d+ × needs --reference-faults/m);
+    const run = await cli([...args, ...selection]);
+    expect(run.code, run.stdout).toBe(0);
+    // the sweep of the run's agents is a check of every run, never promised
+    expect(Number(/^(\d+) passed, 0 failed/m.exec(run.stdout)?.[1]) - 1, run.stdout).toBe(promised);
+  });
 });
 
 /**
