@@ -22,9 +22,11 @@ export function renderCompareHtml(
       OUTCOMES.map((o) => {
         const [a, b] = [base?.latency[ep]?.[o], current?.latency[ep]?.[o]];
         if (!a || !b) return "";
+        // the legend names the side only: the runs' names (long ids) head the page, and would run
+        // past the chart's edge here
         return hdrChart(`${s.scenario} ${ep}: ${OUTCOME_LABEL[o]} answers, BASE and CURRENT`, [
-          { name: `BASE ${runs.baseName}`, h: a, color: "#64748b", dashed: true },
-          { name: `CURRENT ${runs.currentName}`, h: b, color: "#2563eb" },
+          { name: "BASE", h: a, color: "#64748b", dashed: true },
+          { name: "CURRENT", h: b, color: "#2563eb" },
         ]);
       }),
     );
