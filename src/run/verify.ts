@@ -3,6 +3,7 @@ import { performance } from "node:perf_hooks";
 import { z } from "zod";
 import { describeServiceClock, estimateServiceClock } from "../client/index.js";
 import { selects } from "../contract/index.js";
+import { whyUnavailable } from "../load/scenario-run.js";
 import { SCENARIOS } from "../load/scenarios.js";
 import { formatSeconds, RUN_BOUND_ALLOWANCE_SECONDS, runBoundSeconds } from "../plan/plan.js";
 import { formatRatio, PlannedRun } from "../plan/session.js";
@@ -60,8 +61,9 @@ function loadOnDeployment(
       runnable: 0,
       skipped: [],
     };
-  const runnable = chosen.filter((s) => !s.unavailable?.(target));
-  const skipped = chosen.flatMap((s) => s.unavailable?.(target) ?? []);
+  // as the run decides it: behind an HTTP proxy the raw-socket scenarios are skipped too
+  const runnable = chosen.filter((s) => !whyUnavailable(s, target));
+  const skipped = chosen.flatMap((s) => whyUnavailable(s, target) ?? []);
   const seconds = runnable.reduce((n, s) => n + s.estimateSeconds(target), 0);
   return {
     line: `load: ${runnable.length} of ${chosen.length} scenarios can run here, outside the request plan: about ${formatSeconds(seconds)} more (their bursts are bounded per scenario)`,

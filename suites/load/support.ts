@@ -1,5 +1,5 @@
 import { inject } from "vitest";
-import { brokenClauses, runScenario, SCENARIOS, type Scenario } from "../../src/load/index.js";
+import { brokenClauses, runScenario, SCENARIOS, type Scenario, whyUnavailable } from "../../src/load/index.js";
 import { check, expect, HarnessError, Inconclusive, target } from "../support/harness.js";
 
 /** `verify` makes findings of the response-level observations; a plain vitest run has nothing that would */
@@ -17,9 +17,12 @@ export function scenarioChecks(select: (scenario: Scenario) => boolean): void {
 
 function scenarioCheck(scenario: Scenario): void {
   check(scenario.clauses, `load: ${scenario.title}`, async ({ skip, task }) => {
-    const unavailable = scenario.unavailable?.(target);
+    // what the load command skips, the check skips: behind an HTTP proxy a raw-socket scenario too
+    const unavailable = whyUnavailable(scenario, target);
     if (unavailable) skip(unavailable);
     const report = await runScenario(target, scenario);
+    // a scenario that ran nothing is never a pass
+    if (report.status === "skipped") skip(report.message ?? "skipped");
     const judged = { failures: report.failures, observations: FINDINGS_COLLECTED ? [] : report.observations };
     // a broken clause makes the scenario failed (src/load/scenario-run.ts): an error is one that could not judge
     if (report.status === "error") throw new HarnessError(report.message ?? "scenario error");
