@@ -23,14 +23,16 @@ export interface AskedAgain {
 }
 
 /**
- * The same query (its filter and order) asked again from its first page, as many agents as a page
- * holds: its total, and the agents behind it. A case's own page may show none of them (a page past
- * the end), and an agent another client made and deleted again may be gone before the account is
- * read whole: seen here, it is a stranger all the same.
+ * The same query asked again: its total (the very query, so that a total a defective service ties
+ * to the page or the limit repeats itself rather than seems to move), and the agents of its first
+ * page as large as a page may be (its filter and order). A case's own page may show none of them
+ * (a page past the end), and an agent another client made and deleted again may be gone before the
+ * account is read whole: seen here, it is a stranger all the same.
  */
 export const askAgain = (query: Readonly<Record<string, string | string[]>>) => async (): Promise<AskedAgain> => {
-  const res = await nextClient().listAgents({ ...query, page: "1", limit: String(LIST_LIMITS.limit.max) });
-  return { total: res.pagination?.total, agents: res.status === 200 ? (res.data ?? []) : [] };
+  const same = await nextClient().listAgents(query);
+  const first = await nextClient().listAgents({ ...query, page: "1", limit: String(LIST_LIMITS.limit.max) });
+  return { total: same.pagination?.total, agents: first.status === 200 ? (first.data ?? []) : [] };
 };
 
 const names = (agents: readonly Agent[]) =>
