@@ -129,6 +129,17 @@ describe(`load compare (seed ${SEED})`, () => {
     ]);
   });
 
+  test("an endpoint answered in one run only is said, never silently left out of a gate", () => {
+    const random = mulberry32(SEED + 7);
+    const a = run("a", () => latencies(random, 600, 4));
+    const b = run("b", (e) => (e === "POST /agents" ? [] : latencies(random, 600, 4)));
+    const changes = compareRuns(a, b);
+    expect(compareLines(changes).join("\n")).toContain("POST /agents [2xx] n=600/0: answered in one run only, not compared");
+    expect(unjudgedGates(changes, P99, JUDGED).map(unjudgedLine)).toEqual([
+      "p99:+10%: not judged on 1 of 2 endpoints, fewer than 500 answers in a run, the fewest a p99 is judged from: capacity POST /agents n=600/0",
+    ]);
+  });
+
   test("A/A on a machine busier during the second run: latency the machine's lag explains is not a regression", () => {
     const random = mulberry32(SEED + 5);
     const a = run("a", () => latencies(random, 800, 4));

@@ -115,6 +115,8 @@ export interface ScenarioChange {
   rps: { base: number; current: number };
   errors: { base: number; current: number; baseRate: number; currentRate: number; beyondNoise: boolean };
   latency: FigureChange[];
+  /** endpoints and outcomes answered in one run only: nothing to compare, and said so */
+  oneSided: { endpoint: string; outcome: Outcome; counts: { base: number; current: number } }[];
 }
 
 /** The values a histogram holds, as (value µs, count) steps in ascending order. */
@@ -248,8 +250,8 @@ function intervalOf(base: Float64Array, current: Float64Array): [number, number]
 }
 
 function latencyChanges(scenario: string, base: ScenarioReport, current: ScenarioReport, seed: number): FigureChange[] {
-  const baseHist = base.histograms ?? base.mergeable?.latency ?? {};
-  const currentHist = current.histograms ?? current.mergeable?.latency ?? {};
+  const baseHist = histogramsOf(base);
+  const currentHist = histogramsOf(current);
   const changes: FigureChange[] = [];
   const figures = Object.keys(QUANTILES) as Quantile[];
   for (const endpoint of Object.keys(baseHist).sort()) {
@@ -289,6 +291,24 @@ function latencyChanges(scenario: string, base: ScenarioReport, current: Scenari
     }
   }
   return changes;
+}
+
+/** A run's latency histograms per endpoint and outcome: its own, or a merged sharded run's. */
+const histogramsOf = (r: ScenarioReport) => r.histograms ?? r.mergeable?.latency ?? {};
+
+/** The endpoints and outcomes with answers in one run and none in the other. */
+function oneSidedOf(base: ScenarioReport, current: ScenarioReport): ScenarioChange["oneSided"] {
+  const countOf = (r: ScenarioReport, endpoint: string, outcome: Outcome) => {
+    const h = histogramsOf(r)[endpoint]?.[outcome];
+    return h === undefined ? 0 : decodeHistogram(h).totalCount;
+  };
+  const endpoints = new Set([...Object.keys(histogramsOf(base)), ...Object.keys(histogramsOf(current))]);
+  return [...endpoints].sort().flatMap((endpoint) =>
+    OUTCOMES.flatMap((outcome) => {
+      const counts = { base: countOf(base, endpoint, outcome), current: countOf(current, endpoint, outcome) };
+      return (counts.base === 0) !== (counts.current === 0) ? [{ endpoint, outcome, counts }] : [];
+    }),
+  );
 }
 
 /** Answers of a scenario: every response, with the transport errors. */
@@ -338,6 +358,7 @@ export function compareRuns(base: LoadRun, current: LoadRun, seed = 1): Scenario
         beyondNoise: ratesDiffer(b.errors, nB, c.errors, nC),
       },
       latency: latencyChanges(b.id, b, c, seed),
+      oneSided: oneSidedOf(b, c),
     });
   }
   return out;
@@ -419,16 +440,19 @@ export function unjudgedGates(
   const out: UnjudgedGate[] = [];
   for (const gate of gates) {
     if (!isQuantile(gate.figure)) continue;
-    const figures = changes
-      .filter((s) => judged.has(s.scenario))
-      .flatMap((s) => s.latency.filter((f) => f.figure === gate.figure && f.outcome === "2xx"));
-    const left = figures.filter((f) => !f.judgeable);
+    const scenarios = changes.filter((s) => judged.has(s.scenario));
+    const figures = scenarios.flatMap((s) => s.latency.filter((f) => f.figure === gate.figure && f.outcome === "2xx"));
+    // an endpoint answered 2xx in one run only is one the gate could not judge either
+    const oneSided = scenarios.flatMap((s) =>
+      s.oneSided.filter((o) => o.outcome === "2xx").map((o) => ({ scenario: s.scenario, ...o })),
+    );
+    const left = [...figures.filter((f) => !f.judgeable), ...oneSided];
     if (left.length || !figures.length)
       out.push({
         gate: gate.source,
         percentile: QUANTILES[gate.figure],
         endpoints: left.map((f) => `${f.scenario} ${f.endpoint} n=${f.counts.base}/${f.counts.current}`),
-        of: figures.length,
+        of: figures.length + oneSided.length,
       });
   }
   return out;
@@ -466,6 +490,8 @@ export function compareLines(changes: readonly ScenarioChange[]): string[] {
       });
       lines.push(`  ${row} n=${figures[0]!.counts.base}/${figures[0]!.counts.current}: ${cells.join("; ")}`);
     }
+    for (const o of s.oneSided)
+      lines.push(`  ${o.endpoint} [${o.outcome}] n=${o.counts.base}/${o.counts.current}: answered in one run only, not compared`);
   }
   return lines;
 }
