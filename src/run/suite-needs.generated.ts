@@ -34,6 +34,7 @@ export const SUITE_FILE_NEEDS: Readonly<Record<string, FileNeeds>> = {
     spendsQuota: true,
   },
   "suites/functional/limits-buckets.test": sharedNeeds3,
+  "suites/functional/limits-cap.test": { sendsMessages: true, sendsUnpaced: true, readsRemainingAcrossAnswers: true },
   "suites/functional/limits-tier.test": {
     keys: ["otherAccount"],
     sendsMessages: true,

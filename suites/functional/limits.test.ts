@@ -5,8 +5,8 @@ declareFile({ keys: ["readOnly"], sendsMessages: true, sendsUnpaced: true, empti
 
 /**
  * PROFILE §7: each endpoint's bucket empties at its size and refills at its reset — half the
- * rows here, half in limits-buckets.test.ts; the account's buckets,
- * concurrency, path variants and quota in limits-account.test.ts and limits-tier.test.ts: files
- * that run in parallel workers, each with its own accounts.
+ * rows here, half in limits-buckets.test.ts; the account's buckets, the tier, the concurrency cap,
+ * path variants and quota in limits-account.test.ts, limits-tier.test.ts and limits-cap.test.ts:
+ * files that run in parallel workers, each with its own accounts.
  */
 bucketChecks({ part: 0, of: 2 });
