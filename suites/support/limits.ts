@@ -1,5 +1,6 @@
 import type { ApiResult, Exchange } from "../../src/client/index.js";
 import { RATE_LIMITS } from "../../src/contract/index.js";
+import { BURST_SLACK_MS, planDrain } from "../../src/plan/drain-window.js";
 import {
   Blocked,
   budget,
@@ -24,8 +25,6 @@ export type Probe = (pace: boolean) => Promise<Result>;
 export const W = target.windowSeconds;
 export const MISSING_ID = "agt_doesnotexist000";
 export const MAX_DRAIN_ATTEMPTS = 3;
-/** what a busy machine adds to the round trips a burst is planned on */
-const BURST_SLACK_MS = 250;
 /** requests of a Send Message burst in flight together: under the 10 one agent may have in flight (PROFILE §7) */
 export const MESSAGE_BURST_WIDTH = RATE_LIMITS.messageConcurrency - 1;
 export const SIZES = RATE_LIMITS.perKeyEndpoint;
@@ -84,24 +83,15 @@ export async function drainBucket(
       await waitForRefill(first.exchange);
       continue;
     }
-    // STYLE §12: the burst is planned on the round trip just measured, not on loopback: `width`
-    // in flight together, one round trip per `width`, then the request past it and the one whose
-    // effect matters (drainMs). It must fit in what is left of the window (a window that does end
-    // mid-burst is caught below and tried again in a fresh one). That end: W after the paced
-    // request when it opened the window (PROFILE §7: the reference starts it at the first counted
-    // request) or, when the service keeps its windows on its clock's whole seconds, its Reset (up
-    // to 1 s sooner): the earlier of the two. Else Reset, rounded up, so up to 1 s of it may be gone.
+    // STYLE §12: the burst is planned on the round trip just measured, not on loopback, and must fit
+    // in what is left of the window (a window that does end mid-burst is caught below and tried
+    // again in a fresh one)
     const roundTrip = first.exchange.durationMs;
-    const needed = drainMs(remaining, width, roundTrip);
-    const windowEnd =
-      remaining === limit - 1
-        ? Math.min(first.exchange.sentAt + W * 1000, reset * 1000 - SERVICE_CLOCK.offsetSeconds * 1000)
-        : reset * 1000 - 1000;
-    const left = windowEnd - first.exchange.receivedAt;
-    // the caller's reserve as far as a window holds it: a fresh window's first answer leaves about
-    // W less a round trip, and no wait makes more room than that
-    const wanted = Math.min(needed + reserveMs, Math.max(needed, W * 1000 - 2 * roundTrip - BURST_SLACK_MS));
-    if (left < wanted) {
+    const { needed, windowEnd, left, fits } = planDrain(
+      { limit, remaining, reset, sentAt: first.exchange.sentAt, receivedAt: first.exchange.receivedAt, roundTrip },
+      { width, reserveMs, windowSeconds: W, serviceOffsetSeconds: SERVICE_CLOCK.offsetSeconds },
+    );
+    if (!fits) {
       // a round trip that long on a window this short (a busy runner, a far service): measure again in the next window
       if (needed > W * 1000)
         tooSlow = `a burst of ${remaining}, ${width} at a time, needs ${Math.round(needed)} ms at the round trip measured (${Math.round(roundTrip)} ms): more than the window of ${W} s, which must be at least ten round trips`;
@@ -193,14 +183,6 @@ export function expectEmptyBucket429(res: Result, size: number): void {
     `${label(res)}: expected X-RateLimit-Limit to be the bucket's size (${sizes.join(" or ")}); received ${limit}`,
   ).toBe(true);
 }
-
-/**
- * How long a burst of `count` requests, `width` in flight together, takes at `roundTrip` ms: one
- * round trip per `width` (each place sends its next request as soon as its answer came), then the
- * request past it and the one whose effect matters, and what a busy machine adds.
- */
-export const drainMs = (count: number, width: number, roundTrip: number): number =>
-  (Math.ceil(count / width) + 2) * roundTrip + BURST_SLACK_MS;
 
 /**
  * `count` requests with `width` in flight together, in the order of `i`: each place sends the next
