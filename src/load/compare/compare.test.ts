@@ -5,7 +5,17 @@ import { encodeHistogram } from "../capacity/tally.js";
 import { newHistogram, summarizeHistogram } from "../recorder.js";
 import type { LoadRun } from "../run-of-scenarios.js";
 import type { ScenarioReport } from "../scenario-run.js";
-import { compareLines, compareRuns, notComparable, parseGate, regressions, unjudgedGates, unjudgedLine } from "./compare.js";
+import {
+  compareLines,
+  compareRuns,
+  fewestAnswers,
+  judgeable,
+  notComparable,
+  parseGate,
+  regressions,
+  unjudgedGates,
+  unjudgedLine,
+} from "./compare.js";
 
 const SEED = 20_261_128;
 const ENDPOINTS = ["GET /agents", "POST /agents"] as const;
@@ -127,6 +137,18 @@ describe(`load compare (seed ${SEED})`, () => {
     expect(unjudgedGates(compareRuns(c, d), P99_AND_P50, JUDGED).map(unjudgedLine)).toEqual([
       "p99:+10%: not judged on 1 of 2 endpoints, fewer than 500 answers in a run, the fewest a p99 is judged from: capacity POST /agents n=500/499",
     ]);
+  });
+
+  test.for([
+    [99, 500],
+    [95, 100],
+    [90, 50],
+    [50, 20],
+  ] as const)("p%i is judged from %i answers in each run: 5 above it, and 20 in all", ([q, fewest]) => {
+    expect(fewestAnswers(q)).toBe(fewest);
+    expect(judgeable(q, fewest, fewest)).toBe(true);
+    expect(judgeable(q, fewest, fewest - 1)).toBe(false);
+    expect(judgeable(q, fewest - 1, fewest)).toBe(false);
   });
 
   test("an endpoint answered in one run only is said, never silently left out of a gate", () => {

@@ -187,11 +187,13 @@ export const MIN_ANSWERS = 20;
  */
 export const MIN_TAIL = 5;
 
-/** Enough answers on both sides to judge the q-th percentile's change. */
-export const judgeable = (q: number, ...counts: number[]) =>
-  counts.every((n) => n >= MIN_ANSWERS && n * (100 - q) >= MIN_TAIL * 100);
+/** The fewest answers a run needs for its q-th percentile to be judged: MIN_ANSWERS, and MIN_TAIL above it. */
+export const fewestAnswers = (q: number): number => Math.max(MIN_ANSWERS, Math.ceil((MIN_TAIL * 100) / (100 - q)));
 
-/** The bootstrap resamples per figure; 400 keeps the ends of a 95% interval steady to a few percent. */
+/** Enough answers on both sides to judge the q-th percentile's change. */
+export const judgeable = (q: number, ...counts: number[]) => counts.every((n) => n >= fewestAnswers(q));
+
+/** The bootstrap resamples per figure: a 95% interval leaves out the lowest and the highest 2.5% of their changes. */
 const RESAMPLES = 200;
 
 /** Under this many blocks holding answers a block resample says little: the answers' own bootstrap stands alone. */
@@ -461,7 +463,7 @@ export function unjudgedGates(
 /** What a gate left unjudged means, in one line. */
 export function unjudgedLine(u: UnjudgedGate): string {
   const q = u.percentile;
-  const fewest = Math.max(MIN_ANSWERS, Math.ceil((MIN_TAIL * 100) / (100 - q)));
+  const fewest = fewestAnswers(q);
   if (!u.of) return `${u.gate}: judged nowhere: no scenario of these runs has latency a gate judges`;
   const why = `fewer than ${fewest} answers in a run, the fewest a p${q} is judged from`;
   return u.endpoints.length === u.of

@@ -2,7 +2,15 @@ import { escapeHtml } from "../../report/index.js";
 import { CHART_STYLE, hdrChart } from "../charts.js";
 import { OUTCOME_LABEL, OUTCOMES } from "../recorder.js";
 import type { LoadRun } from "../run-of-scenarios.js";
-import { compareLines, MIN_TAIL, type Regression, type ScenarioChange, type UnjudgedGate, unjudgedLine } from "./compare.js";
+import {
+  compareLines,
+  fewestAnswers,
+  MIN_TAIL,
+  type Regression,
+  type ScenarioChange,
+  type UnjudgedGate,
+  unjudgedLine,
+} from "./compare.js";
 
 /**
  * The comparison as a page: the verdict, the gates that broke, the table, and per scenario,
@@ -47,7 +55,7 @@ export function renderCompareHtml(
 <html lang="en"><head><meta charset="utf-8"><title>agent-harness load compare · ${escapeHtml(runs.baseName)} → ${escapeHtml(runs.currentName)}</title>
 <style>body{font:14px system-ui,sans-serif;margin:24px;max-width:1700px}pre{background:#f8fafc;padding:8px;overflow:auto}.broken{color:#b91c1c}${CHART_STYLE}</style></head>
 <body><main><h1>agent-harness load compare</h1>
-<p>BASE ${escapeHtml(runs.baseName)} (${escapeHtml(runs.base.startedAt)}) → CURRENT ${escapeHtml(runs.currentName)} (${escapeHtml(runs.current.startedAt)}). A change is beyond noise when the 95% bootstrap interval of the quantile's change, resampled from both runs' recorded histograms, excludes zero; a quantile with fewer than ${MIN_TAIL} answers above it in either run (a p99 from under ${MIN_TAIL * 100} answers) is shown, never judged.</p>
+<p>BASE ${escapeHtml(runs.baseName)} (${escapeHtml(runs.base.startedAt)}) → CURRENT ${escapeHtml(runs.currentName)} (${escapeHtml(runs.current.startedAt)}). A change is beyond noise when the 95% bootstrap interval of the quantile's change, resampled from both runs' recorded histograms, excludes zero; a quantile with fewer than ${MIN_TAIL} answers above it in either run (a p99 from under ${fewestAnswers(99)} answers) is shown, never judged.</p>
 ${verdict}${notes}
 <pre>${escapeHtml(compareLines(changes).join("\n"))}</pre>
 <section id="load">${charts.join("\n")}</section>
