@@ -1,5 +1,6 @@
 import { escapeHtml, type ReportOptions, type RunResult, renderHtml } from "../report/index.js";
 import { capacityLines } from "./capacity/tally.js";
+import { remainingLine } from "./concurrency-checks.js";
 import { FEW_ANSWERS, formatMs as fmt, type HistogramSummary, OUTCOME_LABEL, OUTCOMES, outcomeOf } from "./recorder.js";
 import { brokenClauses, type ScenarioReport } from "./scenario-run.js";
 
@@ -249,6 +250,7 @@ export function loadSection(run: LoadRunView): string {
 <p>${escapeHtml(r.title)}</p>
 <p class="note">${r.conformance.responses} answers in ${(r.durationMs / 1000).toFixed(1)} s (${r.rps}/s); response-level checks on ${escapeHtml(r.conformance.sampling)} (${(r.conformance.share * 100).toFixed(1)}%).</p>
 <p class="${r.generator.saturated ? "saturated" : "note"}">Generator: ${escapeHtml(r.generator.note)}.</p>
+${r.remaining ? `<p class="note">${escapeHtml(remainingLine(r.remaining))}.</p>` : ""}
 ${r.message ? `<p class="note">${escapeHtml(r.message)}</p>` : ""}
 ${Object.keys(r.latency).length ? `<p class="note">Latency, per endpoint and outcome: ${escapeHtml(r.latencyNote)}${r.latencyJudged ? "" : " (latency thresholds do not judge these figures)"}.</p>` : ""}
 ${broken.length ? `<ul>${broken.map((line) => `<li>${escapeHtml(line)}</li>`).join("")}</ul>` : ""}

@@ -1,6 +1,13 @@
 import { describe, expect, test } from "vitest";
 import { AGENT_DEFAULTS, type Agent, agentSchema, HEADERS } from "../contract/index.js";
-import { ConcurrencyChecks, echoes, expectPatchesTookEffect, nextRequestId, patchBurst } from "./concurrency-checks.js";
+import {
+  ConcurrencyChecks,
+  echoes,
+  expectPatchesTookEffect,
+  nextRequestId,
+  patchBurst,
+  remainingLine,
+} from "./concurrency-checks.js";
 import type { LoadResponse } from "./recorder.js";
 
 const KEY = "ak_test_concurrency_0001";
@@ -111,6 +118,31 @@ describe("X-RateLimit-Remaining under concurrency (PROFILE §7)", () => {
     c.judgeRemaining();
     late.c.judgeRemaining();
     expect([...found, ...late.found]).toEqual([]);
+  });
+
+  test("the judgement says what it judged, and why it judged nothing where it could not", () => {
+    const { c, answer } = checks();
+    for (const r of burstOf([9, 8, 7, 6, 5, 4, 3, 2, 1, 0])) answer(r);
+    // the previous window's answer is counted, not judged: nothing was seen before it
+    expect(c.judgeRemaining()).toEqual({ answers: 11, judged: 10, windows: 1 });
+
+    const late = checks();
+    for (const r of burstOf([9, 8, 7], (T0 + W) * 1000 + 10, RESET + W)) late.answer(r);
+    expect(late.c.judgeRemaining()).toMatchObject({ answers: 4, judged: 0, unjudged: expect.stringMatching(/^none was sent after its window was seen to hold a request, nor came back/) });
+
+    // PROFILE §7 Reset is in whole seconds: at W = 1 s a burst just after a window's end is never surely in the next
+    const oneSecond = new ConcurrencyChecks({
+      windowSeconds: 1,
+      clock: { offsetSeconds: 0, toleranceSeconds: 0 },
+      tierOf: () => 1_000_000,
+      fail: () => {},
+    });
+    const at = (res: LoadResponse) => oneSecond.answer({ key: KEY, endpoint: "createAgent" }, res);
+    at(answerOf({ sentAt: (T0 - 1) * 1000, receivedAt: (T0 - 1) * 1000 + 5, remaining: SIZE - 1, reset: T0 }));
+    for (const r of burstOf([9, 8, 7], T0 * 1000 + 10, T0 + 1)) at(r);
+    const tally = oneSecond.judgeRemaining();
+    expect(tally).toMatchObject({ answers: 4, judged: 0 });
+    expect(remainingLine(tally)).toMatch(/not judged on its 4 answers: none was sent .*, the only way an answer is judged at W = 1 s /);
   });
 
   test("an answer that may describe the tier is not judged: its size is the tier's, or the tier is unknown", () => {

@@ -64,6 +64,26 @@ interface BucketAnswers {
 }
 
 const REMAINING_CHECK = "remaining-under-concurrency";
+
+/** What the Remaining judgement could judge of a scenario's answers: a judgement that judged none is said, never passed over. */
+export interface RemainingTally {
+  /** answers counted in a bucket of the endpoint table whose headers surely describe it */
+  answers: number;
+  /** of those, the answers surely counted in the window they describe: the ones judged */
+  judged: number;
+  /** windows whose answers were judged */
+  windows: number;
+  /** why none was judged, where there were answers */
+  unjudged?: string;
+}
+
+/** What the Remaining judgement (PROFILE §7 limits.headers under concurrency) made of a scenario's answers, in one line. */
+export function remainingLine(tally: RemainingTally): string {
+  return tally.unjudged
+    ? `X-RateLimit-Remaining under concurrency (limits.headers) not judged on its ${tally.answers} answers: ${tally.unjudged}`
+    : `X-RateLimit-Remaining under concurrency (limits.headers) judged on ${tally.judged} of ${tally.answers} answers, in ${tally.windows} window(s)`;
+}
+
 /**
  * Date.now() counts whole milliseconds: a receipt read as t happened in [t, t + 1). A send time
  * (receipt − latency) is never later than the real one; a receipt is compared a grain later.
@@ -136,9 +156,11 @@ export class ConcurrencyChecks {
    * it was sent and its answer came back within W of that end (no window can have begun and ended
    * in between).
    */
-  judgeRemaining(): void {
+  judgeRemaining(): RemainingTally {
     const W = this.options.windowSeconds;
-    if (W < 1) return;
+    const tally: RemainingTally = { answers: 0, judged: 0, windows: 0 };
+    for (const b of this.buckets.values()) tally.answers += b.counted.length;
+    if (W < 1) return this.unjudged(tally, W);
     const { offsetSeconds, toleranceSeconds } = this.options.clock;
     // harness ms → the target's Unix seconds, at the early (`-`) or late (`+`) end of the tolerance
     const early = (ms: number) => ms / 1000 + offsetSeconds - toleranceSeconds;
@@ -161,8 +183,28 @@ export class ConcurrencyChecks {
         list.push(c);
         byWindow.set(c.reset, list);
       }
-      for (const [reset, answers] of byWindow) this.judgeWindow(b, reset, answers);
+      for (const [reset, answers] of byWindow) {
+        tally.windows++;
+        tally.judged += answers.length;
+        this.judgeWindow(b, reset, answers);
+      }
     }
+    return this.unjudged(tally, W);
+  }
+
+  /** A tally with answers and none judged says why (counted() above: the two ways an answer is judged). */
+  private unjudged(tally: RemainingTally, W: number): RemainingTally {
+    if (tally.answers === 0 || tally.judged > 0) return tally;
+    if (W <= 1)
+      return {
+        ...tally,
+        unjudged: `none was sent after its window was seen to hold a request, the only way an answer is judged at W = ${W} s (X-RateLimit-Reset rounds a window's end up to a whole second, so no answer surely comes back within W − 1 s of it)`,
+      };
+    return {
+      ...tally,
+      unjudged:
+        "none was sent after its window was seen to hold a request, nor came back within W − 1 s of the previous window's end (X-RateLimit-Reset rounds that end up to a whole second)",
+    };
   }
 
   private judgeWindow(b: BucketAnswers, reset: number, answers: Counted[]): void {

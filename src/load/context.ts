@@ -27,7 +27,7 @@ import {
 import { MEASUREMENT_INCONCLUSIVE } from "../report/verdict.js";
 import { type HarnessTarget, targetSecrets } from "../target/harness-target.js";
 import { type KeyRoleName, keyVariable, roleOfKey } from "../target/key-roles.js";
-import { ConcurrencyChecks, echoes, nextRequestId } from "./concurrency-checks.js";
+import { ConcurrencyChecks, echoes, nextRequestId, type RemainingTally } from "./concurrency-checks.js";
 import { loadResponseOf, receivedExchange } from "./exchanges.js";
 import type { LoadOptions } from "./options.js";
 import type { LoadRecorder, LoadResponse } from "./recorder.js";
@@ -68,6 +68,8 @@ export class ScenarioContext {
   private seq = 0;
   /** what only concurrency shows (src/load/concurrency-checks.ts), judged on every answer */
   readonly concurrency: ConcurrencyChecks;
+  /** what the Remaining judgement judged, once the scenario is cleaned up */
+  remaining: RemainingTally | undefined;
 
   constructor(
     readonly target: HarnessTarget,
@@ -338,7 +340,7 @@ export class ScenarioContext {
       }
     }
     await this.judged();
-    this.concurrency.judgeRemaining();
+    this.remaining = this.concurrency.judgeRemaining();
     await Promise.all([...this.clients.values()].map((c) => c.close()));
     await this.dispatcher.close();
   }

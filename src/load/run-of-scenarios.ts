@@ -9,6 +9,7 @@ import { type CheckResult, collectFindings, type RunResult, summaryLine, totalsO
 import type { HarnessTarget } from "../target/harness-target.js";
 import { capacityLines } from "./capacity/tally.js";
 import { renderLoadHtml } from "./charts.js";
+import { remainingLine } from "./concurrency-checks.js";
 import type { LoadOptions, Scenario } from "./define.js";
 import { brokenClauses, formatLatency, runScenario, type ScenarioReport, whyUnavailable } from "./scenario-run.js";
 import { evaluateThreshold, type Threshold, type ThresholdResult, thresholdInputOf } from "./thresholds.js";
@@ -62,6 +63,7 @@ function scenarioLines(report: ScenarioReport): string[] {
     ...formatLatency(report),
     ...(report.capacity ? capacityLines(report.capacity) : []),
     ...(report.generator.saturated ? [`note: ${report.generator.note}`] : []),
+    ...(report.remaining?.unjudged ? [`note: ${remainingLine(report.remaining)}`] : []),
   ];
 }
 

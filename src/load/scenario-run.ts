@@ -4,6 +4,7 @@ import { type Observation, observationMessage } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import type { EncodedBlocks } from "./blocks.js";
 import type { CapacityFigures } from "./capacity/tally.js";
+import type { RemainingTally } from "./concurrency-checks.js";
 import { InconclusiveError, ScenarioContext } from "./context.js";
 import { behindHttpProxy, type LoadOptions, type Scenario } from "./define.js";
 import {
@@ -59,6 +60,8 @@ export interface ScenarioReport {
     openPeak?: number;
   };
   conformance: { responses: number; checked: number; share: number; sampling: string };
+  /** PROFILE §7 X-RateLimit-Remaining under concurrency: the answers it could judge (a scenario with none has none) */
+  remaining?: RemainingTally;
   transportErrors: Record<string, number>;
   /** answers per second over the scenario */
   rps: number;
@@ -123,7 +126,14 @@ export async function runScenario(
   const figures = emptyFigures(recorder);
   // a broken clause is a verdict, even where the scenario could not finish
   if (figures.failures.length || figures.observations.length) status = "failed";
-  return { ...base, ...figures, status, ...(message ? { message } : {}), durationMs: Date.now() - started };
+  return {
+    ...base,
+    ...figures,
+    status,
+    ...(message ? { message } : {}),
+    ...(ctx.remaining?.answers ? { remaining: ctx.remaining } : {}),
+    durationMs: Date.now() - started,
+  };
 }
 
 function emptyFigures(recorder: LoadRecorder) {

@@ -136,6 +136,19 @@ function mergedStatus(parts: readonly ScenarioReport[], found: number, unjudged:
   return unjudged || statuses.includes("inconclusive") ? "inconclusive" : "passed";
 }
 
+/** Each shard judged its own answers' Remaining (one process each): the judged add up; none judged anywhere is said. */
+function mergedRemaining(parts: readonly ScenarioReport[]): Pick<ScenarioReport, "remaining"> {
+  const tallies = parts.flatMap((p) => (p.remaining ? [p.remaining] : []));
+  if (!tallies.length) return {};
+  const remaining = {
+    answers: sum(tallies.map((t) => t.answers)),
+    judged: sum(tallies.map((t) => t.judged)),
+    windows: sum(tallies.map((t) => t.windows)),
+  };
+  const why = remaining.judged === 0 ? tallies.find((t) => t.unjudged)?.unjudged : undefined;
+  return { remaining: why ? { ...remaining, unjudged: why } : remaining };
+}
+
 /** The same scenario's reports from every shard, as one report. */
 export function mergeReports(parts: readonly ScenarioReport[]): ScenarioReport {
   const base = parts[0]!;
@@ -172,6 +185,7 @@ export function mergeReports(parts: readonly ScenarioReport[]): ScenarioReport {
         }
       : {}),
     conformance: { ...base.conformance, responses, checked, share: responses ? Math.min(1, checked / responses) : 1 },
+    ...mergedRemaining(parts),
     transportErrors: addCounts(parts.map((p) => p.transportErrors)),
     rps: Math.round(sum(parts.map((p) => p.rps)) * 10) / 10,
     errors: sum(parts.map((p) => p.errors)),
