@@ -184,6 +184,20 @@ describe("RateBudget", () => {
     expect(clock.sleeps).toEqual([3_250]);
   });
 
+  test("untilAccountFull waits for the last reset among the account's spent buckets, and for no other account's", async () => {
+    const { clock, budget, rate, exchange } = setup();
+    const acme = (key: string, bucket = create): PaceRequest => ({ key, account: "acme", bucket });
+    // a key's Create spent until 4 s from now, acme's tier (Limit 25, no endpoint's size) until 9 s
+    await exchange(acme("key:bbb"), 201, rate(10, 3, 4));
+    await exchange(acme("key:aaa", list), 200, rate(25, 20, 9));
+    await exchange({ key: "key:ccc", account: "other", bucket: create }, 201, rate(10, 0, 30));
+    expect(await budget.untilAccountFull("acme")).toBe(9_250);
+    expect(clock.sleeps).toEqual([9_250]);
+    // every window has ended: nothing to wait for
+    expect(await budget.untilAccountFull("acme")).toBe(0);
+    expect(await budget.untilAccountFull("nobody")).toBe(0);
+  });
+
   describe("afterExhaustion", () => {
     test("waits for the later of Retry-After and X-RateLimit-Reset, plus the margin", async () => {
       const { budget, rate, clock, waits } = setup();

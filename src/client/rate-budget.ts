@@ -372,6 +372,27 @@ export class RateBudget {
     return { announced: true, waitedMs: Math.max(0, waitMs) };
   }
 
+  /**
+   * Wait until every bucket of `account` that this budget saw spent (its tier, its keys' endpoint
+   * buckets) has passed its reset: a check that needs them all full at once (two buckets emptied
+   * together) starts there, whatever the checks before it left in them. No wait beyond W + 1 s.
+   */
+  async untilAccountFull(account: string): Promise<number> {
+    const now = this.clock.now();
+    let until = now;
+    for (const b of this.buckets.values()) {
+      if (b.account !== account) continue;
+      this.refill(b, now);
+      const spent = b.size === undefined || b.remaining === undefined || b.remaining + b.inFlight < b.size;
+      if (b.resetAt !== undefined && spent) until = Math.max(until, b.resetAt + this.marginMs);
+    }
+    const waitMs = Math.min(until - now, this.maxWaitMs);
+    if (waitMs <= 0) return 0;
+    this.onWait?.({ bucket: `${account}/every bucket`, waitMs, reason: "after exhaustion" });
+    await this.clock.sleep(waitMs);
+    return waitMs;
+  }
+
   snapshot(): BucketSnapshot[] {
     return [...this.buckets.values()].map(({ scope, name, size, remaining, resetAt, inFlight }) => ({
       scope,

@@ -1,6 +1,16 @@
 import { RATE_LIMITS } from "../../src/contract/index.js";
 import { declareFile } from "../support/declare-file.js";
-import { check, clientFor, expect, expectError, expectOk, HarnessError, target, waitForRefill } from "../support/harness.js";
+import {
+  budget,
+  check,
+  clientFor,
+  expect,
+  expectError,
+  expectOk,
+  HarnessError,
+  target,
+  waitForRefill,
+} from "../support/harness.js";
 import { inBatches, label, MAX_DRAIN_ATTEMPTS, MISSING_ID, type Result, SIZES } from "../support/limits.js";
 
 declareFile({
@@ -20,6 +30,9 @@ declareFile({
 
 /* ---------------------------------------------------------------- tier */
 
+/** The small-tier account's label: its keys' buckets and its tier are paced as one account. */
+const TIER_BURST_ACCOUNT = "tierBurst";
+
 /**
  * Floods of the tier check at most: where no 429 came, only the timing can prove a window held
  * more than the tier, and four fault runs at once on a CI machine's two cores once fit no flood
@@ -37,7 +50,7 @@ check(
     const small = target.keys.tierBurst !== undefined ? target.loadTiers?.tierBurst : undefined;
     const tier = small ?? target.tierLimit;
     if (tier === undefined) return skip("needs --tier");
-    const client = small !== undefined && target.keys.tierBurst ? clientFor(target.keys.tierBurst, "tierBurst") : api;
+    const client = small !== undefined && target.keys.tierBurst ? clientFor(target.keys.tierBurst, TIER_BURST_ACCOUNT) : api;
     // another account, with room for one more request before the flood: only a tier it shared could refuse it then
     const elsewhere = client !== api ? api : target.keys.otherAccount ? clientFor(target.keys.otherAccount, "other") : undefined;
     const roomElsewhere = elsewhere && (await elsewhere.listAgents({ limit: 1 })).exchange.rate?.remaining;
@@ -127,22 +140,28 @@ function tierOverrun(results: readonly Result[], tier: number): string | undefin
 // PROFILE §7: "on a 429 RATE_LIMIT_EXCEEDED from an empty bucket, the empty bucket that refills
 // last" and "the endpoint's bucket on a tie". Mutation testing found no check that ever had
 // two buckets empty at once, nor one where the endpoint's bucket and the tier tied.
+/** Gets and Lists in flight together in the tier-and-Create check: no more than its 31 Lists, the last ones sent. */
+const OTHERS_AT_ONCE = 30;
+
 check(
   ["limits.headers", "limits.tier", "limits.recovery"],
   "with the tier and the Create bucket both empty, the 429 describes Create's: its window opened last, or with the tier's (a tie); after its reset both admit again",
   async ({ skip }) => {
     const tier = target.loadTiers?.tierBurst;
     if (!target.keys.tierBurst || tier === undefined) return skip("needs a small-tier account of its own (reference targets)");
-    const client = clientFor(target.keys.tierBurst, "tierBurst");
+    const client = clientFor(target.keys.tierBurst, TIER_BURST_ACCOUNT);
     const invalidCreate = (): Promise<Result> => client.call("createAgent", { body: { name: "" }, pace: false });
     const CREATE_BATCH = 5;
     const creates = () => inBatches(SIZES.createAgent, CREATE_BATCH, invalidCreate, () => false);
-    // the rest of the tier: Gets (a 404 is counted, no effect) and Lists, each well inside its own bucket
+    // the rest of the tier: Gets (a 404 is counted, no effect) and Lists, each well inside its own bucket;
+    // 30 at a time, so that the 90 fit in a window on a busy runner (at 10 a time three functional runs
+    // at once on two cores once saw windows end mid-burst in three windows of three); the last 31
+    // sent are Lists, so the last counted is a List, whose headers describe the tier below
     const gets = SIZES.getAgent - 1;
     const others = () =>
       inBatches(
         tier - SIZES.createAgent,
-        10,
+        OTHERS_AT_ONCE,
         (i): Promise<Result> =>
           i < gets ? client.getAgent(MISSING_ID, { pace: false }) : client.listAgents({ limit: 1 }, { pace: false }),
         () => false,
@@ -153,6 +172,9 @@ check(
     for (const createsFirst of [false, true]) {
       let done = false;
       for (let attempt = 1; attempt <= MAX_DRAIN_ATTEMPTS && !done; attempt++) {
+        // every bucket of the account full: the tier check above (or a load scenario before this
+        // file) may have left the tier or a key's Get bucket part spent, and its windows running
+        if (!createsFirst) await budget.untilAccountFull(TIER_BURST_ACCOUNT);
         const made = createsFirst ? await creates() : [];
         if (createsFirst && attempt === 1) {
           // phase 1 ended with both buckets empty and waited out Create's reset, which the tier's
@@ -171,6 +193,7 @@ check(
         const admitted = [...made, ...rest].some((r) => r.status === 429) || tierEmpty.status !== 429 || last.status !== 429;
         if (admitted) {
           await waitForRefill((last.status === 429 ? last : tierEmpty).exchange);
+          await budget.untilAccountFull(TIER_BURST_ACCOUNT);
           continue;
         }
         // after 59 Gets the tier has fewer left than the List bucket: the Lists' headers describe the tier
@@ -225,6 +248,6 @@ check("limits.tier", "another account's 100 requests leave the small-tier accoun
     await waitForRefill(refused.exchange);
     return skip("the main account could not send 100 requests in one window");
   }
-  const small = await clientFor(target.keys.tierBurst, "tierBurst").getAgent(MISSING_ID, { pace: false });
+  const small = await clientFor(target.keys.tierBurst, TIER_BURST_ACCOUNT).getAgent(MISSING_ID, { pace: false });
   expectError(small, "AGENT_NOT_FOUND");
 });
