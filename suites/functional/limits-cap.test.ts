@@ -21,77 +21,114 @@ const BUDGET_GUARD_MS = target.messageTimeoutSeconds * 2000 + 15_000;
 
 /* ---------------------------------------------------------------- concurrency */
 
+/**
+ * PROFILE §7: ten mock-slow exchanges sent at `sentAt` hold their slots at the service for at
+ * least SLOW_REPLY_MIN_MS. One more admitted proves a breach only if the ten still held their slots
+ * when it reached the service. One the runner saw end had not; and the service saw it no later than
+ * its answer came here, while a held exchange's end may still be on its way (the two connections'
+ * delays differ, by a proxy's jitter): one more answered after the ten may have ended there proves
+ * nothing either. Either way it cannot be judged: this says why (undefined when it can). `answeredAt`
+ * is left out where the ended count alone decides: an answer without streaming carries the whole
+ * reply (about 2 s), by when a held stream that had ended before the service saw it has been seen to end.
+ */
+function whyNotHeld(
+  what: string,
+  sentAt: number,
+  answer: { admitted: boolean; status: number; endedAtAnswer: number; answeredAt?: number },
+): string | undefined {
+  if (answer.endedAtAnswer > 0) return `${answer.endedAtAnswer} of the 10 held exchanges had ended when ${what} was answered`;
+  const afterMs = answer.answeredAt === undefined ? undefined : answer.answeredAt - sentAt;
+  if (answer.admitted && afterMs !== undefined && afterMs >= SLOW_REPLY_MIN_MS)
+    return `${what} was admitted (${answer.status}), answered ${Math.round(afterMs)} ms after the ten were sent: a mock-slow reply lasts about ${MESSAGE_TIMING.slowModelSeconds} s (at least ${SLOW_REPLY_MIN_MS} ms as the harness reads it), so they may have ended at the service before it came`;
+  return undefined;
+}
+
+/**
+ * Tries of a cap measurement (ten held, then one more) that timing left unjudged before the check
+ * says it cannot judge: another client's burst on a shared network path (a proxy, the runner's
+ * other workers) can hold one answer back past the ten held replies once, rarely twice.
+ */
+const CAP_TRIES = 3;
+
+/** Run `measure` until it judges (undefined), at most CAP_TRIES times; each miss says why. */
+async function judgedWithin(measure: () => Promise<string | undefined>): Promise<void> {
+  const misses: string[] = [];
+  for (let attempt = 1; attempt <= CAP_TRIES; attempt++) {
+    const why = await measure();
+    if (why === undefined) return;
+    misses.push(why);
+  }
+  throw new HarnessError(`${misses.join("; ")}: inconclusive ${CAP_TRIES} times`);
+}
+
 check(
   "limits.concurrency",
   "with 10 messages in flight to one agent the 11th → 429 with Retry-After: 1; an ended exchange frees its slot",
   async ({ api, agents, skip }) => {
     const agent = await agents.withMockModel("mock-slow", skip);
-    // the ten end at the service no sooner than this (each is a mock-slow reply, sent after it)
-    const heldUntil = performance.now() + SLOW_REPLY_MIN_MS;
-    let ended = 0;
-    const streams: Promise<StreamResult>[] = [];
-    const inFlight: Promise<void>[] = [];
-    for (let i = 0; i < RATE_LIMITS.messageConcurrency; i++) {
-      let flowing!: () => void;
-      inFlight.push(new Promise<void>((resolve) => (flowing = resolve)));
-      const stream = api.streamMessage(agent.id, { text: `slot ${i}` }, { pace: false, onEvent: () => flowing() });
-      streams.push(stream);
-      const end = () => {
-        ended++;
-        flowing();
+    await judgedWithin(async () => {
+      const sentAt = performance.now();
+      let ended = 0;
+      const streams: Promise<StreamResult>[] = [];
+      const inFlight: Promise<void>[] = [];
+      for (let i = 0; i < RATE_LIMITS.messageConcurrency; i++) {
+        let flowing!: () => void;
+        inFlight.push(new Promise<void>((resolve) => (flowing = resolve)));
+        const stream = api.streamMessage(agent.id, { text: `slot ${i}` }, { pace: false, onEvent: () => flowing() });
+        streams.push(stream);
+        const end = () => {
+          ended++;
+          flowing();
+        };
+        void stream.then(end, end);
+      }
+      // every stream has sent an event: ten exchanges are in flight (an ended one would show in `ended`)
+      await Promise.all(inFlight);
+      /** the 11th's answer judged: undefined, or why the ten may not have held their slots then */
+      const tooMany = (res: Result | StreamResult, endedAtAnswer: number, answeredAt?: number) => {
+        const answer = { admitted: res.status !== 429, status: res.status, endedAtAnswer };
+        const why = whyNotHeld("the 11th", sentAt, answeredAt === undefined ? answer : { ...answer, answeredAt });
+        if (why !== undefined) return why;
+        expectError(res, "RATE_LIMIT_EXCEEDED");
+        expect(res.exchange.retryAfterSeconds, `${label(res)}: Retry-After`).toBe(RATE_LIMITS.concurrencyRetryAfterSeconds);
+        return undefined;
       };
-      void stream.then(end, end);
-    }
-    // every stream has sent an event: ten exchanges are in flight (an ended one would show in `ended`)
-    await Promise.all(inFlight);
-    /**
-     * An 11th admitted proves a breach only if the ten still held their slots when it reached the
-     * service. One the runner saw end had not; and the service saw the 11th no later than its
-     * answer came here, while a held stream's end may still be on its way (the two connections'
-     * delays differ, by a proxy's jitter): an 11th answered after the ten may have ended there
-     * (SLOW_REPLY_MIN_MS after they were sent) proves nothing either.
-     */
-    const tooMany = (res: Result | StreamResult, endedMeanwhile: number, answeredAt: number) => {
-      if (endedMeanwhile > 0)
-        throw new HarnessError(`${endedMeanwhile} of the 10 streams had ended when the 11th was answered: inconclusive`);
-      if (res.status !== 429 && answeredAt >= heldUntil)
-        throw new HarnessError(
-          `the 11th was admitted (${res.status}), answered ${Math.round(answeredAt - heldUntil + SLOW_REPLY_MIN_MS)} ms after the ten were sent: a mock-slow reply lasts about ${MESSAGE_TIMING.slowModelSeconds} s (at least ${SLOW_REPLY_MIN_MS} ms as the harness reads it), so they may have ended at the service before it came; inconclusive`,
-        );
-      expectError(res, "RATE_LIMIT_EXCEEDED");
-      expect(res.exchange.retryAfterSeconds, `${label(res)}: Retry-After`).toBe(RATE_LIMITS.concurrencyRetryAfterSeconds);
-    };
-    // as a stream first: admitted, it would open at once, while the ten still stream
-    let endedAtAnswer: number | undefined;
-    let answeredAt: number | undefined;
-    const streamed = await api.streamMessage(
-      agent.id,
-      { text: "one too many" },
-      {
-        pace: false,
-        onEvent: () => {
-          endedAtAnswer ??= ended;
-          answeredAt ??= performance.now();
+      // as a stream first: admitted, it would open at once, while the ten still stream
+      let endedAtAnswer: number | undefined;
+      let answeredAt: number | undefined;
+      const streamed = await api.streamMessage(
+        agent.id,
+        { text: "one too many" },
+        {
+          pace: false,
+          onEvent: () => {
+            endedAtAnswer ??= ended;
+            answeredAt ??= performance.now();
+          },
         },
-      },
-    );
-    tooMany(streamed, endedAtAnswer ?? ended, answeredAt ?? performance.now());
-    expect(streamed.events, "the 11th stream is refused as JSON").toEqual([]);
-    // admitted, a message without streaming answers with its whole reply (about 2 s): by then a
-    // stream that ended before it came has surely been seen to end
-    const sent = await api.sendMessage(agent.id, { text: "one too many" }, { pace: false });
-    tooMany(sent, ended, Number.NEGATIVE_INFINITY);
-
-    const finished = await Promise.all(streams);
-    // PROFILE §5: past the budget a stream may end with AGENT_UNAVAILABLE; a mock-slow reply that
-    // ran past it did so on a starved runner (or service): not this check's to judge
-    const overBudget = finished.filter((res) => !res.done && res.error?.code === "AGENT_UNAVAILABLE");
-    if (overBudget.length)
-      throw new HarnessError(
-        `${overBudget.length} of the 10 held mock-slow streams ran past the ${target.messageTimeoutSeconds} s budget (AGENT_UNAVAILABLE): a starved runner or service; inconclusive`,
       );
-    for (const res of finished) expect(res.done, `${label(res)}: the held stream completed`).toBeDefined();
-    expectOk(await api.sendMessage(agent.id, { text: "a slot is free" }, { pace: false }));
+      let whyNot = tooMany(streamed, endedAtAnswer ?? ended, answeredAt ?? performance.now());
+      if (whyNot === undefined) {
+        expect(streamed.events, "the 11th stream is refused as JSON").toEqual([]);
+        // admitted, a message without streaming answers with its whole reply (about 2 s): by then a
+        // stream that ended before it came has surely been seen to end
+        whyNot = tooMany(await api.sendMessage(agent.id, { text: "one too many" }, { pace: false }), ended);
+      }
+
+      const finished = await Promise.all(streams);
+      // try again once the ten have ended: their slots are free by then
+      if (whyNot !== undefined) return whyNot;
+      // PROFILE §5: past the budget a stream may end with AGENT_UNAVAILABLE; a mock-slow reply that
+      // ran past it did so on a starved runner (or service): not this check's to judge
+      const overBudget = finished.filter((res) => !res.done && res.error?.code === "AGENT_UNAVAILABLE");
+      if (overBudget.length)
+        throw new HarnessError(
+          `${overBudget.length} of the 10 held mock-slow streams ran past the ${target.messageTimeoutSeconds} s budget (AGENT_UNAVAILABLE): a starved runner or service; inconclusive`,
+        );
+      for (const res of finished) expect(res.done, `${label(res)}: the held stream completed`).toBeDefined();
+      expectOk(await api.sendMessage(agent.id, { text: "a slot is free" }, { pace: false }));
+      return undefined;
+    });
   },
 );
 
@@ -102,55 +139,56 @@ check(
   "with 10 in flight, one client going away frees exactly one slot: one more is admitted, the next → 429",
   async ({ api, agents, skip }) => {
     const agent = await agents.withMockModel("mock-slow", skip);
-    // the ten end at the service no sooner than this (each is a mock-slow reply, sent after it)
-    const heldUntil = performance.now() + SLOW_REPLY_MIN_MS;
-    let ended = 0;
-    /** a stream, settled as soon as it is answered: admitted (its first event) or refused */
-    const open = (text: string, signal?: AbortSignal) =>
-      new Promise<{ admitted: boolean; endedAtAnswer: number; answeredAt: number; stream: Promise<StreamResult> }>((resolve) => {
-        const stream = api.streamMessage(
-          agent.id,
-          { text },
-          { pace: false, ...(signal ? { signal } : {}), onEvent: () => answered(true) },
+    await judgedWithin(async () => {
+      const sentAt = performance.now();
+      let ended = 0;
+      /** a stream, settled as soon as it is answered: admitted (its first event) or refused */
+      const open = (text: string, signal?: AbortSignal) =>
+        new Promise<{ admitted: boolean; endedAtAnswer: number; answeredAt: number; stream: Promise<StreamResult> }>(
+          (resolve) => {
+            const stream = api.streamMessage(
+              agent.id,
+              { text },
+              { pace: false, ...(signal ? { signal } : {}), onEvent: () => answered(true) },
+            );
+            const answered = (admitted: boolean) =>
+              resolve({ admitted, endedAtAnswer: ended, answeredAt: performance.now(), stream });
+            void stream.then(
+              (res) => answered(res.status === 200),
+              () => answered(false),
+            );
+          },
         );
-        const answered = (admitted: boolean) =>
-          resolve({ admitted, endedAtAnswer: ended, answeredAt: performance.now(), stream });
-        void stream.then(
-          (res) => answered(res.status === 200),
-          () => answered(false),
+      const leave = new AbortController();
+      const held = await Promise.all(
+        Array.from({ length: RATE_LIMITS.messageConcurrency }, (_, i) => open(`slot ${i}`, i === 0 ? leave.signal : undefined)),
+      );
+      for (const h of held.slice(1))
+        void h.stream.then(
+          () => ended++,
+          () => ended++,
         );
-      });
-    const leave = new AbortController();
-    const held = await Promise.all(
-      Array.from({ length: RATE_LIMITS.messageConcurrency }, (_, i) => open(`slot ${i}`, i === 0 ? leave.signal : undefined)),
-    );
-    for (const h of held.slice(1))
-      void h.stream.then(
-        () => ended++,
-        () => ended++,
-      );
-    expect(
-      held.map((h) => h.admitted),
-      "ten streams admitted",
-    ).toEqual(held.map(() => true));
-    // the slots hold Send Message only: the agent's other endpoints answer as usual
-    expect(expectOk(await api.getAgent(agent.id, { pace: false })).id, "GET of the agent with 10 in flight").toBe(agent.id);
-    leave.abort();
-    // the server frees the slot when it sees the connection close: 429s (counted nowhere) until then
-    let refill = await open("in the freed slot");
-    for (let attempt = 1; !refill.admitted && attempt < 50; attempt++) refill = await open("in the freed slot");
-    expect(refill.admitted, "a stream admitted in the freed slot").toBe(true);
-    const extra = await open("one too many");
-    if (extra.endedAtAnswer > 0) throw new HarnessError(`${extra.endedAtAnswer} held streams had ended: inconclusive`);
-    // admitted after the held streams may have ended at the service (their end may still be on its way here)
-    if (extra.admitted && extra.answeredAt >= heldUntil)
-      throw new HarnessError(
-        `one too many was admitted ${Math.round(extra.answeredAt - heldUntil + SLOW_REPLY_MIN_MS)} ms after the ten were sent, when their mock-slow replies (at least ${SLOW_REPLY_MIN_MS} ms) may have ended at the service: inconclusive`,
-      );
-    const refused = await extra.stream;
-    expectError(refused, "RATE_LIMIT_EXCEEDED");
-    expect(refused.exchange.retryAfterSeconds, `${label(refused)}: Retry-After`).toBe(RATE_LIMITS.concurrencyRetryAfterSeconds);
-    await Promise.all([...held.map((h) => h.stream), refill.stream]);
+      expect(
+        held.map((h) => h.admitted),
+        "ten streams admitted",
+      ).toEqual(held.map(() => true));
+      // the slots hold Send Message only: the agent's other endpoints answer as usual
+      expect(expectOk(await api.getAgent(agent.id, { pace: false })).id, "GET of the agent with 10 in flight").toBe(agent.id);
+      leave.abort();
+      // the server frees the slot when it sees the connection close: 429s (counted nowhere) until then
+      let refill = await open("in the freed slot");
+      for (let attempt = 1; !refill.admitted && attempt < 50; attempt++) refill = await open("in the freed slot");
+      expect(refill.admitted, "a stream admitted in the freed slot").toBe(true);
+      const extra = await open("one too many");
+      const refused = await extra.stream;
+      await Promise.all([...held.map((h) => h.stream), refill.stream]);
+      // try again once all have ended: their slots are free by then
+      const whyNot = whyNotHeld("one too many", sentAt, { ...extra, status: refused.status });
+      if (whyNot !== undefined) return whyNot;
+      expectError(refused, "RATE_LIMIT_EXCEEDED");
+      expect(refused.exchange.retryAfterSeconds, `${label(refused)}: Retry-After`).toBe(RATE_LIMITS.concurrencyRetryAfterSeconds);
+      return undefined;
+    });
   },
 );
 
