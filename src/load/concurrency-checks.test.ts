@@ -128,7 +128,11 @@ describe("X-RateLimit-Remaining under concurrency (PROFILE §7)", () => {
 
     const late = checks();
     for (const r of burstOf([9, 8, 7], (T0 + W) * 1000 + 10, RESET + W)) late.answer(r);
-    expect(late.c.judgeRemaining()).toMatchObject({ answers: 4, judged: 0, unjudged: expect.stringMatching(/^none was sent after its window was seen to hold a request, nor came back/) });
+    expect(late.c.judgeRemaining()).toMatchObject({
+      answers: 4,
+      judged: 0,
+      unjudged: expect.stringMatching(/^none was sent after its window was seen to hold a request, nor came back/),
+    });
 
     // PROFILE §7 Reset is in whole seconds: at W = 1 s a burst just after a window's end is never surely in the next
     const oneSecond = new ConcurrencyChecks({
@@ -142,7 +146,9 @@ describe("X-RateLimit-Remaining under concurrency (PROFILE §7)", () => {
     for (const r of burstOf([9, 8, 7], T0 * 1000 + 10, T0 + 1)) at(r);
     const tally = oneSecond.judgeRemaining();
     expect(tally).toMatchObject({ answers: 4, judged: 0 });
-    expect(remainingLine(tally)).toMatch(/not judged on its 4 answers: none was sent .*, the only way an answer is judged at W = 1 s /);
+    expect(remainingLine(tally)).toMatch(
+      /not judged on its 4 answers: none was sent .*, the only way an answer is judged at W = 1 s /,
+    );
   });
 
   test("an answer that may describe the tier is not judged: its size is the tier's, or the tier is unknown", () => {
