@@ -185,17 +185,26 @@ describe("RateBudget", () => {
   });
 
   test("untilAccountFull waits for the last reset among the account's spent buckets, and for no other account's", async () => {
-    const { clock, budget, rate, exchange } = setup();
-    const acme = (key: string, bucket = create): PaceRequest => ({ key, account: "acme", bucket });
-    // a key's Create spent until 4 s from now, acme's tier (Limit 25, no endpoint's size) until 9 s
+    const { clock, budget, rate, exchange } = setup({ windowSeconds: 10 });
+    // a tier of Create's size: every Create answer tells both buckets exactly
+    const acme = (key: string): PaceRequest => ({ key, account: "acme", bucket: create, tierLimit: 10 });
+    // key:aaa's Create ends in 9 s; the tier, told last by key:bbb's answer, in 4 s
+    await exchange(acme("key:aaa"), 201, rate(10, 6, 9));
     await exchange(acme("key:bbb"), 201, rate(10, 3, 4));
-    await exchange(acme("key:aaa", list), 200, rate(25, 20, 9));
     await exchange({ key: "key:ccc", account: "other", bucket: create }, 201, rate(10, 0, 30));
     expect(await budget.untilAccountFull("acme")).toBe(9_250);
-    expect(clock.sleeps).toEqual([9_250]);
     // every window has ended: nothing to wait for
     expect(await budget.untilAccountFull("acme")).toBe(0);
     expect(await budget.untilAccountFull("nobody")).toBe(0);
+    expect(clock.sleeps).toEqual([9_250]);
+  });
+
+  test("untilAccountFull waits W + 1 s after the last request of a bucket whose answers told no reset of its own", async () => {
+    const { budget, rate, exchange, clock } = setup({ windowSeconds: 10 });
+    // a List answer that describes the tier (Limit 25): List's own bucket has at least 20 left, its window untold
+    await exchange({ key: "key:aaa", account: "acme", bucket: list }, 200, rate(25, 20, 3));
+    clock.advance(2_000);
+    expect(await budget.untilAccountFull("acme")).toBe(11_250 - 2_000);
   });
 
   describe("afterExhaustion", () => {

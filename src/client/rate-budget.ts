@@ -118,6 +118,8 @@ interface BucketState {
   cap?: SlidingCap;
   /** requests the budget let into the bucket so far, each counted once */
   acquired: number;
+  /** when the last of them was let in (clock ms): its window ends within W + 1 s of it (PROFILE §7) */
+  lastAcquiredAt?: number;
   /** the last counted answer whose headers described this bucket alone, and its request's marks (PaceTicket.marks, .uncountedMarks) */
   told?: { limit: number; remaining: number; reset: number; mark: number; uncounted: number };
   /** answers so far that the service counted in no bucket (429 RATE_LIMIT_EXCEEDED, 401): requests of this run's it did not spend */
@@ -220,6 +222,7 @@ export class RateBudget {
       this.capOf(b)?.take();
       b.inFlight++;
       b.acquired++;
+      b.lastAcquiredAt = this.clock.now();
       if (b.remaining !== undefined) b.remaining--;
     }
     return { buckets: states, paced: wait, marks, uncountedMarks };
@@ -373,18 +376,22 @@ export class RateBudget {
   }
 
   /**
-   * Wait until every bucket of `account` that this budget saw spent (its tier, its keys' endpoint
-   * buckets) has passed its reset: a check that needs them all full at once (two buckets emptied
-   * together) starts there, whatever the checks before it left in them. No wait beyond W + 1 s.
+   * Wait until every bucket of `account` that this budget let a request into (its tier, its keys'
+   * endpoint buckets) is full again: a check that needs them all full at once (two buckets emptied
+   * together) starts there, whatever the checks before it left in them. A bucket whose reset an
+   * answer told is full at that reset; one whose answers described another bucket (the tier, when it
+   * had fewer left) told none, and is surely full W + 1 s after its last request (PROFILE §7). Only
+   * the requests this budget paced or counted are known: another process's are not.
    */
   async untilAccountFull(account: string): Promise<number> {
     const now = this.clock.now();
     let until = now;
     for (const b of this.buckets.values()) {
-      if (b.account !== account) continue;
+      if (b.account !== account || b.lastAcquiredAt === undefined) continue;
       this.refill(b, now);
-      const spent = b.size === undefined || b.remaining === undefined || b.remaining + b.inFlight < b.size;
-      if (b.resetAt !== undefined && spent) until = Math.max(until, b.resetAt + this.marginMs);
+      if (b.resetAt !== undefined) until = Math.max(until, b.resetAt + this.marginMs);
+      else if (b.size === undefined || b.remaining === undefined || b.remaining + b.inFlight < b.size)
+        until = Math.max(until, b.lastAcquiredAt + this.maxWaitMs);
     }
     const waitMs = Math.min(until - now, this.maxWaitMs);
     if (waitMs <= 0) return 0;

@@ -140,9 +140,6 @@ function tierOverrun(results: readonly Result[], tier: number): string | undefin
 // PROFILE §7: "on a 429 RATE_LIMIT_EXCEEDED from an empty bucket, the empty bucket that refills
 // last" and "the endpoint's bucket on a tie". Mutation testing found no check that ever had
 // two buckets empty at once, nor one where the endpoint's bucket and the tier tied.
-/** Gets and Lists in flight together in the tier-and-Create check: no more than its 31 Lists, the last ones sent. */
-const OTHERS_AT_ONCE = 30;
-
 check(
   ["limits.headers", "limits.tier", "limits.recovery"],
   "with the tier and the Create bucket both empty, the 429 describes Create's: its window opened last, or with the tier's (a tie); after its reset both admit again",
@@ -153,15 +150,12 @@ check(
     const invalidCreate = (): Promise<Result> => client.call("createAgent", { body: { name: "" }, pace: false });
     const CREATE_BATCH = 5;
     const creates = () => inBatches(SIZES.createAgent, CREATE_BATCH, invalidCreate, () => false);
-    // the rest of the tier: Gets (a 404 is counted, no effect) and Lists, each well inside its own bucket;
-    // 30 at a time, so that the 90 fit in a window on a busy runner (at 10 a time three functional runs
-    // at once on two cores once saw windows end mid-burst in three windows of three); the last 31
-    // sent are Lists, so the last counted is a List, whose headers describe the tier below
+    // the rest of the tier: Gets (a 404 is counted, no effect) and Lists, each well inside its own bucket
     const gets = SIZES.getAgent - 1;
     const others = () =>
       inBatches(
         tier - SIZES.createAgent,
-        OTHERS_AT_ONCE,
+        10,
         (i): Promise<Result> =>
           i < gets ? client.getAgent(MISSING_ID, { pace: false }) : client.listAgents({ limit: 1 }, { pace: false }),
         () => false,
@@ -172,8 +166,9 @@ check(
     for (const createsFirst of [false, true]) {
       let done = false;
       for (let attempt = 1; attempt <= MAX_DRAIN_ATTEMPTS && !done; attempt++) {
-        // every bucket of the account full: the tier check above (or a load scenario before this
-        // file) may have left the tier or a key's Get bucket part spent, and its windows running
+        // every bucket of the account full: the tier check above may have left the tier or a key's
+        // Get bucket part spent, their windows running (a load scenario of the same worker paces
+        // through clients of its own: what it left, a failed try finds, and the next starts over)
         if (!createsFirst) await budget.untilAccountFull(TIER_BURST_ACCOUNT);
         const made = createsFirst ? await creates() : [];
         if (createsFirst && attempt === 1) {
