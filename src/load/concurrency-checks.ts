@@ -195,7 +195,12 @@ export class ConcurrencyChecks {
   /** A tally with answers and none judged says why (counted() above: the two ways an answer is judged). */
   private unjudged(tally: RemainingTally, W: number): RemainingTally {
     if (tally.answers === 0 || tally.judged > 0) return tally;
-    if (W <= 1)
+    if (W < 1)
+      return {
+        ...tally,
+        unjudged: `a window of ${W} s: the judgement needs W ≥ 1 s (X-RateLimit-Reset is told in whole seconds)`,
+      };
+    if (W === 1)
       return {
         ...tally,
         unjudged: `none was sent after its window was seen to hold a request, the only way an answer is judged at W = ${W} s (X-RateLimit-Reset rounds a window's end up to a whole second, so no answer surely comes back within W − 1 s of it)`,
