@@ -168,3 +168,19 @@ export const failedIn = (run: VerifyRun) => run.results.checks.filter((c) => c.s
 
 /** What a reader must act on: findings, failed checks no finding explains, harness errors. One defect: at most 3. */
 export const redItems = (run: VerifyRun) => (run.results.findings?.length ?? 0) + unexplainedChecks(run.results).length;
+
+/** Calls of the returned function run at most `n` at a time, the others waiting their turn in order. */
+export function atMost(n: number) {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(call: () => Promise<T>): Promise<T> => {
+    while (running >= n) await new Promise<void>((resolve) => waiting.push(resolve));
+    running++;
+    try {
+      return await call();
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  };
+}
