@@ -61,6 +61,13 @@ describe("renderHtml", () => {
     expect(escapeHtml("\ud800x\u007f")).toBe("\ufffdx\u2421");
   });
 
+  test("a pass with a note shows it under the check, and its section counts it", () => {
+    const note = "X-RateLimit-Remaining under concurrency (limits.headers) not judged on its 64 answers: W < 2 s";
+    const page = renderHtml(sampleRun({ checks: [sampleCheck({ title: "burst", note })], findings: [] }));
+    expect(page).toContain(`burst<div class="note">note: ${escapeHtml(note)}</div>`);
+    expect(page).toContain("1 passed, 1 passed with a note");
+  });
+
   test("self-contained: no scripts, no external stylesheets, images or fonts", () => {
     expect(html).not.toMatch(/<script|<link|<img|<iframe|@import|url\(/i);
     expect(html).not.toMatch(/(src|href)="(?!#)/);

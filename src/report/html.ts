@@ -170,7 +170,7 @@ function checkRow(run: RunResult, check: CheckResult): string {
   const findings = (check.findingIds ?? []).map((id) => `<a href="#finding-${id}">${id}</a>`).join(" ");
   const note =
     check.status === "passed"
-      ? ""
+      ? escapeHtml(check.note ? `note: ${check.note}` : "")
       : escapeHtml(
           check.status === "blocked" && check.blockedBy
             ? `blocked by ${check.blockedBy}`
@@ -179,12 +179,19 @@ function checkRow(run: RunResult, check: CheckResult): string {
   return `<tr class="${check.status}"><td>${badge(check.status)}</td><td>${check.clauseIds.map(clauseCode).join(" ")}</td><td>${title}${note === "" ? "" : `<div class="note">${note}</div>`}${findings === "" ? "" : `<div class="note">findings: ${findings}</div>`}</td><td class="num">${escapeHtml(formatDuration(check.durationMs))}</td></tr>`;
 }
 
+/** "2 passed with a note" (what they could not judge), or nothing. */
+function noteCount(checks: readonly CheckResult[]): string[] {
+  const noted = checks.filter((c) => c.status === "passed" && c.note).length;
+  return noted ? [`${noted} passed with a note`] : [];
+}
+
 /** One PROFILE section's checks; folded away when nothing in it is red. */
 function sectionGroup(run: RunResult, section: string, checks: readonly CheckResult[]): string {
   const counts = (["passed", "failed", "error", "inconclusive", "blocked", "skipped"] as const)
     .map((status) => [status, checks.filter((c) => c.status === status).length] as const)
     .filter(([, count]) => count > 0)
     .map(([status, count]) => `${count} ${status}`)
+    .concat(noteCount(checks))
     .join(", ");
   const red = checks.some((c) => RED.has(c.status));
   return `<details class="group ${red ? "red" : "green"}"${red ? " open" : ""}>

@@ -62,6 +62,15 @@ describe("renderJobSummary", () => {
     expect(renderJobSummary({ ...clean, ...overrides }).split("\n")[0]).toBe(heading);
   });
 
+  test("a pass with a note is listed under its own heading with what it could not judge; none, no heading", () => {
+    const note = "X-RateLimit-Remaining under concurrency (limits.headers) not judged on its 64 answers: W = 1 s";
+    const md = renderJobSummary(sampleRun({ checks: [sampleCheck({ title: "load: getAgent burst", note })], findings: [] }));
+    expect(md.split("\n")[0]).toBe("### agent-harness verify: ✅ passed");
+    expect(md).toContain("#### Passed with a note (1)");
+    expect(md).toContain(`| \`transport.request-id\` §1 | load: getAgent burst | ${markdownText(note)} |`);
+    expect(renderJobSummary(clean)).not.toContain("Passed with a note");
+  });
+
   test("text from the target can neither break a table cell nor inject HTML", () => {
     // the headline is the message's first line: one line carrying it all
     const hostile = 'received {"a":"x|y"} <img src=x onerror=alert(1)> `code` **bold** [link](http://e)\nsecond';

@@ -113,6 +113,17 @@ function unexplainedSection(checks: readonly CheckResult[]): string[] {
   return [`#### Not explained by a finding (${checks.length})`, "", ...foldedTable(head, rows, "checks"), ""];
 }
 
+/** Checks that passed with part of what they saw not judged, and why: a pass with a caveat, never a silent one. */
+function notesSection(checks: readonly CheckResult[]): string[] {
+  const noted = checks.filter((check) => check.status === "passed" && check.note);
+  if (noted.length === 0) return [];
+  const rows = noted.map(
+    (check) => `| ${clauseCell(check.clauseIds)} | ${markdownText(check.title)} | ${markdownText(check.note ?? "")} |`,
+  );
+  const head = ["| Clause | Check | Not judged |", "|---|---|---|"] as const;
+  return [`#### Passed with a note (${noted.length})`, "", ...foldedTable(head, rows, "checks"), ""];
+}
+
 function coverageSection(summary: RunSummary): string[] {
   const sections = Object.values(summary.coverage);
   const columns = ["passed", "failed", "error", "blocked", "skipped"] as const;
@@ -175,6 +186,7 @@ export function renderJobSummary(runInput: RunResult, options: JobSummaryOptions
     "",
     ...findingsSection(run.findings ?? []),
     ...unexplainedSection(view.unexplained),
+    ...notesSection(run.checks),
     ...coverageSection(summary),
     "<details><summary>Options</summary>",
     "",

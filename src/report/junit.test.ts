@@ -211,6 +211,14 @@ describe("renderJunit", () => {
     expect(root.attrs).toMatchObject({ failures: "0", errors: "0", skipped: "1" });
   });
 
+  test("a pass with a note is a passed test case whose output says what it could not judge", () => {
+    const note = "X-RateLimit-Remaining under concurrency (limits.headers) not judged on its 64 answers: W = 1 s";
+    const root = parseXml(renderJunit(sampleRun({ checks: [sampleCheck({ title: "burst", note })], findings: [] })));
+    const tc = testcaseNamed(root, "burst");
+    expect(tc.children.map((c) => [c.name, c.text])).toEqual([["system-out", `note: ${note}`]]);
+    expect(root.attrs).toMatchObject({ failures: "0", errors: "0", skipped: "0" });
+  });
+
   test("system-out carries the curl and the request id of the evidence", () => {
     const tc = testcaseNamed(parseXml(renderJunit(sampleRun())), "rejected naming the field");
     const out = tc.children.find((c) => c.name === "system-out")?.text ?? "";

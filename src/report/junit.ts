@@ -105,9 +105,12 @@ function testcase(check: CheckResult): string {
   } else if (check.status === "skipped") {
     children.push(`      <skipped${attrs({ message: message === "" ? undefined : message })}/>`);
   }
-  if (check.evidence && check.evidence.length > 0) {
-    children.push(`      <system-out>${escapeXmlText(evidenceText(check.evidence))}</system-out>`);
-  }
+  // a pass's note (what it could not judge) where every CI test tab shows a test's output
+  const out = [
+    ...(check.status === "passed" && check.note ? [`note: ${check.note}`] : []),
+    ...(check.evidence && check.evidence.length > 0 ? [evidenceText(check.evidence)] : []),
+  ];
+  if (out.length > 0) children.push(`      <system-out>${escapeXmlText(out.join("\n\n"))}</system-out>`);
   return children.length === 0 ? `${open}/>` : `${open}>\n${children.join("\n")}\n    </testcase>`;
 }
 

@@ -46,6 +46,11 @@ export interface CheckResult {
   blockedBy?: string;
   /** the clause its failure named — its own or a narrower one: its finding is made under that clause */
   clauseAtFault?: string;
+  /**
+   * what a check that passed could not judge of what it saw, and why (a judgement that took none of
+   * its answers): said beside the pass, never passed over
+   */
+  note?: string;
 }
 
 export interface RunResult {

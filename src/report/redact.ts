@@ -44,7 +44,7 @@ export function redactRun(run: RunResult, secrets: readonly string[]): RunResult
 }
 
 /**
- * What every writer renders: the run redacted, and check messages without terminal colour
+ * What every writer renders: the run redacted, and check messages and notes without terminal colour
  * codes (a vitest diff carries them). Evidence is left byte for byte: an escape sequence in a
  * response body is itself evidence.
  */
@@ -52,8 +52,10 @@ export function reportableRun(run: RunResult, options: ReportOptions = {}): RunR
   const redacted = redactRun(run, options.secrets ?? []);
   return {
     ...redacted,
-    checks: redacted.checks.map((check) =>
-      check.message === undefined ? check : { ...check, message: stripAnsi(check.message) },
-    ),
+    checks: redacted.checks.map((check) => ({
+      ...check,
+      ...(check.message === undefined ? {} : { message: stripAnsi(check.message) }),
+      ...(check.note === undefined ? {} : { note: stripAnsi(check.note) }),
+    })),
   };
 }

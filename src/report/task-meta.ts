@@ -16,5 +16,7 @@ declare module "@vitest/runner" {
     observations?: Observation[];
     /** a failed test's verdict, read from its errors where they were thrown (src/report/verdict.ts) */
     verdict?: Verdict;
+    /** what the check could not judge of what it saw, and why: its CheckResult's note */
+    note?: string;
   }
 }

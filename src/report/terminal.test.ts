@@ -4,6 +4,8 @@ import { colorEnabled, formatProgress, formatSummary } from "./terminal.js";
 import { SAMPLE_SECRETS, sampleCheck, sampleRun } from "./test-support.js";
 
 const ESC = "\u001b";
+const NOTE =
+  "X-RateLimit-Remaining under concurrency (limits.headers) not judged on its 64 answers: at W = 1 s none is surely counted in the window it describes, whatever the service answers";
 
 describe("formatProgress", () => {
   test("one plain line: symbol, clause id, title, time", () => {
@@ -20,6 +22,12 @@ describe("formatProgress", () => {
     expect(line.startsWith(`${symbol}  `)).toBe(true);
     expect(line.endsWith("— expected 400")).toBe(true);
     expect(line).not.toContain("\n");
+  });
+
+  test("a pass with a note says what it could not judge on its line; a pass without says nothing more", () => {
+    const line = formatProgress(sampleCheck({ note: NOTE, message: "never shown for a pass" }), { color: false });
+    expect(line).toBe(`✓  transport.request-id  every response carries X-Request-Id  12 ms  — note: ${NOTE.slice(0, 159)}…`);
+    expect(formatProgress(sampleCheck({ message: "never shown for a pass" }), { color: false })).not.toContain("—");
   });
 
   test("colour only when asked", () => {
@@ -77,6 +85,16 @@ describe("formatSummary", () => {
     expect(text).toContain(`Uncovered MUST clauses (${uncovered}): transport.request-id-echo (§1), `);
     expect(text).toContain(`and ${uncovered - 12} more`);
     expect(text).not.toContain(ESC);
+  });
+
+  test("the passes with a note are listed whole, under the failures and above the table", () => {
+    const run = sampleRun({ checks: [sampleCheck({ title: "load: getAgent burst", note: NOTE }), sampleCheck()] });
+    const lines = formatSummary(run, { color: false }).split("\n");
+    const at = lines.indexOf("Notes (1): passed, with part of what they saw not judged");
+    expect(at).toBeGreaterThanOrEqual(0);
+    expect(lines[at + 1]).toBe(`  load: getAgent burst: ${NOTE}`);
+    expect(lines.findIndex((l) => l.startsWith("Section"))).toBeGreaterThan(at);
+    expect(formatSummary(sampleRun(), { color: false })).not.toContain("Notes (");
   });
 
   test("no key in the summary", () => {

@@ -118,9 +118,12 @@ export function formatProgress(
         ? `the same defect as the failure above on ${options.repeats}`
         : "";
   const message = headline || clean((result.message ?? "").split("\n", 1)[0]?.trim() ?? "");
+  const short = (text: string) => (text.length > MESSAGE_CHARS ? `${text.slice(0, MESSAGE_CHARS - 1)}…` : text);
   if (result.status !== "passed" && message !== "") {
-    const short = message.length > MESSAGE_CHARS ? `${message.slice(0, MESSAGE_CHARS - 1)}…` : message;
-    line += `  — ${paint(short, options.repeats ? "dim" : SYMBOL_COLOR[result.status])}`;
+    line += `  — ${paint(short(message), options.repeats ? "dim" : SYMBOL_COLOR[result.status])}`;
+  } else if (result.status === "passed" && result.note) {
+    // a pass that could not judge part of what it saw says so on its own line, not only in the reports
+    line += `  — ${paint(`note: ${short(clean(result.note))}`, "yellow")}`;
   }
   return line;
 }
@@ -157,6 +160,9 @@ function table(rows: string[][], rightAligned: ReadonlySet<number>): string[] {
   );
 }
 
+/** Text on one terminal line: no colour codes, tabs or line breaks of its own. */
+const oneLine = (text: string) => stripAnsi(text).replace(/[\t\r\n]+/g, " ");
+
 /**
  * The end of a run: failures again (the progress lines may have scrolled away), a table by
  * PROFILE section, the uncovered MUST clauses, and last the plain summary line, never coloured.
@@ -179,6 +185,13 @@ export function formatSummary(runInput: RunResult, options: TerminalOptions = {}
   if (red.length > 0) {
     lines.push(paint(`Failures (${red.length}):`, "bold"));
     for (const check of red) lines.push(`  ${formatProgress(check, { ...options, color })}`);
+    lines.push("");
+  }
+  // passes that could not judge part of what they saw: under the red, before the table
+  const noted = run.checks.filter((check) => check.status === "passed" && check.note);
+  if (noted.length > 0) {
+    lines.push(paint(`Notes (${noted.length}): passed, with part of what they saw not judged`, "bold"));
+    for (const check of noted) lines.push(`  ${oneLine(check.title)}: ${oneLine(check.note ?? "")}`);
     lines.push("");
   }
   if (run.interrupted) lines.push(paint(`interrupted after ${checksDone(run.interrupted)} checks`, "yellow", "bold"), "");

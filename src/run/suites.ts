@@ -83,6 +83,7 @@ function toCheck(test: TestCase, suite: string): CheckResult {
     ...(message ? { message } : {}),
     ...(meta.evidence?.length ? { evidence: meta.evidence } : {}),
     ...(clauseAtFault ? { clauseAtFault } : {}),
+    ...(meta.note ? { note: meta.note } : {}),
   };
 }
 

@@ -1,5 +1,5 @@
 import { inject } from "vitest";
-import { brokenClauses, runScenario, SCENARIOS, type Scenario, whyUnavailable } from "../../src/load/index.js";
+import { brokenClauses, remainingLine, runScenario, SCENARIOS, type Scenario, whyUnavailable } from "../../src/load/index.js";
 import { check, expect, HarnessError, Inconclusive, target } from "../support/harness.js";
 
 /** `verify` makes findings of the response-level observations; a plain vitest run has nothing that would */
@@ -28,6 +28,8 @@ function scenarioCheck(scenario: Scenario): void {
     if (report.status === "error") throw new HarnessError(report.message ?? "scenario error");
     if (report.status === "inconclusive") throw new Inconclusive(report.message ?? "scenario inconclusive");
     if (report.observations.length) task.meta.observations = report.observations;
+    // a judgement that judged none of its answers (the Remaining one at W = 1 s) is said beside the verdict
+    if (report.remaining?.unjudged) task.meta.note = remainingLine(report.remaining);
     // in words: each broken clause in its clause's terms, then whether the generator kept up
     expect(brokenClauses(judged)).toBreakNoClause(report.generator.note);
   });
