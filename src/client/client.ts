@@ -354,7 +354,8 @@ export class ServiceClient {
 
 /* ------------------------------------------------------------------ functions */
 
-function queryString(query: Query | undefined): string {
+/** A query as the request line carries it, without its "?": the order and repeats as given. */
+export function queryString(query: Query | undefined): string {
   if (query === undefined) return "";
   if (typeof query === "string") return query.replace(/^\?/, "");
   const parts: string[] = [];

@@ -161,11 +161,21 @@ describe("POST /agents rejects", () => {
 });
 
 describe("a rejected create creates nothing", () => {
-  /** The account's total and whether an agent named `name` is listed (newest first, so page 1 holds it). */
+  /**
+   * This run's agents on the account's first page (newest first: an agent a rejected create made
+   * would be there) and whether one is named `name`. Only the run's own: another client creating
+   * and deleting agents in the account moves its total, never what this run made.
+   */
   async function census(api: ServiceClient, name: string) {
-    const res = await api.listAgents({ limit: 100 });
-    const data = expectOk(res);
-    return { total: res.pagination?.total, named: data.some((a) => a.name === name) };
+    const data = expectOk(await api.listAgents({ limit: 100 }));
+    const ours = data.filter((a) => a.name.startsWith(target.runPrefix)).map((a) => a.id);
+    return { ours, named: data.some((a) => a.name === name) };
+  }
+
+  /** What a rejected create left: agents of this run that were not there before it, and whether `name` is listed. */
+  async function madeSince(api: ServiceClient, name: string, before: { ours: string[] }) {
+    const after = await census(api, name);
+    return { newOfThisRun: after.ours.filter((id) => !before.ours.includes(id)), named: after.named };
   }
 
   smoke("create.rejected-no-effect", "a 400 and a 401 leave the list as it was", async ({ api, agents }) => {
@@ -179,7 +189,7 @@ describe("a rejected create creates nothing", () => {
     }
     expectError(invalid, "INVALID_REQUEST");
     expectError(anonymous, "UNAUTHORIZED");
-    expect(await census(api, name)).toEqual({ total: before.total, named: false });
+    expect(await madeSince(api, name, before)).toEqual({ newOfThisRun: [], named: false });
   });
 
   smoke(
@@ -191,7 +201,7 @@ describe("a rejected create creates nothing", () => {
       const res = await readOnlyApi.createAgent({ name });
       if (res.status === 201 && res.data) agents.track(res.data.id);
       expectError(res, "FORBIDDEN");
-      expect(await census(api, name)).toEqual({ total: before.total, named: false });
+      expect(await madeSince(api, name, before)).toEqual({ newOfThisRun: [], named: false });
     },
   );
 });

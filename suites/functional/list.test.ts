@@ -1,9 +1,10 @@
 import { describe } from "vitest";
+import type { ServiceClient } from "../../src/client/index.js";
 import { type Agent, compareCodePoints, LIST_LIMITS } from "../../src/contract/index.js";
 import { declareFile } from "../support/declare-file.js";
 import { loadBoundaries } from "../support/fixtures.js";
-import { check, expect, expectError, expectOk, smoke } from "../support/harness.js";
-import { ids, listPage, MAX_WALK_PAGES, walkAll } from "../support/listing.js";
+import { check, expect, expectError, expectOk, Inconclusive, smoke } from "../support/harness.js";
+import { ids, type ListPage, listPage, MAX_WALK_PAGES, walkAll, whileStill } from "../support/listing.js";
 
 declareFile({});
 
@@ -26,6 +27,65 @@ function listOrder(sortBy: SortBy, order: Order): (a: Agent, b: Agent) => number
   const primary = (a: Agent, b: Agent) =>
     sortBy === "createdAt" ? Date.parse(a.createdAt) - Date.parse(b.createdAt) : compareCodePoints(a[sortBy], b[sortBy]);
   return (a, b) => dir * (Math.sign(primary(a, b)) || Math.sign(compareCodePoints(a.id, b.id)));
+}
+
+/**
+ * How much of a listing a walk covers: a small account whole; a large one up to the item holding
+ * the last of `made` (newest first, so the walk stays short).
+ */
+function walkedPrefix(listed: readonly Agent[], made: readonly Agent[]): number {
+  if (listed.length <= FULL_WALK_MAX_TOTAL) return listed.length;
+  const at = ids(listed);
+  return Math.max(...made.map((a) => at.indexOf(a.id))) + 1;
+}
+
+/** Times a page past the end is asked while another client's activity keeps moving the total around it. */
+const PAST_END_TRIES = 3;
+
+/**
+ * A page past the end, held to PROFILE §5 "200 with data [] and the real total": its total must be
+ * one the account had while it was asked, the first page's total read just before or just after it.
+ * Another client creating and deleting agents moves the total between two lists (and may bring the
+ * page back in range), so an answer that agrees with neither reading is asked again, up to
+ * PAST_END_TRIES times. Only one that disagrees every time, with the account standing still around it
+ * at least once, is judged against that total; one whose account never stood still is inconclusive.
+ */
+async function expectPastEnd(api: ServiceClient, limit: number, page: number): Promise<void> {
+  const label = `limit=${limit}&page=${page}`;
+  const tries: { before: number; after: number; res: ListPage }[] = [];
+  for (let i = 0; i < PAST_END_TRIES; i++) {
+    const before = (await listPage(api, { limit: 1 })).pagination!.total;
+    const res = await listPage(api, { limit, page });
+    const after = (await listPage(api, { limit: 1 })).pagination!.total;
+    const own = res.pagination?.total;
+    if (typeof own === "number" && (own === before || own === after) && page > Math.ceil(Math.max(before, after) / limit)) {
+      expect(res.data, `${label}: data`).toEqual([]);
+      expectPagination(res, page, limit, label);
+      return;
+    }
+    tries.push({ before, after, res });
+  }
+  const still = tries.find((t) => t.before === t.after);
+  if (!still)
+    throw new Inconclusive(
+      `${label}: another client's activity in the account moved the total while the page was asked, ${PAST_END_TRIES} times (${tries.map((t) => `${t.before} → ${t.after}`).join(", ")})`,
+    );
+  const total = still.before;
+  const expected = { page, limit, total, totalPages: Math.ceil(total / limit), hasMore: false };
+  expect(still.res.pagination, `${label}: pagination (the total read just before and just after it: ${total})`).toEqual(expected);
+  expect(still.res.data, `${label}: data`).toEqual([]);
+}
+
+/**
+ * One list answer against PROFILE §2's pagination on the total it answers with: another client
+ * creating or deleting agents between two lists moves the total, never the rule (each answer is
+ * one reading of the account), so no answer is held to another's total.
+ */
+function expectPagination(res: ListPage, page: number, limit: number, label: string): void {
+  const total = res.pagination?.total ?? Number.NaN;
+  const totalPages = Math.ceil(total / limit);
+  expect(res.pagination, label).toEqual({ page, limit, total, totalPages, hasMore: page < totalPages });
+  expect(res.data.length, `${label}: items`).toBe(Math.max(0, Math.min(limit, total - (page - 1) * limit)));
 }
 
 /** Adjacent pairs out of order (at most a few, for the message). */
@@ -77,7 +137,8 @@ describe("GET /agents", () => {
     const active = await agents.create({ status: "active" });
     const inactive = await agents.create({ status: "inactive" });
     for (const status of ["active", "inactive", "error"] as const) {
-      const { items, total } = await walkAll(api, { status });
+      // one stretch the account held still for: another client's creates and deletes move the total under a walk
+      const { items, total } = await whileStill(api, (list) => walkAll(api, { status }, LIST_LIMITS.limit.max, list));
       expect(
         items.filter((a) => a.status !== status).map((a) => `${a.id}: ${a.status}`),
         `?status=${status}: items of another status`,
@@ -125,28 +186,35 @@ describe("GET /agents", () => {
     "walking every page at limit 1, 2 and 3 yields every agent once; items have the Get shape",
     async ({ api, agents }) => {
       const made = [await agents.create(), await agents.create(), await agents.create()];
-      const reference = (await walkAll(api)).items;
-      const refIds = ids(reference);
-      for (const a of made)
-        expect(
-          refIds.filter((id) => id === a.id),
-          `agent ${a.id} in the listing at limit 100`,
-        ).toHaveLength(1);
-      // A small account is walked whole; a large one up to the page holding the last of ours (newest first).
-      const whole = reference.length <= FULL_WALK_MAX_TOTAL;
-      const prefix = whole ? reference.length : Math.max(...made.map((a) => refIds.indexOf(a.id))) + 1;
+      let reference: Agent[] = [];
       for (const limit of [1, 2, 3]) {
-        const walked: Agent[] = [];
-        for (let page = 1; page <= MAX_WALK_PAGES; page++) {
-          const last = await listPage(api, { limit, page });
-          expect(last.data.length, `limit=${limit}&page=${page}: item count`).toBe(
-            Math.min(limit, Math.max(0, last.pagination!.total - (page - 1) * limit)),
-          );
-          walked.push(...last.data);
-          if (!last.pagination!.hasMore || (!whole && walked.length >= prefix)) break;
-        }
+        // the listing at limit 100 and the walk at `limit` in one stretch the account held still for:
+        // another client's creates and deletes shift the pages under a walk, and between two reads
+        // change what either holds, which proves nothing of the service
+        const [listed, walked] = await whileStill(api, async (list) => {
+          const all = (await walkAll(api, {}, LIST_LIMITS.limit.max, list)).items;
+          const prefix = walkedPrefix(all, made);
+          const items: Agent[] = [];
+          for (let page = 1; page <= MAX_WALK_PAGES; page++) {
+            const last = await list({ limit, page });
+            expect(last.data.length, `limit=${limit}&page=${page}: item count`).toBe(
+              Math.min(limit, Math.max(0, last.pagination!.total - (page - 1) * limit)),
+            );
+            items.push(...last.data);
+            if (!last.pagination!.hasMore || items.length >= prefix) break;
+          }
+          return [all, items] as const;
+        });
+        reference = listed;
+        const refIds = ids(listed);
+        for (const a of made)
+          expect(
+            refIds.filter((id) => id === a.id),
+            `agent ${a.id} in the listing at limit 100`,
+          ).toHaveLength(1);
+        const prefix = walkedPrefix(listed, made);
         const walkedIds = ids(walked);
-        if (whole) expect(walkedIds, `limit=${limit}: the whole walk`).toEqual(refIds);
+        if (prefix === listed.length) expect(walkedIds, `limit=${limit}: the whole walk`).toEqual(refIds);
         else expect(walkedIds.slice(0, prefix), `limit=${limit}: the first ${prefix} items`).toEqual(refIds.slice(0, prefix));
         expect(new Set(walkedIds).size, `limit=${limit}: no agent twice`).toBe(walkedIds.length);
       }
@@ -168,39 +236,24 @@ describe("GET /agents", () => {
       [LIST_LIMITS.limit.max, Math.ceil(total / LIST_LIMITS.limit.max) + 1],
       [LIST_LIMITS.limit.default, LIST_LIMITS.maxInteger],
     ] as const) {
-      const res = await listPage(api, { limit, page });
-      expect(res.data, `limit=${limit}&page=${page}: data`).toEqual([]);
-      expect(res.pagination, `limit=${limit}&page=${page}: pagination`).toEqual({
-        page,
-        limit,
-        total,
-        totalPages: Math.ceil(total / limit),
-        hasMore: false,
-      });
+      await expectPastEnd(api, limit, page);
     }
   });
 
   smoke("envelope.list", "pagination: totalPages = ceil(total / limit), hasMore = page < totalPages", async ({ api, agents }) => {
     await agents.create();
     await agents.create();
-    let total: number | undefined;
     for (const limit of [1, 2, 3, 7, LIST_LIMITS.limit.default, LIST_LIMITS.limit.max]) {
       const first = await listPage(api, { limit });
-      total ??= first.pagination!.total;
-      const totalPages = Math.ceil(total / limit);
-      expect(first.pagination, `limit=${limit}`).toEqual({ page: 1, limit, total, totalPages, hasMore: totalPages > 1 });
-      expect(first.data.length, `limit=${limit}: items on page 1`).toBe(Math.min(limit, total));
-      if (totalPages > 1) {
-        const last = await listPage(api, { limit, page: totalPages });
-        expect(last.pagination, `limit=${limit}&page=${totalPages}`).toEqual({
-          page: totalPages,
-          limit,
-          total,
+      expectPagination(first, 1, limit, `limit=${limit}`);
+      const totalPages = Math.ceil(first.pagination!.total / limit);
+      if (totalPages > 1)
+        expectPagination(
+          await listPage(api, { limit, page: totalPages }),
           totalPages,
-          hasMore: false,
-        });
-        expect(last.data.length, `limit=${limit}&page=${totalPages}: items`).toBe(total - (totalPages - 1) * limit);
-      }
+          limit,
+          `limit=${limit}&page=${totalPages}`,
+        );
     }
   });
 });
