@@ -97,7 +97,7 @@ export function configArbitrary(): fc.Arbitrary<MatrixConfig> {
       busy: fc.boolean(),
       // 2.5: a window that is no whole number of seconds (a service whose windows start on whole
       // seconds then refills up to a second early, which the §7 checks must allow)
-      windowSeconds: fc.constantFrom(2, 2.5, 3, 5),
+      windowSeconds: fc.constantFrom(1, 2, 2.5, 3, 5),
       messageTimeoutSeconds: fc.constantFrom(3, 4.5),
       wholeSecondWindows: fc.boolean(),
       flood: fc.option(
