@@ -10,3 +10,4 @@ export * from "./refusal.js";
 export * from "./retry.js";
 export * from "./service-clock.js";
 export * from "./sse.js";
+export * from "./still-reads.js";

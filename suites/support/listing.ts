@@ -1,4 +1,4 @@
-import { type ListResult, type Query, queryString, type ServiceClient } from "../../src/client/index.js";
+import { type ListResult, type Query, readWhileStill, type ServiceClient } from "../../src/client/index.js";
 import { type Agent, LIST_LIMITS } from "../../src/contract/index.js";
 import { expectOk, HarnessError, Inconclusive } from "./harness.js";
 
@@ -36,45 +36,15 @@ export async function walkAll(
 
 export const ids = (agents: readonly Agent[]) => agents.map((a) => a.id);
 
-/** Times a read of several pages starts again while another client's activity moves the account under it. */
-const STILL_TRIES = 3;
-
 /**
- * A read of several list pages (`read`, through the lister it is handed), kept only if the account
- * held still while it ran. Another client creating or deleting agents between two pages shifts the
- * pages under a walk (an agent shown twice, another skipped), which proves nothing of the service:
- * every page of one filter must answer the same total, and the account's total read just before
- * and just after must be the same too (a create and a delete between the same two pages would
- * balance out, but a neighbour doing both between two reads tens of milliseconds apart is not
- * what this guards against). Read again up to STILL_TRIES times; then inconclusive, naming the
- * totals seen. Judge what the pages show only once this returns.
+ * A read of several list pages (`read`, through the lister it is handed), judged only once the
+ * account held still while it ran (src/client/still-reads.ts): read again up to three times, then
+ * inconclusive, naming the totals seen. Judge what the pages show only once this returns.
  */
 export async function whileStill<T>(api: ServiceClient, read: (list: Lister) => Promise<T>): Promise<T> {
-  const moved: string[] = [];
-  for (let i = 0; i < STILL_TRIES; i++) {
-    const totals = new Map<string, Set<number>>();
-    // by filter: the pages of one query, whatever their page and limit, count the same agents
-    const note = (query: Query, total: number | undefined) => {
-      const params = new URLSearchParams(queryString(query));
-      params.delete("page");
-      params.delete("limit");
-      params.sort();
-      const key = params.toString();
-      totals.set(key, (totals.get(key) ?? new Set()).add(total ?? Number.NaN));
-    };
-    const account = async () => note({}, (await listPage(api, { limit: 1 })).pagination?.total);
-    await account();
-    const result = await read(async (query) => {
-      const res = await listPage(api, query);
-      note(query, res.pagination?.total);
-      return res;
-    });
-    await account();
-    const moving = [...totals].filter(([, seen]) => seen.size > 1);
-    if (moving.length === 0) return result;
-    moved.push(moving.map(([filter, seen]) => `${filter === "" ? "" : `?${filter} `}${[...seen].join(" → ")}`).join(", "));
-  }
+  const outcome = await readWhileStill((query) => listPage(api, query), read);
+  if (outcome.still) return outcome.value;
   throw new Inconclusive(
-    `another client's activity in the account moved its total while the pages were read, ${STILL_TRIES} times (totals: ${moved.join("; ")})`,
+    `another client's activity in the account moved its total while the pages were read, ${outcome.moved.length} times (totals: ${outcome.moved.join("; ")})`,
   );
 }
