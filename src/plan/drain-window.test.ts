@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { BURST_SLACK_MS, drainMs, planDrain } from "./drain-window.js";
+import { BURST_SLACK_MS, drainMs, planDrain, spentByOthers } from "./drain-window.js";
 
 const W = 2;
 /** A paced request read at harness time 10,000 ms after a 20 ms round trip; Reset in the service's seconds. */
@@ -58,5 +58,31 @@ describe("planning a burst that empties a bucket (PROFILE §7)", () => {
     const far = planDrain(reading({ remaining: 59, limit: 60, roundTrip: 300, sentAt: 9_700 }), settings({ width: 1 }));
     expect(far.needed).toBeGreaterThan(W * 1000);
     expect(far.fits).toBe(false);
+  });
+});
+
+describe("spentByOthers", () => {
+  test("our admitted answers say R−1 … R−n: nobody else spent the bucket", () => {
+    expect(spentByOthers(5, [4, 3, 2, 1, 0])).toBe(0);
+    // in any order: the burst's answers come back as they come
+    expect(spentByOthers(5, [2, 4, 0, 3, 1])).toBe(0);
+  });
+
+  test("fewer left than our own requests account for: the difference is another client's", () => {
+    // 58 of ours admitted after Remaining 59, the last saying 0 left: one was somebody else's
+    expect(
+      spentByOthers(
+        59,
+        Array.from({ length: 58 }, (_, i) => 57 - i),
+      ),
+    ).toBe(1);
+    // three of ours after Remaining 10 should leave 7: 6 left is one more request than ours
+    expect(spentByOthers(10, [9, 7, 6])).toBe(1);
+  });
+
+  test("no gap proves nothing: another client may have taken the last slot after our last answer", () => {
+    // 4 of 5 admitted, the last saying 1 left, then a 429: no gap in what we saw
+    expect(spentByOthers(5, [4, 3, 2, 1])).toBe(0);
+    expect(spentByOthers(5, [])).toBe(0);
   });
 });

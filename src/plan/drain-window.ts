@@ -65,3 +65,16 @@ export function planDrain(reading: DrainReading, settings: DrainSettings): Drain
   const wanted = Math.min(needed + settings.reserveMs, Math.max(needed, W - 2 * reading.roundTrip - BURST_SLACK_MS));
   return { needed, windowEnd, left, wanted, fits: left >= wanted };
 }
+
+/**
+ * Requests of the drained bucket another client spent in the burst's window, as our own answers
+ * show it: with the paced request's answer saying `remainingBefore` left, our `admittedRemaining`
+ * answers (admitted in that window, each saying how many are left after it) say R−1 … R−n when
+ * nobody else spends the bucket; fewer left than that is somebody else's spending, seen. Zero
+ * proves nothing either way: another client's request may have taken the window's last slot after
+ * our last admitted answer, so an early 429 with no gap is judged only when a fresh window shows it too.
+ */
+export function spentByOthers(remainingBefore: number, admittedRemaining: readonly number[]): number {
+  if (admittedRemaining.length === 0) return 0;
+  return Math.max(0, remainingBefore - admittedRemaining.length - Math.min(...admittedRemaining));
+}

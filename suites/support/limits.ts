@@ -1,6 +1,6 @@
 import type { ApiResult, Exchange } from "../../src/client/index.js";
 import { RATE_LIMITS } from "../../src/contract/index.js";
-import { BURST_SLACK_MS, planDrain } from "../../src/plan/drain-window.js";
+import { BURST_SLACK_MS, planDrain, spentByOthers } from "../../src/plan/drain-window.js";
 import {
   Blocked,
   budget,
@@ -8,6 +8,7 @@ import {
   expect,
   expectError,
   HarnessError,
+  Inconclusive,
   SERVICE_CLOCK,
   target,
   waitForRefill,
@@ -62,11 +63,15 @@ export interface DrainOptions {
 export async function drainBucket(
   size: number,
   counted: Probe,
-  { final = counted, width = size, reserveMs = 0 }: DrainOptions = {},
+  { final = counted, width: fullWidth = size, reserveMs = 0 }: DrainOptions = {},
 ): Promise<Result> {
   let tooSlow = "";
   /** why each window tried did not serve, for the error that ends the tries */
   const misses: string[] = [];
+  /** another client's spending of the bucket, seen in a window's answers */
+  const foreign: string[] = [];
+  /** an early 429 no answer explained, waiting for a second window to show it again */
+  let earlier: string | undefined;
   // a window with too little left is waited out for a fresh one, and a burst a window cut short is
   // tried again in a fresh one: MAX_DRAIN_ATTEMPTS bursts at most, each after at most one such wait
   for (let tried = 1, bursts = 0; bursts < MAX_DRAIN_ATTEMPTS && tried <= 2 * MAX_DRAIN_ATTEMPTS; tried++) {
@@ -87,10 +92,14 @@ export async function drainBucket(
     // in what is left of the window (a window that does end mid-burst is caught below and tried
     // again in a fresh one)
     const roundTrip = first.exchange.durationMs;
-    const { needed, windowEnd, left, fits } = planDrain(
-      { limit, remaining, reset, sentAt: first.exchange.sentAt, receivedAt: first.exchange.receivedAt, roundTrip },
-      { width, reserveMs, windowSeconds: W, serviceOffsetSeconds: SERVICE_CLOCK.offsetSeconds },
-    );
+    const reading = { limit, remaining, reset, sentAt: first.exchange.sentAt, receivedAt: first.exchange.receivedAt, roundTrip };
+    const plan = (w: number) =>
+      planDrain(reading, { width: w, reserveMs, windowSeconds: W, serviceOffsetSeconds: SERVICE_CLOCK.offsetSeconds });
+    // after an early 429, one request at a time where the window allows it: a request sent after a
+    // 429's answer and admitted in its window proves the refusal had room (below)
+    const oneByOne = earlier !== undefined || foreign.length > 0 ? plan(1) : undefined;
+    const width = oneByOne?.fits ? 1 : fullWidth;
+    const { needed, windowEnd, left, fits } = oneByOne?.fits ? oneByOne : plan(fullWidth);
     if (!fits) {
       // a round trip that long on a window this short (a busy runner, a far service): measure again in the next window
       if (needed > W * 1000)
@@ -105,14 +114,50 @@ export async function drainBucket(
     const tierRanOutFirst = (res: Result) => res.status === 429 && res.exchange.rate?.limit !== size;
     const burst = await inBatches(remaining, width, () => counted(false), tierRanOutFirst);
     const tierRanOut = burst.find(tierRanOutFirst);
-    if (tierRanOut === undefined)
-      for (const [i, res] of burst.entries())
-        if (res.status === 429)
-          // the headers' promise broke, not the bucket: a finding of PROFILE §7 limits.headers
-          throw new ConformanceFailure(
-            `${label(res)}: expected request ${i + 1} of the ${remaining} X-RateLimit-Remaining promised to be admitted; received 429`,
-            "limits.headers",
-          );
+    const early = tierRanOut === undefined ? burst.findIndex((res) => res.status === 429) : -1;
+    if (early >= 0) {
+      const refused = burst[early]!;
+      const promise = `request ${early + 1} of the ${remaining} X-RateLimit-Remaining promised to be admitted`;
+      // our answers of the window say how many were left after each: a gap is another client's spending
+      const admitted = burst
+        .flatMap((res) =>
+          res.status !== 429 && res.exchange.rate?.reset === reset && res.exchange.rate.limit === size ? [res.exchange.rate] : [],
+        )
+        .flatMap((rate) => (rate.remaining === undefined ? [] : [rate.remaining]));
+      // a 429 that said this window's bucket was empty, then one of ours sent after it was admitted in
+      // the same window: the bucket refused with room, whatever another client spent (spending
+      // never makes room)
+      const sameWindow = (res: Result) => res.exchange.rate?.reset === reset && res.exchange.rate.limit === size;
+      const admittedAfter = sameWindow(refused)
+        ? burst.findIndex((res) => res.status !== 429 && sameWindow(res) && res.exchange.sentAt > refused.exchange.receivedAt)
+        : -1;
+      if (admittedAfter >= 0)
+        throw new ConformanceFailure(
+          `${label(refused)}: ${promise} was refused 429 (X-RateLimit-Remaining ${refused.exchange.rate?.remaining}), and request ${admittedAfter + 1}, sent after that answer, was admitted in the same window: the bucket refused with room`,
+          "limits.endpoint-bucket",
+        );
+      const others = spentByOthers(remaining, admitted);
+      if (others > 0) {
+        foreign.push(
+          `another client spent ${others} of the bucket's requests in a window (X-RateLimit-Remaining fell to ${Math.min(...admitted)} after ${admitted.length} of ours)`,
+        );
+        misses.push(foreign.at(-1)!);
+        await freshWindow(size, refused.exchange);
+        continue;
+      }
+      // the headers' promise broke, not the bucket: a finding of PROFILE §7 limits.headers, once a
+      // fresh window shows it again (another client of the key may have taken the last slot once)
+      if (earlier === undefined) {
+        earlier = `${label(refused)}: ${promise}`;
+        misses.push(`a 429 to ${promise}: asked again in a fresh window`);
+        await freshWindow(size, refused.exchange);
+        continue;
+      }
+      throw new ConformanceFailure(
+        `${label(refused)}: expected ${promise}; received 429, in two windows (the first: ${earlier})`,
+        "limits.headers",
+      );
+    }
     if (tierRanOut !== undefined) {
       expectTierLimit(tierRanOut);
       misses.push("the tier ran out first");
@@ -149,9 +194,10 @@ export async function drainBucket(
     expect(last.status, `${label(last)}: one request past the ${size} of the bucket`).toBe(429);
     return last;
   }
-  throw new HarnessError(
-    `could not empty a bucket of ${size} within ${misses.length} windows${tooSlow ? `: ${tooSlow}` : ""} (${misses.join("; ")})`,
-  );
+  const why = `could not empty a bucket of ${size} within ${misses.length} windows${tooSlow ? `: ${tooSlow}` : ""} (${misses.join("; ")})`;
+  // another client's spending is no harness error: the check could not judge
+  if (foreign.length > 0) throw new Inconclusive(`${why}: another client's activity in the account`);
+  throw new HarnessError(why);
 }
 
 /**
