@@ -506,6 +506,10 @@ const PROBES: Record<string, Probe> = {
     expected: 429,
     probe: async (s) => (await repeat(11, () => s.call("POST", "/v1/agents", { body: { name: "A" } }))).status,
   },
+  "delete-counted-twice": {
+    expected: "9",
+    probe: async (s) => (await s.call("DELETE", "/v1/agents/agt_missing")).headers["x-ratelimit-remaining"],
+  },
   "create-refused-with-room": {
     expected: 201,
     probe: async (s) => (await repeat(6, () => s.call("POST", "/v1/agents", { body: { name: "A" } }))).status,

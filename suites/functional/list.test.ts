@@ -45,35 +45,38 @@ const PAST_END_TRIES = 3;
 /**
  * A page past the end, held to PROFILE §5 "200 with data [] and the real total": its total must be
  * one the account had while it was asked, the first page's total read just before or just after it.
- * Another client creating and deleting agents moves the total between two lists (and may bring the
- * page back in range), so an answer that agrees with neither reading is asked again, up to
- * PAST_END_TRIES times. Only one that disagrees every time, with the account standing still around it
- * at least once, is judged against that total; one whose account never stood still is inconclusive.
+ * Another client creating and deleting agents moves the total between two lists (and may bring a
+ * page back in range), so the page is chosen from the total read just before it (`pageFor`), and an
+ * answer that agrees with neither reading is asked again, up to PAST_END_TRIES times. Only one that
+ * disagrees every time, with the account standing still around it at least once, is judged against
+ * that total; one whose account never stood still is inconclusive.
  */
-async function expectPastEnd(api: ServiceClient, limit: number, page: number): Promise<void> {
-  const label = `limit=${limit}&page=${page}`;
-  const tries: { before: number; after: number; res: ListPage }[] = [];
+async function expectPastEnd(api: ServiceClient, limit: number, pageFor: (total: number) => number): Promise<void> {
+  const tries: { before: number; after: number; page: number; res: ListPage }[] = [];
   for (let i = 0; i < PAST_END_TRIES; i++) {
     const before = (await listPage(api, { limit: 1 })).pagination!.total;
+    const page = pageFor(before);
     const res = await listPage(api, { limit, page });
     const after = (await listPage(api, { limit: 1 })).pagination!.total;
     const own = res.pagination?.total;
     if (typeof own === "number" && (own === before || own === after) && page > Math.ceil(Math.max(before, after) / limit)) {
-      expect(res.data, `${label}: data`).toEqual([]);
-      expectPagination(res, page, limit, label);
+      expect(res.data, `limit=${limit}&page=${page}: data`).toEqual([]);
+      expectPagination(res, page, limit, `limit=${limit}&page=${page}`);
       return;
     }
-    tries.push({ before, after, res });
+    tries.push({ before, after, page, res });
   }
   const still = tries.find((t) => t.before === t.after);
   if (!still)
     throw new Inconclusive(
-      `${label}: another client's activity in the account moved the total while the page was asked, ${PAST_END_TRIES} times (${tries.map((t) => `${t.before} → ${t.after}`).join(", ")})`,
+      `limit=${limit}: another client's activity in the account moved the total while a page past the end was asked, ${PAST_END_TRIES} times (${tries.map((t) => `${t.before} → ${t.after}`).join(", ")})`,
     );
-  const total = still.before;
+  // past the end of the total the account held still at, by the choice of its page
+  const { before: total, page, res } = still;
+  const label = `limit=${limit}&page=${page}`;
   const expected = { page, limit, total, totalPages: Math.ceil(total / limit), hasMore: false };
-  expect(still.res.pagination, `${label}: pagination (the total read just before and just after it: ${total})`).toEqual(expected);
-  expect(still.res.data, `${label}: data`).toEqual([]);
+  expect(res.pagination, `${label}: pagination (the total read just before and just after it: ${total})`).toEqual(expected);
+  expect(res.data, `${label}: data`).toEqual([]);
 }
 
 /**
@@ -228,15 +231,15 @@ describe("GET /agents", () => {
   check("list.past-end", "a page past the end is 200 with data [] and the real total", async ({ api, agents }) => {
     await agents.create();
     const first = await listPage(api, { limit: 1 });
-    const total = first.pagination!.total;
-    expect(total).toBeGreaterThanOrEqual(1);
-    for (const [limit, page] of [
-      [1, total + 1],
-      [1, total + 7],
-      [LIST_LIMITS.limit.max, Math.ceil(total / LIST_LIMITS.limit.max) + 1],
-      [LIST_LIMITS.limit.default, LIST_LIMITS.maxInteger],
+    expect(first.pagination!.total).toBeGreaterThanOrEqual(1);
+    // each page past the end of the total read just before it
+    for (const [limit, pageFor] of [
+      [1, (total: number) => total + 1],
+      [1, (total: number) => total + 7],
+      [LIST_LIMITS.limit.max, (total: number) => Math.ceil(total / LIST_LIMITS.limit.max) + 1],
+      [LIST_LIMITS.limit.default, () => LIST_LIMITS.maxInteger],
     ] as const) {
-      await expectPastEnd(api, limit, page);
+      await expectPastEnd(api, limit, pageFor);
     }
   });
 

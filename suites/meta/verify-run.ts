@@ -174,13 +174,15 @@ export function atMost(n: number) {
   let running = 0;
   const waiting: (() => void)[] = [];
   return async <T>(call: () => Promise<T>): Promise<T> => {
-    while (running >= n) await new Promise<void>((resolve) => waiting.push(resolve));
-    running++;
+    // a call that ends hands its place to the first waiting, so no later caller can take it first
+    if (running < n) running++;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
     try {
       return await call();
     } finally {
-      running--;
-      waiting.shift()?.();
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
     }
   };
 }

@@ -127,13 +127,27 @@ export async function drainBucket(
       // a 429 that said this window's bucket was empty, then one of ours sent after it was admitted in
       // the same window: the bucket refused with room, whatever another client spent (spending
       // never makes room)
+      // (a 429 of this bucket for want of room, never the tier's of the same size nor the in-flight cap's)
       const sameWindow = (res: Result) => res.exchange.rate?.reset === reset && res.exchange.rate.limit === size;
-      const admittedAfter = sameWindow(refused)
+      const emptyBucket =
+        sameWindow(refused) &&
+        target.tierLimit !== size &&
+        refused.error?.code === "RATE_LIMIT_EXCEEDED" &&
+        refused.exchange.rate?.remaining === 0;
+      const admittedAfter = emptyBucket
         ? burst.findIndex((res) => res.status !== 429 && sameWindow(res) && res.exchange.sentAt > refused.exchange.receivedAt)
         : -1;
       if (admittedAfter >= 0)
         throw new ConformanceFailure(
           `${label(refused)}: ${promise} was refused 429 (X-RateLimit-Remaining ${refused.exchange.rate?.remaining}), and request ${admittedAfter + 1}, sent after that answer, was admitted in the same window: the bucket refused with room`,
+          "limits.endpoint-bucket",
+        );
+      // one at a time, each of our requests took the same two or more of the bucket: no neighbour
+      // spends in step with us request after request; the bucket counts each more than once
+      const steps = width === 1 ? admitted.map((left, i) => (i === 0 ? remaining : admitted[i - 1]!) - left) : [];
+      if (steps.length >= 3 && steps.every((step) => step === steps[0]) && steps[0]! >= 2)
+        throw new ConformanceFailure(
+          `${label(refused)}: X-RateLimit-Remaining fell by ${steps[0]} for each of our ${steps.length} requests sent one at a time (${remaining} → ${admitted.join(", ")}), and ${promise} was refused 429: a request counts once`,
           "limits.endpoint-bucket",
         );
       const others = spentByOthers(remaining, admitted);

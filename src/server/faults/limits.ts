@@ -178,6 +178,18 @@ export const LIMITS_FAULTS: FaultRecord = {
       });
     },
   ),
+  // PROFILE §7: a request counts once in each of its buckets. This Delete bucket counts each
+  // delete twice, its Remaining telling the truth (two fewer a request): a bucket of 10 admits 5. A
+  // burst's gap looks like another client's spending; only one request at a time, each taking the
+  // same two, shows it is the service's
+  "delete-counted-twice": fault("limits.endpoint-bucket", "the Delete bucket counts each delete twice", (_app, ctx) => {
+    wrap(ctx.limiter, "admit", (orig) => (buckets) => {
+      const result = orig(buckets);
+      const del = buckets.find((b) => b.scope === "keyEndpoint" && b.key.endsWith(":deleteAgent"));
+      if (result.admitted && del) orig([del]);
+      return result;
+    });
+  }),
   "concurrency-unlimited": fault("limits.concurrency", "Send Message concurrency is not capped", (_app, ctx) => {
     ctx.gate.available = () => true;
     ctx.gate.tryAcquire = () => () => {};
