@@ -1,5 +1,5 @@
 import { describe } from "vitest";
-import type { ServiceClient } from "../../src/client/index.js";
+import { type ServiceClient, STILL_TRIES } from "../../src/client/index.js";
 import { type Agent, compareCodePoints, LIST_LIMITS } from "../../src/contract/index.js";
 import { declareFile } from "../support/declare-file.js";
 import { loadBoundaries } from "../support/fixtures.js";
@@ -39,21 +39,18 @@ function walkedPrefix(listed: readonly Agent[], made: readonly Agent[]): number 
   return Math.max(...made.map((a) => at.indexOf(a.id))) + 1;
 }
 
-/** Times a page past the end is asked while another client's activity keeps moving the total around it. */
-const PAST_END_TRIES = 3;
-
 /**
  * A page past the end, held to PROFILE §5 "200 with data [] and the real total": its total must be
  * one the account had while it was asked, the first page's total read just before or just after it.
  * Another client creating and deleting agents moves the total between two lists (and may bring a
  * page back in range), so the page is chosen from the total read just before it (`pageFor`), and an
- * answer that agrees with neither reading is asked again, up to PAST_END_TRIES times. Only one that
+ * answer that agrees with neither reading is asked again, up to STILL_TRIES times. Only one that
  * disagrees every time, with the account standing still around it at least once, is judged against
  * that total; one whose account never stood still is inconclusive.
  */
 async function expectPastEnd(api: ServiceClient, limit: number, pageFor: (total: number) => number): Promise<void> {
   const tries: { before: number; after: number; page: number; res: ListPage }[] = [];
-  for (let i = 0; i < PAST_END_TRIES; i++) {
+  for (let i = 0; i < STILL_TRIES; i++) {
     const before = (await listPage(api, { limit: 1 })).pagination!.total;
     const page = pageFor(before);
     const res = await listPage(api, { limit, page });
@@ -69,7 +66,7 @@ async function expectPastEnd(api: ServiceClient, limit: number, pageFor: (total:
   const still = tries.find((t) => t.before === t.after);
   if (!still)
     throw new Inconclusive(
-      `limit=${limit}: another client's activity in the account moved the total while a page past the end was asked, ${PAST_END_TRIES} times (${tries.map((t) => `${t.before} → ${t.after}`).join(", ")})`,
+      `limit=${limit}: another client's activity in the account moved the total while a page past the end was asked, ${STILL_TRIES} times (${tries.map((t) => `${t.before} → ${t.after}`).join(", ")})`,
     );
   // past the end of the total the account held still at, by the choice of its page
   const { before: total, page, res } = still;

@@ -124,10 +124,9 @@ export async function drainBucket(
           res.status !== 429 && res.exchange.rate?.reset === reset && res.exchange.rate.limit === size ? [res.exchange.rate] : [],
         )
         .flatMap((rate) => (rate.remaining === undefined ? [] : [rate.remaining]));
-      // a 429 that said this window's bucket was empty, then one of ours sent after it was admitted in
-      // the same window: the bucket refused with room, whatever another client spent (spending
-      // never makes room)
-      // (a 429 of this bucket for want of room, never the tier's of the same size nor the in-flight cap's)
+      // a 429 that said this window's bucket was empty (for want of room: never the tier's of the same
+      // size nor the in-flight cap's), then one of ours sent after it admitted in the same window: the
+      // bucket refused with room, whatever another client spent (spending never makes room)
       const sameWindow = (res: Result) => res.exchange.rate?.reset === reset && res.exchange.rate.limit === size;
       const emptyBucket =
         sameWindow(refused) &&
