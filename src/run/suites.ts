@@ -16,6 +16,7 @@ import {
   inClauseWords,
 } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
+import { releaseClaims } from "../target/key-set-claim.js";
 import { NOT_RUN_AFTER_BAIL, type PlannedCheck } from "./completeness.js";
 import { SUITE_NAMES, type SuiteName } from "./config.js";
 import { FileTimes } from "./file-times.js";
@@ -262,6 +263,8 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
           laneBroke.abort();
           throw err;
         } finally {
+          // vitest has ended its workers here: no claim is held any more
+          releaseClaims(target);
           if (lane === "quota" && handOff) writeFileSync(handOff, String(Date.now()));
         }
       }),

@@ -24,9 +24,18 @@ export function claimKeySet(dir: string, count: number, pid = process.pid, isAli
   });
 }
 
-/** The claims of one run, outside its report folder: a directory named by the run's ledger file. */
-export function claimDirFor(ledgerFile: string): string {
-  return join(tmpdir(), "agent-harness-key-sets", createHash("sha256").update(ledgerFile).digest("hex").slice(0, 16));
+/**
+ * The claims of one vitest run of the suites (a run, or one account lane of it), outside its report
+ * folder: a directory named by the run's ledger file and the lane.
+ */
+export function claimDirFor(run: { ledgerFile: string; lane?: string }): string {
+  const name = run.ledgerFile + (run.lane ?? "");
+  return join(tmpdir(), "agent-harness-key-sets", createHash("sha256").update(name).digest("hex").slice(0, 16));
+}
+
+/** Deletes a run's claims once its workers have ended: each run would otherwise leave a directory behind in the temporary folder. */
+export function releaseClaims(run: { ledgerFile: string; lane?: string }): void {
+  rmSync(claimDirFor(run), { recursive: true, force: true });
 }
 
 function ownerOf(file: string): number | undefined {

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import type { KeysFileInput } from "../../src/contract/index.js";
@@ -11,7 +10,7 @@ import { splitCores } from "../../src/target/cores.js";
 import { MANY_TENANT_FAULTS, MANY_TENANTS, startReferenceServer } from "../../src/target/embedded.js";
 import { EMBEDDED_DEFAULTS, referenceKeys } from "../../src/target/harness-target.js";
 import { serveProcess } from "./serve-process.js";
-import { FLOOD_DRIVE_MESSAGE_TIMEOUT_SECONDS, failedIn, load, loadMerge, type VerifyRun } from "./verify-run.js";
+import { FLOOD_DRIVE_MESSAGE_TIMEOUT_SECONDS, failedIn, load, loadMerge, scratchDir, type VerifyRun } from "./verify-run.js";
 
 /**
  * Many tenants on the embedded reference: 200 keys over 50 accounts, each at 80 % of its buckets
@@ -31,7 +30,7 @@ const FLOOD_DRIVE = [
 ];
 /** The tenants written where `--keys-file` reads them. */
 function tenantsFile(t: typeof tenants): string {
-  const dir = mkdtempSync(join(tmpdir(), "agent-harness-tenants-"));
+  const dir = scratchDir("agent-harness-tenants-");
   const file = join(dir, "tenants.json");
   writeFileSync(file, JSON.stringify(t));
   return file;

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
@@ -18,6 +18,13 @@ export default function setup(project: TestProject) {
   const outdir = project.config.env.AGENT_HARNESS_COMPILED;
   if (!outdir) throw new Error(`project ${project.name}: compiled-cli.ts needs AGENT_HARNESS_COMPILED in its test.env`);
   execFileSync(process.execPath, ["scripts/build-package.mjs", "--outdir", outdir], { stdio: "pipe", timeout: 120_000 });
-  // what the project's files share (suites/meta/clean-run.ts): a folder of this run's own
-  project.provide("sharedDir", mkdtempSync(join(tmpdir(), `agent-harness-${project.name}-shared-`)));
+  // what the project's files share (suites/meta/clean-run.ts, every run's reports:
+  // suites/meta/verify-run.ts): a folder of this run's own
+  const shared = mkdtempSync(join(tmpdir(), `agent-harness-${project.name}-shared-`));
+  project.provide("sharedDir", shared);
+  // kept for a reader when a test failed; else deleted, or each run of the suites would leave some
+  // hundreds of report folders in the temporary folder for good
+  return () => {
+    if (project.vitest.state.getCountOfFailedTests() === 0) rmSync(shared, { recursive: true, force: true });
+  };
 }

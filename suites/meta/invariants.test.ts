@@ -1,12 +1,11 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { PERMISSIONS } from "../../src/contract/index.js";
 import { INTERNAL_FAULTS } from "../../src/run/internal-fault.js";
 import { serveProcess } from "./serve-process.js";
-import { verify } from "./verify-run.js";
+import { scratchDir, verify } from "./verify-run.js";
 
 /**
  * The CLI's promises, whatever the user chose (docs/verify.md, "Exit codes"): an internal error
@@ -25,7 +24,7 @@ function cli(
   args: string[],
   options: { env?: NodeJS.ProcessEnv; onLine?: (line: string, child: ReturnType<typeof spawn>) => void } = {},
 ) {
-  const reportDir = mkdtempSync(join(tmpdir(), "agent-harness-invariants-"));
+  const reportDir = scratchDir("agent-harness-invariants-");
   const child = spawn(process.execPath, ["bin/agent-harness.js", ...args, "--report-dir", reportDir], {
     env: { ...process.env, NO_COLOR: "1", ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -145,7 +144,7 @@ describe("meta: a selection that leaves a lane no file, twice at once", () => {
   let server: { baseUrl: string; stop: () => Promise<void> };
 
   beforeAll(async () => {
-    const file = join(mkdtempSync(join(tmpdir(), "agent-harness-invariants-keys-")), "keys.json");
+    const file = join(scratchDir("agent-harness-invariants-keys-"), "keys.json");
     writeFileSync(
       file,
       JSON.stringify({
@@ -227,12 +226,16 @@ describe("meta: --sections against an index another selection built", () => {
 
   test("after a smoke run, --sections §6 runs the checks it runs with no index", async () => {
     // the index and vite's cache live under the temporary folder: one of this test's own
-    const built = mkdtempSync(join(tmpdir(), "agent-harness-invariants-index-"));
-    const fresh = mkdtempSync(join(tmpdir(), "agent-harness-invariants-noindex-"));
-    const smoke = await cli(["verify", "--suites", "functional", "--profile", "smoke", "--workers", "1"], {
+    const built = scratchDir("agent-harness-invariants-index-");
+    const fresh = scratchDir("agent-harness-invariants-noindex-");
+    const smoke = await cli(["verify", "--suites", "functional", "--profile", "smoke", "--workers", "2"], {
       env: { TMPDIR: built },
     });
     expect(smoke.code, smoke.stdout.slice(-2000)).toBe(0);
+    // a run leaves nothing in the temporary folder but vite's modules and the index it keeps for the
+    // next, and the folder every run keeps its workers' key-set claims in, empty again (else a folder a run)
+    const left = readdirSync(built, { recursive: true }).map(String);
+    expect(left.filter((f) => !f.startsWith("agent-harness-vite-"))).toEqual(["agent-harness-key-sets"]);
     // the smoke run kept an index there (else the runs below would prove nothing)
     const kept = readdirSync(built, { recursive: true }).filter((f) => /(^|\/)sections-[0-9a-f]+\.json$/.test(String(f)));
     expect(kept).toHaveLength(1);

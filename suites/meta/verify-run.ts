@@ -2,6 +2,7 @@ import { type ChildProcess, execFile, fork, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { inject } from "vitest";
 import { type ResultsJson, unexplainedChecks } from "../../src/report/index.js";
 
 /**
@@ -42,7 +43,7 @@ export function loadMerge(dirs: string[], env: NodeJS.ProcessEnv = {}): Promise<
 }
 
 function harnessRun(args: string[], env: NodeJS.ProcessEnv = {}, where?: "own process"): Promise<VerifyRun> {
-  const reportDir = mkdtempSync(join(tmpdir(), "agent-harness-meta-"));
+  const reportDir = scratchDir("agent-harness-meta-");
   const argv = [...args, "--report-dir", reportDir];
   // a run in this process's environment goes to a warm CLI; one that needs its own, to a process of its own
   const ran = Object.keys(env).length || !WARM || where ? cliProcess(argv, env) : warmRun(argv);
@@ -59,6 +60,21 @@ function harnessRun(args: string[], env: NodeJS.ProcessEnv = {}, where?: "own pr
     }
     return { code, results, output, runDir };
   });
+}
+
+/**
+ * A new folder for a test's files (a run's reports, a keys file): inside a test project, in the
+ * project's shared folder, which its globalSetup deletes after a run in which no test failed
+ * (suites/meta/compiled-cli.ts); outside a test (the matrix script), in the temporary folder, kept.
+ */
+export function scratchDir(prefix: string): string {
+  let parent = tmpdir();
+  try {
+    parent = inject("sharedDir") ?? parent;
+  } catch {
+    // not in a test worker
+  }
+  return mkdtempSync(join(parent, prefix));
 }
 
 /** How a run in a child ended: its exit code, its stdout and stderr, and why it failed if it did. */

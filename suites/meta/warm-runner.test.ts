@@ -1,9 +1,7 @@
 import { execFile, fork } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { INTERNAL_FAULTS } from "../../src/run/internal-fault.js";
+import { scratchDir } from "./verify-run.js";
 
 /**
  * The warm CLI the meta, network and matrix suites run their hundreds of runs in
@@ -17,7 +15,7 @@ interface Ended {
   output: string;
 }
 
-const argvOf = (extra: string[]) => [...extra, "--report-dir", mkdtempSync(join(tmpdir(), "agent-harness-warm-"))];
+const argvOf = (extra: string[]) => [...extra, "--report-dir", scratchDir("agent-harness-warm-")];
 
 function cold(argv: string[], env: NodeJS.ProcessEnv): Promise<Ended> {
   return new Promise((resolve) =>

@@ -1,10 +1,11 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { MESSAGE_TIMING } from "../../src/contract/index.js";
 import { newRunId } from "../../src/report/index.js";
 import { EMBEDDED_DEFAULTS, runPrefixFor, startReferenceTarget } from "../../src/target/harness-target.js";
+import { releaseClaims } from "../../src/target/key-set-claim.js";
 
 /**
  * `npm test` runs the functional suites against an embedded reference server started here
@@ -25,5 +26,10 @@ export default async function setup(project: TestProject) {
     seed,
   });
   project.provide("target", target);
-  return stop;
+  // the server gone, its ledger and its workers' key-set claims (src/target/key-set-claim.ts) are of no more use
+  return async () => {
+    await stop();
+    releaseClaims(target);
+    rmSync(dirname(ledgerFile), { recursive: true, force: true });
+  };
 }

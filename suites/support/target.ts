@@ -20,9 +20,7 @@ declare module "vitest" {
 const provided = globalThis.agentHarnessWorkerTarget ?? inject("target");
 export const target: HarnessTarget = workerTarget(
   provided,
-  (provided.keyPool?.length ?? 0) > 1
-    ? claimKeySet(claimDirFor(provided.ledgerFile + (provided.lane ?? "")), provided.keyPool!.length)
-    : 1,
+  (provided.keyPool?.length ?? 0) > 1 ? claimKeySet(claimDirFor(provided), provided.keyPool!.length) : 1,
 );
 export const FINDINGS_COLLECTED = inject("findingsCollected") === true;
 
