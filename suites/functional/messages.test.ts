@@ -193,8 +193,21 @@ describe("POST /agents/{agentId}/messages: conversations", () => {
         answers.find(
           (res) => res.error?.code === "AGENT_UNAVAILABLE" && res.exchange.durationMs >= target.messageTimeoutSeconds * 1000,
         );
-      let answers = await sendTogether("u-together");
-      if (lateIn(answers)) answers = await sendTogether("u-together-again");
+      // the same texts one after the other, in each order, each in a conversation of its own: the
+      // replies each turn gives, whichever order the service takes the two in. Sent while the two
+      // go together (four slow replies in the time of two, not of four one after the other; unpaced
+      // as the two are: pacing would hold them until an answer told it this agent's bucket)
+      const inTurn = async (order: readonly string[], userId: string) => {
+        const replies = [];
+        for (const text of order) replies.push(await api.sendMessage(agent.id, { text, userId }, { pace: false }));
+        return replies;
+      };
+      const [pair, forward, backward] = await Promise.all([
+        sendTogether("u-together"),
+        inTurn(texts, "u-in-order"),
+        inTurn([...texts].reverse(), "u-reverse-order"),
+      ]);
+      const answers = lateIn(pair) ? await sendTogether("u-together-again") : pair;
       const late = lateIn(answers);
       if (late)
         throw new HarnessError(
@@ -206,14 +219,14 @@ describe("POST /agents/{agentId}/messages: conversations", () => {
         together.map((t) => t.reply.turn),
         "the turns of the two",
       ).toEqual([1, 2]);
-      // the same texts one after the other, in the order the service took them
-      for (const { text, reply } of together) {
-        const inOrder = expectOk(await api.sendMessage(agent.id, { text, userId: "u-in-order" }));
-        expect({ turn: inOrder.turn, text: inOrder.text }, `"${text}" at turn ${reply.turn}`).toEqual({
+      // the order the service took the two in, one after the other
+      const inOrder = (together[0]!.text === texts[0] ? forward : backward).map((res) => expectOk(res));
+      together.forEach(({ text, reply }, i) => {
+        expect({ turn: inOrder[i]!.turn, text: inOrder[i]!.text }, `"${text}" at turn ${reply.turn}`).toEqual({
           turn: reply.turn,
           text: reply.text,
         });
-      }
+      });
     },
   );
 });
