@@ -3,7 +3,7 @@ import type * as hdr from "hdr-histogram-js";
 import type { Violation } from "../checks/define.js";
 import type { Exchange, RateHeaders } from "../client/index.js";
 import type { ClauseId } from "../contract/index.js";
-import { evidenceOf, findingKey, type Observation, observationMessage } from "../report/index.js";
+import { evidenceOf, findingKey, type Observation, observationMessage } from "../report/findings.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { LatencyBlocks } from "./blocks.js";
 import type { CapacityFigures, CapacitySettings, CapacityTally } from "./capacity/tally.js";

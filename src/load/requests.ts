@@ -1,5 +1,5 @@
 import { type BodyOf, ENDPOINTS, type EndpointId, type EndpointSpec, endpointPath, matchEndpoint } from "../contract/index.js";
-import { endpointLabel } from "../report/index.js";
+import { endpointLabel } from "../report/findings.js";
 
 /** One request shape a scenario sends: a row of the endpoint table with its path filled in. */
 export interface LoadRequest {

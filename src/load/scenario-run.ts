@@ -1,6 +1,6 @@
 /** One load scenario run: driven against the target, judged, and its report (ScenarioReport). */
 import type { ClauseId } from "../contract/index.js";
-import { type Observation, observationMessage } from "../report/index.js";
+import { type Observation, observationMessage } from "../report/findings.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import type { EncodedBlocks } from "./blocks.js";
 import type { CapacityFigures } from "./capacity/tally.js";

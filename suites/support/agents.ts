@@ -1,7 +1,7 @@
 import { afterAll } from "vitest";
 import type { ServiceClient } from "../../src/client/index.js";
 import type { Agent, CreateAgentBody, MockModel } from "../../src/contract/index.js";
-import { Blocked } from "../../src/report/index.js";
+import { Blocked } from "../../src/report/verdict.js";
 import { expectOk } from "./assertions.js";
 import { clientFor, rememberToken } from "./exchanges.js";
 import { target } from "./target.js";

@@ -1,7 +1,8 @@
 import { expect } from "vitest";
 import type { ApiResult, Exchange } from "../../src/client/index.js";
 import { type ErrorCode, STATUS_OF_CODE } from "../../src/contract/index.js";
-import { Blocked, ConformanceFailure, endpointLabel } from "../../src/report/index.js";
+import { endpointLabel } from "../../src/report/findings.js";
+import { Blocked, ConformanceFailure } from "../../src/report/verdict.js";
 import { isMasked } from "./exchanges.js";
 
 /**

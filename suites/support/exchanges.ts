@@ -13,17 +13,11 @@ import {
 import { LiteralSet } from "../../src/client/literals.js";
 import { isCountedInBuckets, matchEndpoint } from "../../src/contract/index.js";
 import { appendFootprint } from "../../src/plan/footprint.js";
-import {
-  ConformanceFailure,
-  type Evidence,
-  endpointLabel,
-  evidenceOf,
-  findingKey,
-  HarnessError,
-  MASKING_CHECKS,
-  type Observation,
-  REFUSALS_FILE,
-} from "../../src/report/index.js";
+// the report's modules one by one: its index would load the report writers (HTML, JUnit) into every test worker
+import { endpointLabel, evidenceOf, findingKey, MASKING_CHECKS, type Observation } from "../../src/report/findings.js";
+import type { Evidence } from "../../src/report/model.js";
+import { REFUSALS_FILE } from "../../src/report/refusals.js";
+import { ConformanceFailure, HarnessError } from "../../src/report/verdict.js";
 import { keyVariable, roleOfKey } from "../../src/target/key-roles.js";
 import { ALL_KEYS, SERVICE_CLOCK, target } from "./target.js";
 

@@ -1,7 +1,8 @@
 import { test as base, type TestContext } from "vitest";
 import type { ServiceClient } from "../../src/client/index.js";
 import { CLAUSE_BY_ID, type ClauseId, selectionTags } from "../../src/contract/index.js";
-import { ConformanceFailure, classify, HarnessError, observationMessage } from "../../src/report/index.js";
+import { observationMessage } from "../../src/report/findings.js";
+import { ConformanceFailure, classify, HarnessError } from "../../src/report/verdict.js";
 import { needsOfFile } from "../../src/run/suite-needs.js";
 import { type FlaggedRole, KEY_ROLES, type KeyRoleName, needsKey } from "../../src/target/key-roles.js";
 import { AgentFactory } from "./agents.js";
@@ -18,7 +19,7 @@ import { FINDINGS_COLLECTED, mainKeyFor, target } from "./target.js";
 
 export { expect } from "vitest";
 // what the suites use, from one import
-export { Blocked, ConformanceFailure, HarnessError, Inconclusive } from "../../src/report/index.js";
+export { Blocked, ConformanceFailure, HarnessError, Inconclusive } from "../../src/report/verdict.js";
 export { AgentFactory, sharedAgent } from "./agents.js";
 export { expectError, expectInvalid, expectOk } from "./assertions.js";
 export { afterQuotaLane, budget, clientFor, observeExchanges, rememberToken, waitForRefill } from "./exchanges.js";
