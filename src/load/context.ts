@@ -258,6 +258,16 @@ export class ScenarioContext {
     return (resetSeconds - clock.offsetSeconds + clock.toleranceSeconds) * 1000;
   }
 
+  /**
+   * How long the window whose X-RateLimit-Reset is `resetSeconds` surely has left, in ms (≤ 0: it
+   * may have ended): Reset is told in whole seconds, rounded up, so the window may end up to a
+   * second before it; read on the target's clock, less the clock's tolerance.
+   */
+  windowLeftMs(resetSeconds: number): number {
+    const clock = targetClock(this.target);
+    return (resetSeconds - 1 - clock.offsetSeconds - clock.toleranceSeconds) * 1000 - Date.now();
+  }
+
   /** Resolve at `epochMs` (harness clock); at once when it has passed. */
   until(epochMs: number): Promise<void> {
     const ms = epochMs - Date.now();
