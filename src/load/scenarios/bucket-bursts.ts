@@ -4,6 +4,7 @@ import { expectPatchesTookEffect, patchBurst } from "../concurrency-checks.js";
 import { InconclusiveError, type ScenarioContext, ScenarioSetupError } from "../context.js";
 import { BURST_LATENCY, countEach, defineScenario, distinct, MAX_ATTEMPTS, needsRoomFor } from "../define.js";
 import { burstCreateBody, expectCreatedExactly, keepCreated } from "../read-back.js";
+import type { LoadResponse } from "../recorder.js";
 import { type LoadRequest, requestTo } from "../requests.js";
 
 const SIZES = RATE_LIMITS.perKeyEndpoint;
@@ -42,18 +43,7 @@ async function bucketBurst(ctx: ScenarioContext, endpoint: RateLimitedEndpoint):
   const keep = keepCreated(ctx, key, created);
   const check = `bucket-burst ${endpoint}`;
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    // the probe opens a window (or finds one open): when it says the bucket holds all but the probe,
-    // with half a window surely left, the burst goes into that window at once; else it waits for
-    // the window's end (the next starts full). Waiting every time cost a window a burst.
-    const probe = await ctx.single(key, request);
-    keep(probe);
-    const probeWindow = probe.rate?.reset;
-    const intoProbeWindow =
-      probe.status !== 429 &&
-      probe.rate?.remaining === size - 1 &&
-      probeWindow !== undefined &&
-      ctx.windowLeftMs(probeWindow) >= ctx.target.windowSeconds * 500;
-    if (!intoProbeWindow) await ctx.waitForReset(probeWindow);
+    const { probeWindow, intoProbeWindow } = await probed(ctx, request, size, keep);
     // Update's burst: PATCHes of different fields of one agent, all read back below (PROFILE §5)
     const patches = endpoint === "updateAgent" ? patchBurst(agentOf(request), Math.ceil(size * 2.5)) : undefined;
     const first = await burst({ ...ctx.generator(key), uniqueIds }, [
@@ -61,30 +51,16 @@ async function bucketBurst(ctx: ScenarioContext, endpoint: RateLimitedEndpoint):
     ]);
     first.forEach(keep);
     const admitted = first.filter((r) => r.status !== 429);
-    if (distinct(admitted.map((r) => r.rate?.reset)).length > 1) {
+    const resets = distinct(admitted.map((r) => r.rate?.reset));
+    // sent into the probe's window, every admitted answer carries its Reset: another one means the
+    // window turned before the burst came (or a Reset that moves inside a window, which a fresh
+    // window's burst on the next attempt judges), and the probe's one request no longer counts
+    const turned = resets.length > 1 || (intoProbeWindow && admitted.length > 0 && resets[0] !== probeWindow);
+    if (turned) {
       if (attempt === MAX_ATTEMPTS) throw new InconclusiveError(`the ${endpoint} window turned inside every burst`);
-      continue; // the window turned inside the burst: start over
+      continue; // start over
     }
-    // in the probe's window (its Reset) the probe took one; a window that turned before the burst is fresh
-    const withProbe = intoProbeWindow && admitted.length > 0 && admitted[0]!.rate?.reset === probeWindow;
-    ctx.recorder.expect(
-      admitted.length === (withProbe ? size - 1 : size),
-      "limits.endpoint-bucket",
-      check,
-      withProbe
-        ? `exactly ${size - 1} of ${first.length} simultaneous ${endpoint} admitted in the window one probe opened (${size} in all)`
-        : `exactly ${size} of ${first.length} simultaneous ${endpoint} admitted in one window`,
-      () => `${admitted.length} admitted; statuses ${countEach(first.map((r) => r.status))}`,
-    );
-    for (const r of admitted)
-      ctx.recorder.expect(
-        (r.rate?.remaining ?? size) < size,
-        "limits.headers",
-        check,
-        `X-RateLimit-Remaining < ${size} on an admitted request`,
-        () => String(r.rate?.remaining),
-        r.requestId,
-      );
+    judgeAdmitted(ctx, endpoint, first, intoProbeWindow);
     if (patches) {
       const read = await ctx.client(key).getAgent(agentOf(request));
       if (read.data) expectPatchesTookEffect(patches.fields, first, read.data, (...failure) => ctx.fail(...failure));
@@ -122,6 +98,49 @@ async function bucketBurst(ctx: ScenarioContext, endpoint: RateLimitedEndpoint):
     break;
   }
   if (endpoint === "createAgent") await expectCreatedExactly(ctx, key, created, "limits.429");
+}
+
+/**
+ * The probe opens a window (or finds one open): when it says the bucket holds all but the probe,
+ * with half a window surely left, the burst goes into that window at once; else this waits for the
+ * window's end (the next starts full). Waiting every time cost a window a burst.
+ */
+async function probed(ctx: ScenarioContext, request: LoadRequest, size: number, keep: (r: LoadResponse) => void) {
+  const probe = await ctx.single(ctx.loadKey, request);
+  keep(probe);
+  const probeWindow = probe.rate?.reset;
+  const intoProbeWindow =
+    probe.status !== 429 &&
+    probe.rate?.remaining === size - 1 &&
+    probeWindow !== undefined &&
+    ctx.windowLeftMs(probeWindow) >= ctx.target.windowSeconds * 500;
+  if (!intoProbeWindow) await ctx.waitForReset(probeWindow);
+  return { probeWindow, intoProbeWindow };
+}
+
+/** A burst's admissions, all in one window: the rest of the bucket (all of it but the probe's one when `withProbe`), each with Remaining below the size. */
+function judgeAdmitted(ctx: ScenarioContext, endpoint: RateLimitedEndpoint, first: readonly LoadResponse[], withProbe: boolean) {
+  const size = SIZES[endpoint];
+  const check = `bucket-burst ${endpoint}`;
+  const admitted = first.filter((r) => r.status !== 429);
+  ctx.recorder.expect(
+    admitted.length === (withProbe ? size - 1 : size),
+    "limits.endpoint-bucket",
+    check,
+    withProbe
+      ? `exactly ${size - 1} of ${first.length} simultaneous ${endpoint} admitted in the window one probe opened (${size} in all)`
+      : `exactly ${size} of ${first.length} simultaneous ${endpoint} admitted in one window`,
+    () => `${admitted.length} admitted; statuses ${countEach(first.map((r) => r.status))}`,
+  );
+  for (const r of admitted)
+    ctx.recorder.expect(
+      (r.rate?.remaining ?? size) < size,
+      "limits.headers",
+      check,
+      `X-RateLimit-Remaining < ${size} on an admitted request`,
+      () => String(r.rate?.remaining),
+      r.requestId,
+    );
 }
 
 /** The agent a request addresses. */
