@@ -186,33 +186,40 @@ describe("POST /agents/{agentId}/messages: conversations", () => {
       const texts = ["first", "second"];
       const sendTogether = (userId: string) =>
         Promise.all(texts.map((text) => api.sendMessage(agent.id, { text, userId }, { pace: false })));
-      // PROFILE §5: past the budget 503 AGENT_UNAVAILABLE is conformant; two slow replies, one after
-      // the other, that did not fit in it ran on a starved runner (or service): the turns cannot be
-      // judged. Two tries (each in a conversation of its own) before calling it inconclusive.
-      const lateIn = (answers: Awaited<ReturnType<typeof sendTogether>>) =>
-        answers.find(
-          (res) => res.error?.code === "AGENT_UNAVAILABLE" && res.exchange.durationMs >= target.messageTimeoutSeconds * 1000,
-        );
       // the same texts one after the other, in each order, each in a conversation of its own: the
       // replies each turn gives, whichever order the service takes the two in. Sent while the two
-      // go together (four slow replies in the time of two, not of four one after the other; unpaced
-      // as the two are: pacing would hold them until an answer told it this agent's bucket)
+      // go together: four slow replies in the time of two, not of four one after the other
       const inTurn = async (order: readonly string[], userId: string) => {
         const replies = [];
-        for (const text of order) replies.push(await api.sendMessage(agent.id, { text, userId }, { pace: false }));
+        for (const text of order) replies.push(await api.sendMessage(agent.id, { text, userId }));
         return replies;
       };
-      const [pair, forward, backward] = await Promise.all([
-        sendTogether("u-together"),
-        inTurn(texts, "u-in-order"),
-        inTurn([...texts].reverse(), "u-reverse-order"),
-      ]);
-      const answers = lateIn(pair) ? await sendTogether("u-together-again") : pair;
-      const late = lateIn(answers);
+      const round = (n: number) =>
+        Promise.all([
+          sendTogether(`u-together-${n}`),
+          inTurn(texts, `u-in-order-${n}`),
+          inTurn([...texts].reverse(), `u-reverse-${n}`),
+        ]);
+      // PROFILE §5: past the budget 503 AGENT_UNAVAILABLE is conformant; slow replies that did not
+      // fit in it ran on a starved runner (or service): the turns cannot be judged. Two rounds (each
+      // in conversations of their own) before calling it inconclusive.
+      const lateIn = (answers: Awaited<ReturnType<typeof round>>) =>
+        answers
+          .flat()
+          .find(
+            (res) => res.error?.code === "AGENT_UNAVAILABLE" && res.exchange.durationMs >= target.messageTimeoutSeconds * 1000,
+          );
+      // a counted answer of this agent's bucket first (an empty text: 400 at once), so that pacing
+      // knows the bucket and lets the paced replays go with the two, not after the first answer
+      await api.sendMessage(agent.id, { text: "" });
+      let answered = await round(1);
+      if (lateIn(answered)) answered = await round(2);
+      const late = lateIn(answered);
       if (late)
         throw new HarnessError(
-          `a reply answered 503 AGENT_UNAVAILABLE after ${Math.round(late.exchange.durationMs)} ms, past the ${target.messageTimeoutSeconds} s budget, twice: two mock-slow replies in turn did not fit in it (a starved runner or service); inconclusive`,
+          `a reply answered 503 AGENT_UNAVAILABLE after ${Math.round(late.exchange.durationMs)} ms, past the ${target.messageTimeoutSeconds} s budget, in both rounds: slow replies in turn did not fit in it (a starved runner or service); inconclusive`,
         );
+      const [answers, forward, backward] = answered;
       const together = answers.map((res, i) => ({ text: texts[i]!, reply: expectOk(res) }));
       together.sort((a, b) => a.reply.turn - b.reply.turn);
       expect(
