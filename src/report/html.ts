@@ -20,6 +20,7 @@ import {
   checksDone,
   type Evidence,
   formatDuration,
+  passedNote,
   type RunResult,
   type RunSummary,
 } from "./model.js";
@@ -170,7 +171,7 @@ function checkRow(run: RunResult, check: CheckResult): string {
   const findings = (check.findingIds ?? []).map((id) => `<a href="#finding-${id}">${id}</a>`).join(" ");
   const note =
     check.status === "passed"
-      ? escapeHtml(check.note ? `note: ${check.note}` : "")
+      ? escapeHtml(passedNote(check) ? `note: ${passedNote(check)}` : "")
       : escapeHtml(
           check.status === "blocked" && check.blockedBy
             ? `blocked by ${check.blockedBy}`
@@ -181,7 +182,7 @@ function checkRow(run: RunResult, check: CheckResult): string {
 
 /** "2 passed with a note" (what they could not judge), or nothing. */
 function noteCount(checks: readonly CheckResult[]): string[] {
-  const noted = checks.filter((c) => c.status === "passed" && c.note).length;
+  const noted = checks.filter((c) => passedNote(c) !== undefined).length;
   return noted ? [`${noted} passed with a note`] : [];
 }
 

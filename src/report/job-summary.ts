@@ -1,6 +1,14 @@
 import { CLAUSE_BY_ID } from "../contract/clauses.js";
 import { endpointList, type Finding } from "./findings.js";
-import { type CheckResult, checksDone, type ExitCode, formatDuration, type RunResult, type RunSummary } from "./model.js";
+import {
+  type CheckResult,
+  checksDone,
+  type ExitCode,
+  formatDuration,
+  passedNote,
+  type RunResult,
+  type RunSummary,
+} from "./model.js";
 import type { ReportOptions } from "./redact.js";
 import { reportView } from "./view.js";
 
@@ -115,10 +123,10 @@ function unexplainedSection(checks: readonly CheckResult[]): string[] {
 
 /** Checks that passed with part of what they saw not judged, and why: a pass with a caveat, never a silent one. */
 function notesSection(checks: readonly CheckResult[]): string[] {
-  const noted = checks.filter((check) => check.status === "passed" && check.note);
+  const noted = checks.filter((check) => passedNote(check) !== undefined);
   if (noted.length === 0) return [];
   const rows = noted.map(
-    (check) => `| ${clauseCell(check.clauseIds)} | ${markdownText(check.title)} | ${markdownText(check.note ?? "")} |`,
+    (check) => `| ${clauseCell(check.clauseIds)} | ${markdownText(check.title)} | ${markdownText(passedNote(check) ?? "")} |`,
   );
   const head = ["| Clause | Check | Not judged |", "|---|---|---|"] as const;
   return [`#### Passed with a note (${noted.length})`, "", ...foldedTable(head, rows, "checks"), ""];

@@ -1,5 +1,5 @@
 import type { Finding } from "./findings.js";
-import { type CheckResult, type Evidence, isUnderFinding, type RunResult, summarize } from "./model.js";
+import { type CheckResult, type Evidence, isUnderFinding, passedNote, type RunResult, summarize } from "./model.js";
 import { type ReportOptions, reportableRun } from "./redact.js";
 import { inconclusiveCause } from "./verdict.js";
 
@@ -107,7 +107,7 @@ function testcase(check: CheckResult): string {
   }
   // a pass's note (what it could not judge) where every CI test tab shows a test's output
   const out = [
-    ...(check.status === "passed" && check.note ? [`note: ${check.note}`] : []),
+    ...(passedNote(check) ? [`note: ${passedNote(check)}`] : []),
     ...(check.evidence && check.evidence.length > 0 ? [evidenceText(check.evidence)] : []),
   ];
   if (out.length > 0) children.push(`      <system-out>${escapeXmlText(out.join("\n\n"))}</system-out>`);

@@ -5,6 +5,7 @@ import {
   type CheckStatus,
   checksDone,
   formatDuration,
+  passedNote,
   type RunResult,
   summarize,
   summaryLine,
@@ -87,6 +88,9 @@ const UNCOVERED_LISTED = 12;
 /** Longest message shown on a progress line; the reports carry the whole message. */
 const MESSAGE_CHARS = 160;
 
+/** Text on one terminal line: no colour codes, tabs or line breaks of its own. */
+const oneLine = (text: string) => stripAnsi(text).replace(/[\t\r\n]+/g, " ");
+
 /**
  * `✗ limits.429  An empty bucket answers 429  38 ms  — expected 429, received 200`: one line
  * per finished check; failed, errored and skipped ones add the first line of their message.
@@ -98,10 +102,7 @@ export function formatProgress(
   const paint = painter(options.color ?? colorEnabled());
   const secrets = options.secrets ?? [];
   // Text from a response must neither leak a key nor drive the terminal (an ESC would).
-  const clean = (text: string) =>
-    redactSecrets(stripAnsi(text), secrets)
-      .replace(/[\t\r\n]+/g, " ")
-      .replace(/[^\u0020-\u007E\u00A0-\u{10FFFF}]/gu, "\uFFFD");
+  const clean = (text: string) => redactSecrets(oneLine(text), secrets).replace(/[^\u0020-\u007E\u00A0-\u{10FFFF}]/gu, "\uFFFD");
   const clauses = result.clauseIds.length > 0 ? result.clauseIds.join(",") : result.suite;
   let line = [
     ...(options.at ? [paint(formatPosition(options.at), "dim")] : []),
@@ -121,9 +122,9 @@ export function formatProgress(
   const short = (text: string) => (text.length > MESSAGE_CHARS ? `${text.slice(0, MESSAGE_CHARS - 1)}…` : text);
   if (result.status !== "passed" && message !== "") {
     line += `  — ${paint(short(message), options.repeats ? "dim" : SYMBOL_COLOR[result.status])}`;
-  } else if (result.status === "passed" && result.note) {
+  } else if (passedNote(result)) {
     // a pass that could not judge part of what it saw says so on its own line, not only in the reports
-    line += `  — ${paint(`note: ${short(clean(result.note))}`, "yellow")}`;
+    line += `  — ${paint(`note: ${short(clean(passedNote(result) ?? ""))}`, "yellow")}`;
   }
   return line;
 }
@@ -160,9 +161,6 @@ function table(rows: string[][], rightAligned: ReadonlySet<number>): string[] {
   );
 }
 
-/** Text on one terminal line: no colour codes, tabs or line breaks of its own. */
-const oneLine = (text: string) => stripAnsi(text).replace(/[\t\r\n]+/g, " ");
-
 /**
  * The end of a run: failures again (the progress lines may have scrolled away), a table by
  * PROFILE section, the uncovered MUST clauses, and last the plain summary line, never coloured.
@@ -188,10 +186,10 @@ export function formatSummary(runInput: RunResult, options: TerminalOptions = {}
     lines.push("");
   }
   // passes that could not judge part of what they saw: under the red, before the table
-  const noted = run.checks.filter((check) => check.status === "passed" && check.note);
+  const noted = run.checks.filter((check) => passedNote(check) !== undefined);
   if (noted.length > 0) {
     lines.push(paint(`Notes (${noted.length}): passed, with part of what they saw not judged`, "bold"));
-    for (const check of noted) lines.push(`  ${oneLine(check.title)}: ${oneLine(check.note ?? "")}`);
+    for (const check of noted) lines.push(`  ${oneLine(check.title)}: ${oneLine(passedNote(check) ?? "")}`);
     lines.push("");
   }
   if (run.interrupted) lines.push(paint(`interrupted after ${checksDone(run.interrupted)} checks`, "yellow", "bold"), "");
@@ -249,7 +247,7 @@ export function formatSummary(runInput: RunResult, options: TerminalOptions = {}
  */
 export function formatFinding(finding: Finding, options: TerminalOptions = {}): string[] {
   const paint = painter(options.color ?? colorEnabled());
-  const clean = (text: string) => redactSecrets(stripAnsi(text), options.secrets ?? []).replace(/[\t\r\n]+/g, " ");
+  const clean = (text: string) => redactSecrets(oneLine(text), options.secrets ?? []);
   const seen =
     finding.kind === "response"
       ? `seen ${finding.occurrences}× in ${finding.seenIn.length} check${finding.seenIn.length === 1 ? "" : "s"}`
