@@ -118,16 +118,15 @@ export async function drainBucket(
     if (early >= 0) {
       const refused = burst[early]!;
       const promise = `request ${early + 1} of the ${remaining} X-RateLimit-Remaining promised to be admitted`;
+      // an answer of this window's bucket (not the tier's, nor another window's)
+      const sameWindow = (res: Result) => res.exchange.rate?.reset === reset && res.exchange.rate.limit === size;
       // our answers of the window say how many were left after each: a gap is another client's spending
-      const admitted = burst
-        .flatMap((res) =>
-          res.status !== 429 && res.exchange.rate?.reset === reset && res.exchange.rate.limit === size ? [res.exchange.rate] : [],
-        )
-        .flatMap((rate) => (rate.remaining === undefined ? [] : [rate.remaining]));
+      const admitted = burst.flatMap((res) =>
+        res.status !== 429 && sameWindow(res) && res.exchange.rate?.remaining !== undefined ? [res.exchange.rate.remaining] : [],
+      );
       // a 429 that said this window's bucket was empty (for want of room: never the tier's of the same
       // size nor the in-flight cap's), then one of ours sent after it admitted in the same window: the
       // bucket refused with room, whatever another client spent (spending never makes room)
-      const sameWindow = (res: Result) => res.exchange.rate?.reset === reset && res.exchange.rate.limit === size;
       const emptyBucket =
         sameWindow(refused) &&
         target.tierLimit !== size &&

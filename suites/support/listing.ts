@@ -38,8 +38,8 @@ export const ids = (agents: readonly Agent[]) => agents.map((a) => a.id);
 
 /**
  * A read of several list pages (`read`, through the lister it is handed), judged only once the
- * account held still while it ran (src/client/still-reads.ts): read again up to three times, then
- * inconclusive, naming the totals seen. Judge what the pages show only once this returns.
+ * account held still while it ran (src/client/still-reads.ts): read again up to STILL_TRIES times,
+ * then inconclusive, naming the totals seen. Judge what the pages show only once this returns.
  */
 export async function whileStill<T>(api: ServiceClient, read: (list: Lister) => Promise<T>): Promise<T> {
   const outcome = await readWhileStill((query) => listPage(api, query), read);
