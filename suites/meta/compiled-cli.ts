@@ -22,9 +22,11 @@ export default function setup(project: TestProject) {
   // suites/meta/verify-run.ts): a folder of this run's own
   const shared = mkdtempSync(join(tmpdir(), `agent-harness-${project.name}-shared-`));
   project.provide("sharedDir", shared);
-  // kept for a reader when a test failed; else deleted, or each run of the suites would leave some
-  // hundreds of report folders in the temporary folder for good
+  // kept for a reader when a test failed or an error went unhandled; else deleted, or each run of
+  // the suites would leave some hundreds of report folders in the temporary folder for good
   return () => {
-    if (project.vitest.state.getCountOfFailedTests() === 0) rmSync(shared, { recursive: true, force: true });
+    const state = project.vitest.state;
+    if (state.getCountOfFailedTests() === 0 && state.getUnhandledErrors().length === 0)
+      rmSync(shared, { recursive: true, force: true });
   };
 }
