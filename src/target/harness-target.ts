@@ -162,38 +162,51 @@ const ROLE_TIERS: Partial<Record<KeyRoleName, number>> = { ...LOAD_TIERS, proper
 /**
  * The accounts and keys a full verification needs, one account per account of the key-role
  * table (src/target/key-roles.ts), each key holding exactly its role's permissions: one such set
- * per worker, each its own accounts.
+ * per worker, each its own accounts but those of roles shared by every set (one account, one key).
  */
 export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys: HarnessTarget["keys"][] } {
   const file: KeysFileInput = { accounts: [], keys: [] };
   const sets: HarnessTarget["keys"][] = [];
+  const sharedKeys = new Map<KeyRoleName, string>();
+  /** a role's key in a set: one for every set when the role is shared by the sets */
+  const keyOf = (role: KeyRoleName) => {
+    const row: KeyRole = KEY_ROLES[role];
+    if (!row.sharedBySets) return newApiKey();
+    if (!sharedKeys.has(role)) sharedKeys.set(role, newApiKey());
+    return sharedKeys.get(role)!;
+  };
+  const accounts = new Map<string, KeysFileInput["accounts"][number]>();
+  const keysGiven = new Set<string>();
   for (let w = 1; w <= Math.max(1, plan.workers ?? 1); w++) {
-    const suffix = w === 1 ? "" : `_${w}`;
     const mainKeys = Array.from({ length: Math.max(1, plan.mainKeys ?? 1) }, () => newApiKey());
     const keys = {
       main: mainKeys[0]!,
       mainKeys,
-      readOnly: newApiKey(),
-      otherAccount: newApiKey(),
-      quota: newApiKey(),
-      agentless: newApiKey(),
-      load: newApiKey(),
-      tierBurst: newApiKey(),
-      loadQuota: newApiKey(),
+      readOnly: keyOf("readOnly"),
+      otherAccount: keyOf("otherAccount"),
+      quota: keyOf("quota"),
+      agentless: keyOf("agentless"),
+      load: keyOf("load"),
+      tierBurst: keyOf("tierBurst"),
+      loadQuota: keyOf("loadQuota"),
       propertyKeys: Array.from({ length: PROPERTY_KEYS }, () => newApiKey()),
     } satisfies Required<HarnessTarget["keys"]>;
-    const accounts = new Map<string, KeysFileInput["accounts"][number]>();
     for (const role of KEY_ROLE_NAMES) {
       const row: KeyRole = KEY_ROLES[role];
+      const suffix = w === 1 || row.sharedBySets ? "" : `_${w}`;
       const id = `acct_${row.account.replace(/-/g, "_")}${suffix}`;
       if (!accounts.has(id))
         accounts.set(id, { id, tierLimit: ROLE_TIERS[role] ?? plan.tierLimit, messageQuota: row.smallQuota ? plan.quota : null });
       // PROFILE §6: each key holds exactly its role's permissions
-      for (const key of keysOfRole(keys, role)) file.keys.push({ key, account: id, permissions: [...row.permissions] });
+      for (const key of keysOfRole(keys, role))
+        if (!keysGiven.has(key)) {
+          keysGiven.add(key);
+          file.keys.push({ key, account: id, permissions: [...row.permissions] });
+        }
     }
-    file.accounts.push(...accounts.values());
     sets.push(keys);
   }
+  file.accounts.push(...accounts.values());
   file.accounts.push(...(plan.tenants?.accounts ?? []));
   file.keys.push(...(plan.tenants?.keys ?? []));
   return { file, keys: sets };

@@ -31,6 +31,22 @@ describe("every secret a target holds", () => {
     for (const key of ["a-main-2", "b-main-2", "a-property-2", "b-readOnly"]) expect(secrets).toContain(key);
   });
 
+  test("of a started reference: a role shared by the sets has one key and one account; every other role one per set", () => {
+    const { file, keys } = referenceKeys({ ...EMBEDDED_DEFAULTS, workers: 3, mainKeys: 1 });
+    const accountOf = (key: string) => file.keys.find((k) => k.key === key)?.account;
+    for (const role of KEY_ROLE_NAMES) {
+      const perSet = keys.map((set) => keysOfRole(set, role)[0]!);
+      const shared = (KEY_ROLES[role] as KeyRole).sharedBySets === true;
+      expect(new Set(perSet).size, role).toBe(shared ? 1 : 3);
+      expect(new Set(perSet.map(accountOf)).size, role).toBe(shared ? 1 : 3);
+    }
+    expect(new Set(file.keys.map((k) => k.key)).size, "each key granted once").toBe(file.keys.length);
+    const roles = KEY_ROLE_NAMES.map((role): KeyRole => KEY_ROLES[role]);
+    const accountsPerSet = new Set(roles.filter((r) => !r.sharedBySets).map((r) => r.account)).size;
+    const sharedAccounts = new Set(roles.filter((r) => r.sharedBySets).map((r) => r.account)).size;
+    expect(file.accounts).toHaveLength(3 * accountsPerSet + sharedAccounts);
+  });
+
   test("of a started reference: every key its keys file grants", () => {
     const { file, keys } = referenceKeys({ ...EMBEDDED_DEFAULTS, workers: 2, mainKeys: 2 });
     const started = { keys: keys[0]!, keyPool: keys };

@@ -22,6 +22,11 @@ export interface KeyRole {
   label: string;
   /** the account has a small message quota (PROFILE §7 Quota): a reference the harness starts gives it its plan's */
   smallQuota?: boolean;
+  /**
+   * a reference the harness starts gives every key set the same account and key for this role: no
+   * check makes anything in it, so parallel workers cannot see each other there
+   */
+  sharedBySets?: boolean;
   /** what the key enables: help text of its flag */
   help?: string;
 }
@@ -75,7 +80,8 @@ export const KEY_ROLES = {
     help: "key of an account with a small message quota: enables the quota check",
   },
   // a deployment is given no key of an account without agents: its other account's stands in
-  agentless: { standsIn: "otherAccount", permissions: PERMISSIONS, account: "agentless", label: "agentless" },
+  // an account without agents, read with unknown ids only: one for all of a run's key sets
+  agentless: { standsIn: "otherAccount", permissions: PERMISSIONS, account: "agentless", label: "agentless", sharedBySets: true },
   load: {
     flag: "load-key",
     env: "AGENT_API_LOAD_KEY",

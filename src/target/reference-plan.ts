@@ -31,11 +31,12 @@ export const EMBEDDED_DEFAULTS: ReferencePlan = {
   tierLimit: RATE_LIMITS.tiers.pro,
   quota: 3,
   faults: [],
-  // mostly waiting on windows and budgets, not computing: more workers than cores pay off. Seven
-  // took the default run from 37–39 s to 32–35 s wall on two cores, but not kept (docs/figures.md):
-  // three runs at once (the meta repeat test) then starved a drain, CI grew by 30 s, and a verify
-  // run's accounts (eight a worker) would reach what wakes the many-tenant faults (MANY_TENANTS)
-  workers: 5,
+  // mostly waiting on windows and budgets, not computing: more workers than cores pay off. Six
+  // took the default run's median from 33.6 to 32.0 s wall on two cores (docs/figures.md); seven
+  // were not kept: three runs at once (the meta repeat test) then starved a drain, CI grew by 30 s,
+  // and a verify run's accounts (seven a worker and one shared) would reach what wakes the
+  // many-tenant faults (MANY_TENANTS)
+  workers: 6,
   // the Create bucket (10 per key) paces the create checks: three keys, three buckets
   mainKeys: 3,
 };
