@@ -1,5 +1,6 @@
 export * from "./client.js";
 export * from "./clock.js";
+export * from "./clock-handover.js";
 export * from "./exchange.js";
 export * from "./layers/index.js";
 export * from "./parse-issues.js";

@@ -1,4 +1,5 @@
 import { request } from "undici";
+import { z } from "zod";
 import { type Clock, systemClock } from "./clock.js";
 import { networkAgent } from "./network.js";
 
@@ -8,16 +9,17 @@ import { networkAgent } from "./network.js";
  * on a deployment: a check judges them on the service's clock, read from its HTTP `Date` header
  * (RFC 9110 §6.6.1) and the round trip, or, without one, on the runner's clock and says so.
  */
-export interface ServiceClock {
+export const ServiceClockSchema = z.object({
   /** service clock minus runner clock, ms */
-  offsetMs: number;
+  offsetMs: z.number(),
   /** the true offset is within ± this of `offsetMs`, ms */
-  uncertaintyMs: number;
+  uncertaintyMs: z.number().nonnegative(),
   /** `date`: from the Date header; `runner`: no Date header came, the runner's clock stands in */
-  source: "date" | "runner";
+  source: z.enum(["date", "runner"]),
   /** requests the estimate took (unauthenticated: PROFILE §6, they count in no rate limit) */
-  probes: number;
-}
+  probes: z.number().int().nonnegative(),
+});
+export type ServiceClock = z.infer<typeof ServiceClockSchema>;
 
 /** One answer's Date header and when, on the runner's clock, its request left and its headers came. */
 export interface DateSample {

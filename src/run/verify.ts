@@ -1,7 +1,8 @@
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { z } from "zod";
-import { describeServiceClock, estimateServiceClock } from "../client/index.js";
+import { describeServiceClock, estimateServiceClock, handOverClock } from "../client/index.js";
 import { selects } from "../contract/index.js";
 import { whyUnavailable } from "../load/scenario-run.js";
 import { SCENARIOS } from "../load/scenarios.js";
@@ -183,10 +184,15 @@ function countBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
 
 /**
  * Before any check: a wrong key, or an unreachable target, is one line and exit 2, with no
- * cleanup to report and no empty report folder; then the service's clock (PROFILE §4, §7 times).
- * Returns the requests the key check spent.
+ * cleanup to report and no empty report folder; then the service's clock (PROFILE §4, §7 times),
+ * unless `clockLater` (estimateWhileStarting). Returns the requests the key check spent.
  */
-async function checkTargetFirst(target: HarnessTarget, config: VerifyConfig, stop: () => Promise<void>): Promise<number> {
+async function checkTargetFirst(
+  target: HarnessTarget,
+  config: VerifyConfig,
+  stop: () => Promise<void>,
+  clockLater: boolean,
+): Promise<number> {
   const out = process.stdout;
   let keyRequests = 0;
   try {
@@ -196,14 +202,50 @@ async function checkTargetFirst(target: HarnessTarget, config: VerifyConfig, sto
       keyRequests = keys.requests;
       out.write(`${keys.lines.join("\n")}\n`);
     } else await assertReachable(target);
-    target.serviceClock = await estimateServiceClock(target.baseUrl);
-    out.write(`${describeServiceClock(target.serviceClock)}\n`);
+    if (!clockLater) {
+      target.serviceClock = await estimateServiceClock(target.baseUrl);
+      out.write(`${describeServiceClock(target.serviceClock)}\n`);
+    }
     breakIfAsked();
   } catch (err) {
     await stop();
     throw err;
   }
   return keyRequests;
+}
+
+/**
+ * The clock of a service the run started is estimated while the suites' workers start, not before
+ * them (about half a second of a run's start): handed over in a file of the run's folder, which
+ * each worker reads before its first check (src/client/clock-handover.ts). A deployment's run
+ * plans with it first, so it is estimated before anything else there.
+ */
+function estimateWhileStarting(target: HarnessTarget, runDir: string) {
+  const file = join(runDir, ".service-clock.json");
+  target.serviceClockFile = file;
+  const estimated = estimateServiceClock(target.baseUrl).then(
+    (clock) => {
+      target.serviceClock = clock;
+      handOverClock(file, { clock });
+      process.stdout.write(`${describeServiceClock(clock)}\n`);
+    },
+    (err: unknown) => {
+      handOverClock(file, { failed: err instanceof Error ? err.message : String(err) });
+      throw err;
+    },
+  );
+  // its failure is thrown once the run has cleaned up (settled below)
+  estimated.catch(() => {});
+  return {
+    /** the estimate, once the checks have ended; the file is left out of the reports */
+    settled: async () => {
+      try {
+        await estimated;
+      } finally {
+        rmSync(file, { force: true });
+      }
+    },
+  };
 }
 
 /** A planned run has a bound: no target (rate headers that lie to the pacing) makes it crawl. */
@@ -309,7 +351,8 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
   const { target, stop } = await startTarget(config, run);
   if (replay || config.maxRequests)
     target.property = { ...(replay ? { replay } : {}), ...(config.maxRequests ? { maxRequests: config.maxRequests } : {}) };
-  const keyRequests = await checkTargetFirst(target, config, stop);
+  const clockLater = target.kind !== "external" && !config.dryRun;
+  const keyRequests = await checkTargetFirst(target, config, stop, clockLater);
   if (config.dryRun) {
     try {
       return await dryRun(target, config, keyRequests);
@@ -318,6 +361,7 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
     }
   }
   mkdirSync(runDir, { recursive: true });
+  const clock = clockLater ? estimateWhileStarting(target, runDir) : undefined;
   // every key of every key set (a pool of main keys, one set per worker) is redacted everywhere
   const secrets = targetSecrets(target);
   const abort = interruptible(() =>
@@ -334,6 +378,7 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
     out.write(`${formatProgress(sweep, { secrets })}\n`);
     await stop();
   }
+  await clock?.settled();
   const { suites, calibrated, planned, property, refusalWaits, overran } = ran;
   // one row per check: vitest may report a cancelled check twice
   const checks = [...new Map(suites.checks.map((c) => [c.id, c])).values()];

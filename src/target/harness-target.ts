@@ -83,6 +83,11 @@ export interface HarnessTarget {
   idField: string;
   /** the service's clock as estimated before the first check (src/client/service-clock.ts) */
   serviceClock?: ServiceClock;
+  /**
+   * where the run hands the service's clock over when it estimates it while the workers start
+   * (src/client/clock-handover.ts): a worker without `serviceClock` reads it there
+   */
+  serviceClockFile?: string;
   /** every agent the run creates has a name starting with this */
   runPrefix: string;
   /** JSON-lines file where every created agent is recorded for cleanup */

@@ -1,5 +1,5 @@
 import { inject } from "vitest";
-import { clockReading } from "../../src/client/index.js";
+import { clockReading, takeHandedClock } from "../../src/client/index.js";
 import { keyIndexFor } from "../../src/plan/footprint.js";
 import { type HarnessTarget, targetSecrets, workerTarget } from "../../src/target/harness-target.js";
 import { claimDirFor, claimKeySet } from "../../src/target/key-set-claim.js";
@@ -18,10 +18,15 @@ declare module "vitest" {
  */
 // mutation mode (`npm run mutation`) starts the server in this worker: suites/support/worker-target.ts
 const provided = globalThis.agentHarnessWorkerTarget ?? inject("target");
-export const target: HarnessTarget = workerTarget(
+const claimed = workerTarget(
   provided,
   (provided.keyPool?.length ?? 0) > 1 ? claimKeySet(claimDirFor(provided), provided.keyPool!.length) : 1,
 );
+/** …with the service's clock, which a run estimates while its workers start (src/client/clock-handover.ts) */
+export const target: HarnessTarget =
+  claimed.serviceClock || !claimed.serviceClockFile
+    ? claimed
+    : { ...claimed, serviceClock: takeHandedClock(claimed.serviceClockFile) };
 export const FINDINGS_COLLECTED = inject("findingsCollected") === true;
 
 /**
