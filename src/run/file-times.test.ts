@@ -64,6 +64,34 @@ describe("FileTimes", () => {
     expect(FileTimes.open(dir, "external, W = 60 s").of("suites/functional/auth")).toBeUndefined();
   });
 
+  test("files shorter than the short bound start before the long ones (they would meet emptied buckets last), each part longest first", () => {
+    const dir = scratch();
+    const first = FileTimes.open(dir, "embedded, W = 2 s");
+    for (const [file, ms] of [
+      ["suites/functional/auth", 2_900],
+      ["suites/property/stateful", 22_000],
+      ["suites/functional/get", 100],
+      ["suites/functional/limits", 9_000],
+    ] as const)
+      first.record(file, ms);
+    first.save();
+    const files = ["suites/functional/get", "suites/functional/auth", "suites/functional/limits", "suites/property/stateful"];
+    expect(sorted(FileTimes.open(dir, "embedded, W = 2 s", 3_000), [...files, "suites/functional/messages"])).toEqual([
+      "suites/functional/messages",
+      "suites/functional/auth",
+      "suites/functional/get",
+      "suites/property/stateful",
+      "suites/functional/limits",
+    ]);
+    // no bound: longest first throughout
+    expect(sorted(FileTimes.open(dir, "embedded, W = 2 s"), files)).toEqual([
+      "suites/property/stateful",
+      "suites/functional/limits",
+      "suites/functional/auth",
+      "suites/functional/get",
+    ]);
+  });
+
   test("a save keeps the other kinds' times and the files this run did not time", () => {
     const dir = scratch();
     const a = FileTimes.open(dir, "embedded, W = 2 s");

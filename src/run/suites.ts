@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { createVitest, Reporter, TestCase, TestModule, TestSequencer, TestSpecification } from "vitest/node";
-import { CLAUSE_BY_ID } from "../contract/index.js";
+import { CLAUSE_BY_ID, RATE_LIMITS } from "../contract/index.js";
 import { type Lane, laneFileOrder, laneOfNeeds, lanesOf, laneTarget } from "../plan/lanes.js";
 import { CHECK_TAGS, type Profile } from "../plan/profiles.js";
 import {
@@ -220,7 +220,9 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuitesRun> {
   const idle = sections ? index.without(sections, declaredFiles(options.suites)) : [];
   const files = declaredFiles(options.suites).filter((f) => !idle.includes(f));
   const { laneNames, lanes } = lanesOfRun(options.target, files);
-  const times = orderIsFree(options, laneNames) ? FileTimes.open(cacheDir(), timesKind(options)) : undefined;
+  // short: under the longest a bucket takes to refill (PROFILE §7: a Reset at most W + 1 s away)
+  const shortMs = (options.target.windowSeconds + RATE_LIMITS.resetSlackSeconds) * 1000;
+  const times = orderIsFree(options, laneNames) ? FileTimes.open(cacheDir(), timesKind(options), shortMs) : undefined;
   const tally: Tally = {
     checks: [],
     collected: [],
