@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { z } from "zod";
-import { type ServiceClock, ServiceClockSchema } from "./service-clock.js";
+import { ESTIMATE_BOUND_MS, type ServiceClock, ServiceClockSchema } from "./service-clock.js";
 
 /**
  * A service the run started itself has its clock estimated while the suites' workers start (the
@@ -21,8 +21,11 @@ export function handOverClock(file: string, outcome: { clock: ServiceClock } | {
   renameSync(partial, file);
 }
 
-/** How long a worker waits for the estimate before it gives up (the estimate takes about a second at most). */
-export const CLOCK_HANDOVER_BOUND_MS = 30_000;
+/**
+ * How long a worker waits for the estimate before it gives up: as long as the estimate may take
+ * (about half a second on a service the run started; a failed one is handed over at once).
+ */
+export const CLOCK_HANDOVER_BOUND_MS = ESTIMATE_BOUND_MS + 5_000;
 const POLL_MS = 10;
 
 /**
@@ -33,7 +36,8 @@ export function takeHandedClock(file: string, boundMs = CLOCK_HANDOVER_BOUND_MS,
   const pause = new Int32Array(new SharedArrayBuffer(4));
   const deadline = now() + boundMs;
   while (!existsSync(file)) {
-    if (now() >= deadline) throw new Error(`the service's clock was not estimated within ${boundMs / 1000} s (${file})`);
+    if (now() >= deadline)
+      throw new Error(`the service's clock was not estimated within ${Math.round(boundMs / 1000)} s (${file})`);
     Atomics.wait(pause, 0, 0, POLL_MS);
   }
   const handed = Handed.parse(JSON.parse(readFileSync(file, "utf8")));

@@ -67,8 +67,15 @@ export interface EstimateOptions {
   probe?: () => Promise<DateSample>;
 }
 
+const MAX_PROBES = 12;
+const SPACING_MS = 100;
+/** a probe's headers, then its body, each within this */
+const PROBE_TIMEOUT_MS = 15_000;
+/** The longest an estimate with the default options can take: every probe at its timeouts. */
+export const ESTIMATE_BOUND_MS = MAX_PROBES * (2 * PROBE_TIMEOUT_MS + SPACING_MS);
+
 /** `GET {baseUrl}/agents` without a key: PROFILE §6, a 401 counts against no rate limit. */
-function dateProbe(baseUrl: string, clock: Clock, timeoutMs = 15_000) {
+function dateProbe(baseUrl: string, clock: Clock, timeoutMs = PROBE_TIMEOUT_MS) {
   const dispatcher = networkAgent(1);
   const probe = async (): Promise<DateSample> => {
     const sentAt = clock.now();
@@ -96,8 +103,8 @@ export async function estimateServiceClock(baseUrl: string, options: EstimateOpt
   const samples: DateSample[] = [];
   let estimate = offsetFromSamples(samples);
   try {
-    for (let i = 0; i < (options.maxProbes ?? 12); i++) {
-      if (i > 0) await clock.sleep(options.spacingMs ?? 100);
+    for (let i = 0; i < (options.maxProbes ?? MAX_PROBES); i++) {
+      if (i > 0) await clock.sleep(options.spacingMs ?? SPACING_MS);
       samples.push(await probe());
       estimate = offsetFromSamples(samples);
       if (estimate.source === "runner" || estimate.uncertaintyMs <= (options.goodEnoughMs ?? 100)) break;

@@ -223,24 +223,35 @@ async function checkTargetFirst(
 function estimateWhileStarting(target: HarnessTarget, runDir: string) {
   const file = join(runDir, ".service-clock.json");
   target.serviceClockFile = file;
-  const estimated = estimateServiceClock(target.baseUrl).then(
-    (clock) => {
+  const estimated = estimateServiceClock(target.baseUrl)
+    .then((clock) => {
       target.serviceClock = clock;
       handOverClock(file, { clock });
       process.stdout.write(`${describeServiceClock(clock)}\n`);
-    },
-    (err: unknown) => {
-      handOverClock(file, { failed: err instanceof Error ? err.message : String(err) });
+    })
+    .catch((err: unknown) => {
+      // whatever failed (the estimate, or writing it), the workers learn it at once rather than wait
+      try {
+        handOverClock(file, { failed: err instanceof Error ? err.message : String(err) });
+      } catch {
+        // no file: the workers wait out their bound
+      }
       throw err;
-    },
-  );
-  // its failure is thrown once the run has cleaned up (settled below)
+    });
+  // its failure is thrown once the checks have ended (settled below)
   estimated.catch(() => {});
   return {
-    /** the estimate, once the checks have ended; the file is left out of the reports */
-    settled: async () => {
+    /**
+     * The estimate's failure, if it failed, awaited while the service still runs (the checks may end
+     * before the estimate does); the file is left out of the reports. An interrupted run's is none:
+     * the run says it was interrupted.
+     */
+    failure: async (interrupted: boolean): Promise<unknown> => {
       try {
         await estimated;
+        return undefined;
+      } catch (err) {
+        return interrupted ? undefined : (err ?? new Error("the service's clock could not be estimated"));
       } finally {
         rmSync(file, { force: true });
       }
@@ -369,16 +380,18 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
   );
   let ran: ChecksRun = { suites: { checks: [], findings: [], total: 0, planned: [], filesNotReached: 0 } };
   let sweep: CheckResult | undefined;
+  let clockFailure: unknown;
   try {
     ran = await runChecks(config, target, { runDir, secrets, signal: abort.signal });
   } finally {
     abort.release();
+    clockFailure = await clock?.failure(abort.signal.aborted);
     // whatever happened, delete what this run made and prove nothing is left: a deployment keeps no litter
     sweep = await sweepLedger(target, run.ledgerFile);
     out.write(`${formatProgress(sweep, { secrets })}\n`);
     await stop();
   }
-  await clock?.settled();
+  if (clockFailure) throw clockFailure;
   const { suites, calibrated, planned, property, refusalWaits, overran } = ran;
   // one row per check: vitest may report a cancelled check twice
   const checks = [...new Map(suites.checks.map((c) => [c.id, c])).values()];
@@ -408,19 +421,20 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
     ...(property ? { property } : {}),
     ...(refusalWaits ? { refusalWaits } : {}),
     findings: suites.findings,
-    ...(abort.signal.aborted
-      ? {
-          interrupted: {
-            done: checks.filter((c) => c.suite !== "run" && c.status !== "skipped").length,
-            total: suites.total,
-            ...(suites.filesNotReached ? { filesNotReached: suites.filesNotReached } : {}),
-          },
-        }
-      : {}),
+    ...(abort.signal.aborted ? { interrupted: interruptedAt(checks, suites) } : {}),
     ...(planned ? { plan: planned.finish() } : {}),
     ...(target.serviceClock ? { serviceClock: target.serviceClock } : {}),
   };
   return await reportRun(result, target, { runDir, reportDir, secrets, shortfall: unreported.shortfall });
+}
+
+/** How far an interrupted run got: the checks done of those its files hold, and the files it never reached. */
+function interruptedAt(checks: readonly CheckResult[], suites: SuitesRun): NonNullable<RunResult["interrupted"]> {
+  return {
+    done: checks.filter((c) => c.suite !== "run" && c.status !== "skipped").length,
+    total: suites.total,
+    ...(suites.filesNotReached ? { filesNotReached: suites.filesNotReached } : {}),
+  };
 }
 
 /** The replays, the reports and the closing lines of a run; returns its exit code. */

@@ -232,6 +232,10 @@ describe("meta: --sections against an index another selection built", () => {
       env: { TMPDIR: built },
     });
     expect(smoke.code, smoke.stdout.slice(-2000)).toBe(0);
+    // the report folder holds the reports: the service's clock, handed to the workers in a file there, is gone
+    const reportDir = /^reports: (.+)$/m.exec(smoke.stdout)?.[1];
+    expect(reportDir, smoke.stdout.slice(-500)).toBeDefined();
+    expect(readdirSync(reportDir!).filter((f) => f.startsWith("."))).toEqual([]);
     // a run leaves nothing in the temporary folder but vite's modules and the index it keeps for the
     // next, and the folder every run keeps its workers' key-set claims in, empty again (else a folder a run)
     const left = readdirSync(built, { recursive: true }).map(String);
