@@ -11,7 +11,8 @@ import { type FaultRecord, fault } from "./tools.js";
 /**
  * Accounts with a request in the last window, from which the many-tenant defects switch on:
  * more than a verify run of the reference ever serves (its accounts per worker times its
- * workers; the meta suite checks), so every other suite passes against each.
+ * workers, and the accounts every worker shares; the meta suite checks), so every other suite
+ * passes against each.
  */
 export const MANY_TENANTS = 45;
 
