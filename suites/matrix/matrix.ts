@@ -8,6 +8,7 @@ import { FLOOD_SHAPES, FLOOD_SHORT } from "../../src/load/capacity/floods.js";
 import { exampleTenants } from "../../src/load/capacity/plan.js";
 import { SCENARIO_IDS } from "../../src/load/scenarios.js";
 import { onCpus, splitCores } from "../../src/target/cores.js";
+import { EMBEDDED_DEFAULTS } from "../../src/target/reference-plan.js";
 import { FLOOD_DRIVE_MESSAGE_TIMEOUT_SECONDS, load, type VerifyRun, verify } from "../meta/verify-run.js";
 import { type AltKeys, altKeysFile } from "./alt-server/keys.js";
 import { startAltServer } from "./alt-server/server.js";
@@ -60,7 +61,7 @@ export interface MatrixConfig {
   compare?: true;
   /** load: the capacity scenario, shard 1/2 of a few tenants (the embedded reference serves them; a deployment has them among its keys) */
   shard?: true;
-  /** --workers on the embedded target (one key set each); 2 when not drawn */
+  /** --workers on the embedded target (one key set each; the default among those drawn); 2 when not drawn */
   workers?: number;
   /**
    * load with a flood against `serve`: the deployment runs on cores of its own (taskset, the
@@ -108,7 +109,7 @@ export function configArbitrary(): fc.Arbitrary<MatrixConfig> {
       out: fc.boolean(),
       compare: fc.boolean(),
       shard: fc.boolean(),
-      workers: fc.constantFrom(1, 2, 5),
+      workers: fc.constantFrom(1, 2, EMBEDDED_DEFAULTS.workers ?? 1),
       pinned: fc.boolean(),
     })
     .map((r) => normalise(r));
@@ -593,7 +594,7 @@ export function sliceArbitrary(): fc.Arbitrary<MatrixConfig> {
       network: fc.constantFrom("none" as const, "near" as const),
       referenceFaults: fc.boolean(),
       tls: fc.constantFrom(undefined, "ca" as const, "mutual" as const),
-      workers: fc.constantFrom(1, 2, 5),
+      workers: fc.constantFrom(1, 2, EMBEDDED_DEFAULTS.workers ?? 1),
     })
     .map((r) => ({
       command: "verify" as const,
