@@ -280,12 +280,12 @@ export function summaryLine(
   return `${totals.findings} finding${totals.findings === 1 ? "" : "s"}${under}; ${line}`;
 }
 
-/** A failed check a finding explains: the finding is the red item, the check one of those that showed it. */
 /** The note of a check that passed with part of what it saw not judged (CheckResult.note), or undefined. */
 export function passedNote(check: CheckResult): string | undefined {
   return check.status === "passed" ? check.note || undefined : undefined;
 }
 
+/** A failed check a finding explains: the finding is the red item, the check one of those that showed it. */
 export function isUnderFinding(check: CheckResult): boolean {
   return check.status === "failed" && (check.findingIds?.length ?? 0) > 0;
 }
