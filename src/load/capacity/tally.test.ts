@@ -85,6 +85,31 @@ describe("noisy-neighbour: the others' latency under a storm, by where the servi
     expect(verdicts).toEqual([]);
   });
 
+  test("a service on cores of its own: a median over its allowance by no more than the generator's lateness is no verdict, more is a failure", () => {
+    // the others at 30–33 ms under the storm (allowance 27.5), their p99 within its own: seen in CI
+    // when the storm's generator ran up to 40 ms late on its one core
+    const queued = (i: number) => 30 + (i % 4);
+    const own = { where: "a process of its own" as const, cores: 1, ownCores: 1 };
+    // a calm tail of 50 ms (one answer in 50): the storm's p99 is within its allowance, the median is not
+    const withCalmTail = () => {
+      const t = tally(queued);
+      t.phase("calm").latency.recordValue(50_000);
+      t.phase("calm").latency.recordValue(50_000);
+      t.phase("calm").latency.recordValue(50_000);
+      return t;
+    };
+    const late = withCalmTail();
+    late.phase("refusal-storm").lagMaxMs = 40;
+    const judged = judge(late, own);
+    expect(judged.flood?.reached).toBe(false);
+    expect(judged.flood?.unreachedBecause).toBe(
+      "the others' median is over its allowance by no more than the generator's latest send (40.0 ms)",
+    );
+    expect(judged.verdicts).toEqual([]);
+    // a generator on time: the same median is the service's
+    expect(judge(withCalmTail(), own).verdicts.map((v) => v.ok)).toEqual([false]);
+  });
+
   test("a service on cores of its own that other work took: no verdict on its latency, even its median", () => {
     const busy = { ...STORM, otherOnServiceCores: 0.3 };
     const { flood, verdicts } = judge(tally(slowedEveryone, busy), { where: "a process of its own", cores: 1, ownCores: 1 });

@@ -420,15 +420,17 @@ function floodFigures(flood: Flood, during: PhaseFigures, calm: PhaseFigures, al
     p.lateShare > NEIGHBOUR_TOLERANCE.lateShare
       ? `the generator sent ${Math.round(p.lateShare * 100)}% of the others' requests ${name} over ${HEADROOM_LAG_MS} ms late`
       : undefined;
+  const overByLag = (figure: "median" | "p99") =>
+    `the others' ${figure} is over its allowance by no more than the generator's latest send (${formatMs(during.lagMaxMs)} ms)`;
+  // no harm beyond what the generator's lateness explains: each figure over its allowance is no
+  // verdict, the median first (the tail's reason says the median was within its own)
   const because = harm(during.lagMaxMs)
     ? undefined
     : (floodShortBecause(flood) ??
       lateIn(calm, "in the calm phase") ??
       lateIn(during, "meanwhile") ??
-      (during.p99Ms > allowedP99Ms
-        ? (judged.tail ??
-          `the others' p99 is over its allowance by no more than the generator's latest send (${formatMs(during.lagMaxMs)} ms)`)
-        : undefined));
+      (judged.median && during.p50Ms > allowedP50Ms ? overByLag("median") : undefined) ??
+      (during.p99Ms > allowedP99Ms ? (judged.tail ?? overByLag("p99")) : undefined));
   return {
     ...during,
     flood,
