@@ -41,7 +41,7 @@ export default defineConfig({
     expect: { requireAssertions: true },
     tags: CHECK_TAGS,
     // the long files first in their groups, so none starts last and ends alone: the typecheck
-    // (about 20 s of one core) among the unit files; the harness image's build (about 80 s) and the
+    // (about 9 s of CPU, on two threads) among the unit files; the harness image's build (about 80 s) and the
     // long load scenarios (about 50 s) in the waiting group
     sequence: {
       sequencer: startingFirst([
