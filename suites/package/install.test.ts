@@ -79,6 +79,8 @@ describe("the packed tarball", () => {
     expect(existsSync(join(modules, "agent-harness/dist/src/cli/main.js"))).toBe(true);
     expect(existsSync(join(modules, "tsx"))).toBe(false);
     expect(existsSync(join(modules, "typescript"))).toBe(false);
+    expect(existsSync(join(modules, "typescript-native"))).toBe(false);
+    expect(existsSync(join(modules, "@typescript"))).toBe(false);
     expect(existsSync(join(modules, "esbuild"))).toBe(false);
   });
 });
