@@ -1,6 +1,13 @@
 import { parseArgs } from "node:util";
 import fc from "fast-check";
-import { configArbitrary, type MatrixConfig, type Outcome, replayCommand, runConfig } from "../suites/matrix/matrix.js";
+import {
+  configArbitrary,
+  type MatrixConfig,
+  type Outcome,
+  replayCommand,
+  runConfig,
+  targetUnavailable,
+} from "../suites/matrix/matrix.js";
 
 /**
  * The full configuration matrix (suites/matrix/matrix.ts): draws configurations with fast-check
@@ -87,6 +94,8 @@ out.write(
 );
 const started = Date.now();
 const outcomes: Outcome[] = [];
+/** configurations whose target this machine cannot start (a container without Docker), said as they come */
+let skipped = 0;
 // --skip N: resume a seed's draw after its first N configurations
 let next = values.skip === undefined ? 0 : count("skip", values.skip, 1);
 async function worker() {
@@ -94,6 +103,12 @@ async function worker() {
     const i = next++;
     const config = configs[i]!;
     const runSeed = seed + i;
+    const unavailable = await targetUnavailable(config);
+    if (unavailable) {
+      skipped++;
+      out.write(`[${i + 1}/${configs.length}] skipped, ${unavailable}: ${describe(config)}\n`);
+      continue;
+    }
     out.write(`[${i + 1}/${configs.length}] start ${describe(config)}\n`);
     let outcome: Outcome;
     try {
@@ -123,7 +138,7 @@ async function worker() {
 await Promise.all(Array.from({ length: concurrency }, worker));
 const failures = outcomes.filter((o) => o.broken.length);
 out.write(
-  `\nmatrix: seed ${seed}; ${configs.length} configurations drawn, ${outcomes.length} run, ${Math.round((Date.now() - started) / 1000)} s; ${failures.length} broke a promise\n`,
+  `\nmatrix: seed ${seed}; ${configs.length} configurations drawn, ${outcomes.length} run${skipped ? `, ${skipped} skipped (no target here)` : ""}, ${Math.round((Date.now() - started) / 1000)} s; ${failures.length} broke a promise\n`,
 );
 for (const o of failures)
   out.write(`  ✗ ${describe(o.config)}\n    ${o.broken.join("\n    ")}\n    replay: ${replayCommand(o)}\n`);

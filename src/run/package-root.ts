@@ -28,7 +28,7 @@ function findPackageRoot(): { root: string; version: string } {
 }
 
 const found = findPackageRoot();
-const PACKAGE_ROOT = found.root;
+export const PACKAGE_ROOT = found.root;
 export const PACKAGE_VERSION = found.version;
 /** the command line entry point, the same in a checkout and in the installed package */
 export const BIN_PATH = join(PACKAGE_ROOT, "bin/agent-harness.js");

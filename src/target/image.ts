@@ -3,9 +3,10 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
+import { PACKAGE_ROOT } from "../run/package-root.js";
 
 /**
  * The reference server as a Docker image, built locally and offline: a `FROM scratch` image
@@ -19,7 +20,12 @@ const REFERENCE_IMAGE = "agent-harness-reference:local";
 /** image label holding the hash of everything the image is made of */
 const REFERENCE_IMAGE_HASH_LABEL = "agent-harness.reference.hash";
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+/**
+ * The harness's folder (the nearest holding its package.json): a checkout, whose sources this file
+ * may run from or a compiled tree inside it (.build/…), or the installed package (dist/src/target),
+ * which has no build scripts and says so below
+ */
+const repoRoot = PACKAGE_ROOT;
 const bundleScript = join(repoRoot, "scripts/bundle-server.mjs");
 const SERVER_BUNDLE = join(repoRoot, ".build/server/server.mjs");
 

@@ -10,13 +10,14 @@ import {
   sliceArbitrary,
   startTarget,
   TARGETS,
+  targetUnavailable,
 } from "./matrix.js";
 
 /**
  * The npm-test slice of the configuration matrix (the full one: `npm run matrix`): a few cheap
  * configurations drawn with a pinned seed, each a dry run and a run of the harness in a child
- * process against the embedded reference, the reference through `serve`, or the independent
- * server — held to: a conformant server → exit 0 and no finding; ran = the dry run's count; a
+ * process against the embedded reference, the reference in a container (where Docker answers;
+ * CI fails without it), the reference through `serve`, or the independent server — held to: a conformant server → exit 0 and no finding; ran = the dry run's count; a
  * harness error → exit 2. Replay any row with the command its failure prints.
  */
 const SEED = Number(process.env.AGENT_HARNESS_MATRIX_SEED ?? 20261128);
@@ -81,7 +82,9 @@ describe(`matrix slice (seed ${SEED})`, { concurrent: true }, () => {
           i,
         ] as const,
     ),
-  )("%s", { timeout: 400_000 }, async ([, config, i]) => {
+  )("%s", { timeout: 400_000 }, async ([, config, i], context) => {
+    const unavailable = await targetUnavailable(config);
+    if (unavailable) context.skip(unavailable);
     const outcome = await runConfig(config, SEED + i);
     expect(outcome.broken, `${outcome.lastLine}\nreplay: ${replayCommand(outcome)}`).toEqual([]);
   });

@@ -7,6 +7,7 @@ import { CLAUSES, type KeysFile, SECTIONS } from "../../src/contract/index.js";
 import { FLOOD_SHAPES, FLOOD_SHORT } from "../../src/load/capacity/floods.js";
 import { exampleTenants } from "../../src/load/capacity/plan.js";
 import { SCENARIO_IDS } from "../../src/load/scenarios.js";
+import { dockerUnavailableReason } from "../../src/target/container.js";
 import { onCpus, splitCores } from "../../src/target/cores.js";
 import { EMBEDDED_DEFAULTS } from "../../src/target/reference-plan.js";
 import { FLOOD_DRIVE_MESSAGE_TIMEOUT_SECONDS, load, type VerifyRun, verify } from "../meta/verify-run.js";
@@ -18,15 +19,23 @@ import { comparePromises, lastLineOf, remoteWriteReceiver, shardArgs, tlsFront }
  * The configuration matrix: the harness held to its two promises — it never blames a conformant
  * service, and it never says green for checks it did not run — across what a user may type.
  * A configuration is a command with its selection and flags, a key set, a target (the embedded
- * reference, the reference started by `serve`, the independent server of ./alt-server, each
- * possibly behind the delaying proxy and with a second client busy in the same account) and W, T.
+ * reference, the reference in a container, the reference started by `serve`, the independent
+ * server of ./alt-server, each possibly behind the delaying proxy and, a deployment, with a second
+ * client busy in the same account) and W, T.
  */
 
 export const VERIFY_SUITES = ["functional", "property", "quick-load"] as const;
 /** capacity drives for a minute and more by design: the full matrix's time is better spent elsewhere */
 export const LOAD_SCENARIOS = SCENARIO_IDS.filter((id) => id !== "capacity");
 export const KEY_SETS = ["main", "main+read-only", "main+read-only+other", "main+read-only+other+quota", "all+tier"] as const;
-export const TARGETS = ["embedded", "serve", "alt"] as const;
+export const TARGETS = ["embedded", "container", "serve", "alt"] as const;
+/**
+ * The targets the harness starts itself (`--target`): the reference in its own process, or in a
+ * container. Each makes its own accounts, a key set per worker, on plain HTTP; the clock is
+ * estimated while vitest forks its workers and handed over, as for no deployment.
+ */
+const HARNESS_STARTS = ["embedded", "container"] as const;
+export const startedByHarness = (target: MatrixConfig["target"]) => (HARNESS_STARTS as readonly string[]).includes(target);
 /** What --sections takes: PROFILE's sections, and its clause ids */
 const CLAUSE_IDS = CLAUSES.map((c) => c.id);
 export const NETWORKS = { none: undefined, near: "40±20", far: "150±50" } as const;
@@ -59,9 +68,9 @@ export interface MatrixConfig {
   out?: true;
   /** load: `load compare` on the run's report after it: A/A exit 0, other scenarios exit 2 */
   compare?: true;
-  /** load: the capacity scenario, shard 1/2 of a few tenants (the embedded reference serves them; a deployment has them among its keys) */
+  /** load: the capacity scenario, shard 1/2 of a few tenants (a reference the harness starts serves them; a deployment has them among its keys) */
   shard?: true;
-  /** --workers on the embedded target (one key set each; the default among those drawn); 2 when not drawn */
+  /** --workers on a target the harness starts (one key set each; the default among those drawn); 2 when not drawn */
   workers?: number;
   /**
    * load with a flood against `serve`: the deployment runs on cores of its own (taskset, the
@@ -139,7 +148,8 @@ function normalise(r: {
   pinned: boolean;
 }): MatrixConfig {
   const verifying = r.command === "verify";
-  // capacity's tenants (--keys-file): the embedded reference serves them; a deployment the matrix
+  const ours = startedByHarness(r.target);
+  // capacity's tenants (--keys-file): a reference the harness starts serves them; a deployment the matrix
   // starts has them among its keys (startDeployment)
   const flood = verifying ? undefined : r.flood;
   // a capacity shard drives the tenants of --keys-file (a flood has its own)
@@ -152,11 +162,11 @@ function normalise(r: {
     ...(verifying && r.smoke ? { profile: "smoke" as const } : {}),
     bail: verifying && r.bail,
     ...(verifying && r.sections ? { sections: r.sections } : {}),
-    // the embedded target makes its own accounts; another client needs a deployment to share
-    keySet: r.target === "embedded" ? "all+tier" : r.keySet,
+    // a target the harness starts makes its own accounts; another client needs a deployment to share
+    keySet: ours ? "all+tier" : r.keySet,
     target: r.target,
     network: r.network,
-    busy: r.target !== "embedded" && r.busy,
+    busy: !ours && r.busy,
     // ten round trips of the far network fit in 5 s, not in 2
     windowSeconds: r.network === "far" ? 5 : r.windowSeconds,
     // a flood drive of 12 s gives each shape under 2 s of flood: the stream hog holds its slots
@@ -164,15 +174,15 @@ function normalise(r: {
     messageTimeoutSeconds: flood?.shapes.includes("stream-hog") ? FLOOD_DRIVE_MESSAGE_TIMEOUT_SECONDS : r.messageTimeoutSeconds,
     // a flag of serve's: only the reference through serve takes it
     ...(r.target === "serve" && r.wholeSecondWindows ? { wholeSecondWindows: true } : {}),
-    // a TLS terminator fronts a deployment (the embedded target is the harness's own plain HTTP);
+    // a TLS terminator fronts a deployment (a target the harness starts is its own plain HTTP);
     // --network-delay's proxy forwards plain HTTP only, and says so (exit 2) when asked for more
-    ...(r.target !== "embedded" && r.network === "none" && r.tls ? { tls: r.tls } : {}),
+    ...(!ours && r.network === "none" && r.tls ? { tls: r.tls } : {}),
     ...(!verifying && r.out ? { out: true as const } : {}),
     ...(!verifying && r.compare ? { compare: true as const } : {}),
     ...(shard ? { shard: true as const } : {}),
     // a target the harness starts has a key set per worker: one worker is a deployment's way (the
-    // files take turns on one account), five the embedded default
-    ...(r.target === "embedded" ? { workers: r.workers } : {}),
+    // files take turns on one account), the embedded default's count the most
+    ...(ours ? { workers: r.workers } : {}),
     // --service-cores names a deployment's own process reached directly: the delaying proxy and the
     // TLS terminator run in the harness and the matrix, between the storm and the service
     // (and only where this machine can give it cores of its own)
@@ -207,7 +217,13 @@ export function harnessArgs(
   const delay = NETWORKS[config.network];
   if (delay) args.push("--network-delay", delay);
   args.push(...extra);
-  if (!started) return [...args, "--workers", String(config.workers ?? 2)];
+  if (!started)
+    return [
+      ...args,
+      ...(config.target === "container" ? ["--target", "container"] : []),
+      "--workers",
+      String(config.workers ?? 2),
+    ];
   const { keys } = started;
   args.push("--base-url", started.baseUrl, "--api-key", keys.main, ...(started.args ?? []));
   if (config.keySet !== "main") args.push("--read-only-key", keys.readOnly);
@@ -249,6 +265,18 @@ const canPin = () => {
   return pinnable;
 };
 
+let docker: Promise<string | undefined> | undefined;
+/**
+ * Why this machine cannot run the configuration's target, or undefined: the container target
+ * needs a Docker daemon (asked once). Under CI=true a missing daemon is the CI's fault, not a
+ * reason: the row runs and fails, as the container suite does.
+ */
+export function targetUnavailable(config: Pick<MatrixConfig, "target">): Promise<string | undefined> {
+  if (config.target !== "container" || process.env.CI === "true") return Promise.resolve(undefined);
+  docker ??= dockerUnavailableReason();
+  return docker.then((reason) => reason && `Docker is not reachable (${reason})`);
+}
+
 /** The standard tier (PROFILE §7), every account of the targets the matrix starts. */
 const TIER = 60;
 
@@ -281,7 +309,7 @@ export async function startTarget(config: MatrixConfig): Promise<StartedTarget |
 
 /** A deployment: the reference through `serve`, or the independent server. */
 async function startDeployment(config: MatrixConfig): Promise<StartedTarget | undefined> {
-  if (config.target === "embedded") return undefined;
+  if (startedByHarness(config.target)) return undefined;
   const { keys, file } = deploymentKeys(config);
   if (config.target === "alt") {
     const server = await startAltServer({
@@ -603,13 +631,13 @@ export function sliceArbitrary(): fc.Arbitrary<MatrixConfig> {
       profile: "smoke" as const,
       bail: false,
       sections: [...r.sections],
-      keySet: r.target === "embedded" ? ("all+tier" as const) : r.keySet,
+      keySet: startedByHarness(r.target) ? ("all+tier" as const) : r.keySet,
       target: r.target,
       network: r.network,
       busy: false,
       windowSeconds: 2,
       messageTimeoutSeconds: 3,
-      ...(r.target !== "embedded" && r.network === "none" && r.tls ? { tls: r.tls } : {}),
-      ...(r.target === "embedded" ? { workers: r.workers } : {}),
+      ...(!startedByHarness(r.target) && r.network === "none" && r.tls ? { tls: r.tls } : {}),
+      ...(startedByHarness(r.target) ? { workers: r.workers } : {}),
     }));
 }
