@@ -27,6 +27,9 @@ export const COMPLETENESS_ID = "run.complete";
 
 /** Why a check did not run after a failure, naming the flag: a skip is never silent. */
 export const NOT_RUN_AFTER_BAIL = "not run: --bail stopped the run at the first failed check (without --bail it runs)";
+/** Why a check that was running did not end: another's failure under --bail stopped it, its verdict unknown. */
+export const STOPPED_BY_BAIL =
+  "stopped before its end: --bail stopped the run at the first failed check, elsewhere (without --bail it runs to its end)";
 
 /**
  * The rows a run adds for the checks it planned and did not report: skipped ones (--bail), or one
