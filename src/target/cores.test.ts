@@ -33,6 +33,10 @@ describe("cores of its own for a reference started apart", () => {
       { at: 2000, busyTicks: 1150, serviceTicks: 620 },
     );
     expect(share).toBeCloseTo(0.15, 5);
+    // and the service's own share: 120 of the 200 ticks
+    expect(
+      watch.ownShare({ at: 0, busyTicks: 1000, serviceTicks: 500 }, { at: 2000, busyTicks: 1150, serviceTicks: 620 }),
+    ).toBeCloseTo(0.6, 5);
     // the service's own time is never counted as others' (rounding of the two counters apart)
     expect(watch.otherShare({ at: 0, busyTicks: 0, serviceTicks: 0 }, { at: 1000, busyTicks: 50, serviceTicks: 52 })).toBe(0);
   });

@@ -145,6 +145,13 @@ export class CoreWatch {
     }
   }
 
+  /** The share (0–1) of its cores that the service's own processes took between two readings. */
+  ownShare(from: CoreReading, to: CoreReading): number {
+    const seconds = (to.at - from.at) / 1000;
+    if (seconds <= 0) return 0;
+    return Math.max(0, (to.serviceTicks - from.serviceTicks) / TICKS_PER_SECOND / (seconds * this.cpus.length));
+  }
+
   /** The share (0–1) of the service's cores that other work took between two readings. */
   otherShare(from: CoreReading, to: CoreReading): number {
     const seconds = (to.at - from.at) / 1000;

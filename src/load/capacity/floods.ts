@@ -39,6 +39,13 @@ export const FLOOD_DEFAULTS = {
 /** The connection hog's fresh clients: one new connection this often, as another tenant. */
 const PROBE_EVERY_MS = 250;
 /**
+ * A connection hog's socket the service closed is opened again after this long, as a pool keeping
+ * idle connections reconnects: not at once. A service that closes every connection after its
+ * answer (HTTP/1.1 allows it) keeps no idle socket, and reopening at once would turn the hog into a
+ * storm of new connections bounded by nothing (measured: 3,484 in one 8 s phase of 256 sockets).
+ */
+const REOPEN_AFTER_CLOSE_MS = 1000;
+/**
  * Connections the storms send on, one request at a time each (a runaway's pool): at 1,500 a second
  * a round trip may take up to 85 ms before the pool is the bound, and a service that holds each
  * request 300 ms still sees over 400 a second. No request waits in the client
@@ -51,6 +58,15 @@ const TICK_MS = 5;
 const GENERATOR_LATE_MS = 50;
 /** The storm's ticks that may run late (a GC pause, a busy neighbour) before its own lateness decides its rate. */
 const LATE_TICKS_SHARE = 0.05;
+/**
+ * The generator's event loop busy this share of a flood or more: it never idled, so its own queue
+ * grew, and every answer it timed (the others' too: they are timed in this process) waited in it
+ * for as long as it grew. Measured on two cores: 0.99–1.0 under the storms against a server that
+ * closes each connection after its answer (the service's own process at 0.5 of its core: the
+ * generator, not the service, was the bound), 0.8–0.94 against the reference with and without the
+ * faults its storms must catch.
+ */
+export const GENERATOR_SATURATED = 0.98;
 /** A storm held back by the service: every connection awaited an answer while requests were due, in this share of its ticks. */
 const HELD_BACK_SHARE = 0.5;
 
@@ -97,6 +113,14 @@ export interface FloodOutcome {
   loadAverage?: number;
   /** a service on cores of its own: the share (0–1) of them that other work took while the flood ran */
   otherOnServiceCores?: number;
+  /** a service on cores of its own: the share (0–1) of them that its own processes took while the flood ran */
+  serviceBusy?: number;
+  /**
+   * the share (0–1) of the flood's time this process's event loop was busy (Node's event-loop
+   * utilisation): the others' latency is measured here too, so a loop that never idles adds its
+   * own queue to each of their answers
+   */
+  generatorBusy?: number;
   /**
    * a service sharing this machine's cores with the generator: the share (0–1) of the machine that
    * work of neither took while the flood ran (another job's spike the load average is too slow to show)
@@ -119,10 +143,15 @@ export function floodShortBecause(o: FloodOutcome): string | undefined {
   if (o.cannot) return o.cannot;
   if (o.generatorLate)
     return `the generator's own scheduler ran over ${GENERATOR_LATE_MS} ms late in ${Math.round(o.generatorLate.share * 100)}% of its ticks (worst ${o.generatorLate.worstMs} ms)`;
+  if (generatorSaturated(o))
+    return `the generator's event loop was busy ${Math.round((o.generatorBusy ?? 0) * 100)}% of the flood${o.serviceBusy === undefined ? "" : ` (the service's own processes ${Math.round(o.serviceBusy * 100)}% of its cores)`}: its own queue is in every answer it timed`;
   if (o.heldBack === undefined && o.achieved < o.intended * FLOOD_DEFAULTS.reachedShare)
     return `it reached ${Math.round((o.achieved / Math.max(1, o.intended)) * 100)}% of its intent, under ${FLOOD_DEFAULTS.reachedShare * 100}%`;
   return undefined;
 }
+
+/** Whether the generator's own loop bounded the flood, and with it the others' timings (GENERATOR_SATURATED). */
+export const generatorSaturated = (o: Pick<FloodOutcome, "generatorBusy">) => (o.generatorBusy ?? 0) >= GENERATOR_SATURATED;
 
 /** What a flood needs of the drive: the target, the flooding tenant, a calm tenant for the fresh clients. */
 export interface FloodTarget {
@@ -150,26 +179,35 @@ type Answer = { status: number } | { error: string };
 export async function runFlood(segment: FloodSegment, target: FloodTarget, startedAt: number): Promise<FloodOutcome> {
   const wait = startedAt + segment.fromMs - Date.now();
   if (wait > 0) await sleep(wait, undefined, { signal: target.signal }).catch(() => undefined);
-  const onServiceCores = otherWork(target.serviceCores);
-  const onMachine = otherWork(target.machine);
+  const onServiceCores = coreShares(target.serviceCores);
+  const onMachine = coreShares(target.machine);
+  const loopBefore = performance.eventLoopUtilization();
   const outcome = await flood(segment, target, startedAt);
-  const [serviceShare, machineShare] = [onServiceCores(), onMachine()];
+  const [service, machine] = [onServiceCores(), onMachine()];
+  const generatorBusy = Math.round(performance.eventLoopUtilization(loopBefore).utilization * 100) / 100;
   return {
     ...outcome,
+    generatorBusy,
     spanSeconds: Math.round((segment.endMs - segment.fromMs) / 100) / 10,
     loadAverage: Math.round(loadavg()[0]! * 10) / 10,
-    ...(serviceShare === undefined ? {} : { otherOnServiceCores: serviceShare }),
-    ...(machineShare === undefined ? {} : { otherOnMachine: machineShare }),
+    ...(service === undefined ? {} : { otherOnServiceCores: service.other, serviceBusy: service.own }),
+    ...(machine === undefined ? {} : { otherOnMachine: machine.other }),
   };
 }
 
-/** Start watching `cpus` for work of other processes than `pids`; the returned function gives its share since (0–1, two decimals). */
-function otherWork(watched: { cpus: number[]; pids: number[] } | undefined): () => number | undefined {
+/**
+ * Start watching `cpus`; the returned function gives, since, the share (0–1, two decimals) that
+ * processes other than `pids` took of them, and the share `pids` took.
+ */
+function coreShares(watched: { cpus: number[]; pids: number[] } | undefined): () => { other: number; own: number } | undefined {
   const watch = watched && new CoreWatch(watched.cpus, watched.pids);
   const before = watch?.read();
+  const twoDecimals = (share: number) => Math.round(share * 100) / 100;
   return () => {
     const after = watch?.read();
-    return watch && before && after ? Math.round(watch.otherShare(before, after) * 100) / 100 : undefined;
+    return watch && before && after
+      ? { other: twoDecimals(watch.otherShare(before, after)), own: twoDecimals(watch.ownShare(before, after)) }
+      : undefined;
   };
 }
 
@@ -413,6 +451,7 @@ async function connectionHog(target: FloodTarget, until: number): Promise<FloodO
       account();
       open.delete(socket);
       socket.destroy();
+      if (closed) await sleep(Math.min(REOPEN_AFTER_CLOSE_MS, Math.max(0, until - Date.now())));
     }
   };
   const probes: NonNullable<FloodOutcome["probes"]> = { tried: 0, failed: 0 };

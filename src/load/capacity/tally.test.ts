@@ -113,6 +113,34 @@ describe("noisy-neighbour: the others' latency under a storm, by where the servi
     expect(judge(slightlyLate, own).verdicts.map((v) => v.ok)).toEqual([false]);
   });
 
+  test("a generator whose event loop never idled: no verdict on the others' latency, wherever the service ran; an error still fails", () => {
+    // against a server that closes each connection after its answer, the storm's new connections
+    // kept the generator's one core busy (loop 0.99–1.0) while the service used half of its own:
+    // the others' answers waited in the generator's queue, 5 → 130 ms, and were blamed on the service
+    const saturated: FloodOutcome = { ...STORM, generatorBusy: 0.99, serviceBusy: 0.5 };
+    for (const service of [
+      { where: "a process of its own" as const, cores: 1, ownCores: 1 },
+      { where: "elsewhere" as const, cores: 2 },
+    ]) {
+      const { flood, verdicts } = judge(tally(slowedEveryone, saturated), service);
+      expect(flood?.reached).toBe(false);
+      expect(flood?.unreachedBecause).toBe(
+        "the generator's event loop was busy 99% of the flood (the service's own processes 50% of its cores): its own queue is in every answer it timed",
+      );
+      expect(verdicts).toEqual([]);
+    }
+    // a loop that idled now and then times the answers: the same harm is the service's
+    expect(
+      judge(tally(slowedEveryone, { ...saturated, generatorBusy: 0.94 }), { where: "elsewhere", cores: 2 }).verdicts.map(
+        (v) => v.ok,
+      ),
+    ).toEqual([false]);
+    // what is not a timing still fails: the others' errors
+    const failing = tally(slowedEveryone, saturated);
+    failing.phase("refusal-storm").errors = 20;
+    expect(judge(failing, { where: "elsewhere", cores: 2 }).verdicts.map((v) => v.ok)).toEqual([false]);
+  });
+
   test("a service on cores of its own that other work took: no verdict on its latency, even its median", () => {
     const busy = { ...STORM, otherOnServiceCores: 0.3 };
     const { flood, verdicts } = judge(tally(slowedEveryone, busy), { where: "a process of its own", cores: 1, ownCores: 1 });

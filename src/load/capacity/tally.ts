@@ -1,6 +1,6 @@
 import * as hdr from "hdr-histogram-js";
 import { formatMs, newHistogram } from "../histogram.js";
-import { FLOOD_SHAPES, FLOOD_SHORT, type FloodOutcome, floodLine, floodShortBecause } from "./floods.js";
+import { FLOOD_SHAPES, FLOOD_SHORT, type FloodOutcome, floodLine, floodShortBecause, generatorSaturated } from "./floods.js";
 import type { Shard } from "./plan.js";
 
 /** A histogram in µs as a shard writes it: HDR's compressed encoding, merged exactly by adding. */
@@ -409,10 +409,12 @@ function floodFigures(flood: Flood, during: PhaseFigures, calm: PhaseFigures, al
   const served = (flood.probes?.failed ?? 0) === 0;
   const judged = latencyJudged(flood, settings);
   const allowedP50Ms = allowance(calm.p50Ms);
-  // a harm larger than the generator's latest send could add is the service's, whatever the flood reached
+  // a harm larger than the generator's latest send could add is the service's, whatever the flood reached;
+  // a generator whose loop never idled adds more than its sends' lateness shows: no latency is judged
+  const timed = !generatorSaturated(flood);
   const harm = (slack: number) =>
-    (!judged.tail && during.p99Ms - slack > allowedP99Ms) ||
-    (judged.median === true && during.p50Ms - slack > allowedP50Ms) ||
+    (timed && !judged.tail && during.p99Ms - slack > allowedP99Ms) ||
+    (timed && judged.median === true && during.p50Ms - slack > allowedP50Ms) ||
     during.unexpected > calm.unexpected ||
     during.errorRate > calm.errorRate + NEIGHBOUR_TOLERANCE.errorRate ||
     !served;
