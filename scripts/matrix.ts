@@ -142,4 +142,9 @@ out.write(
 );
 for (const o of failures)
   out.write(`  ✗ ${describe(o.config)}\n    ${o.broken.join("\n    ")}\n    replay: ${replayCommand(o)}\n`);
+// a draw (or a replay) whose every target this machine lacks ran nothing: no green for it
+if (!outcomes.length && skipped) {
+  out.write(`nothing ran: every configuration needs a target this machine cannot start\n`);
+  process.exit(2);
+}
 process.exit(failures.length ? 1 : 0);

@@ -30,6 +30,9 @@ export const NOT_RUN_AFTER_BAIL = "not run: --bail stopped the run at the first 
 /** Why a check that was running did not end: another's failure under --bail stopped it, its verdict unknown. */
 export const STOPPED_BY_BAIL =
   "stopped before its end: --bail stopped the run at the first failed check, elsewhere (without --bail it runs to its end)";
+/** Why a check did not run, or did not end, when the run itself was stopped (an interruption, its bound). */
+export const NOT_RUN_AFTER_STOP = "not run: the run was stopped before it";
+export const STOPPED_BY_STOP = "stopped before its end: the run was stopped while it ran";
 
 /**
  * The rows a run adds for the checks it planned and did not report: skipped ones (--bail), or one

@@ -6,6 +6,7 @@ import { PROFILES } from "../plan/profiles.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { FLAGGED_ROLES, type FlaggedRole, KEY_ROLES, type KeyRole } from "../target/key-roles.js";
 import { EMBEDDED_DEFAULTS } from "../target/reference-plan.js";
+import { STARTED_TARGETS } from "../target/types.js";
 
 /**
  * What a run takes: each option with its flag, env var and help (one table drives the CLI's
@@ -236,7 +237,7 @@ export type SuiteName = (typeof SUITE_NAMES)[number];
 
 export const verifySchema = z
   .object({
-    target: z.enum(["embedded", "container"], { error: "--target must be embedded or container" }).default("embedded"),
+    target: z.enum(STARTED_TARGETS, { error: `--target must be ${STARTED_TARGETS.join(" or ")}` }).default("embedded"),
     baseUrl: z
       .url({ protocol: /^https?$/, error: "--base-url must be an http(s) URL" })
       .transform((u) => u.replace(/\/+$/, ""))

@@ -17,7 +17,7 @@ import {
 } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { releaseClaims } from "../target/key-set-claim.js";
-import { NOT_RUN_AFTER_BAIL, type PlannedCheck, STOPPED_BY_BAIL } from "./completeness.js";
+import { NOT_RUN_AFTER_BAIL, NOT_RUN_AFTER_STOP, type PlannedCheck, STOPPED_BY_BAIL, STOPPED_BY_STOP } from "./completeness.js";
 import { SUITE_NAMES, type SuiteName } from "./config.js";
 import { FileTimes } from "./file-times.js";
 import { SectionIndex } from "./section-index.js";
@@ -60,7 +60,11 @@ function declaredFiles(suites: readonly SuiteName[]): string[] {
  * upgrade that rewords it fails there rather than leaving its words in a report.
  */
 export const VITEST_CANCEL_NOTE = "The test run was aborted by the user.";
-const cancelledWhileRunning = (test: TestCase) => {
+/** What a check the run's cancel reached says: stopped by --bail or by the run's stop, before it started or while it ran. */
+const stoppedBecause = (bailed: boolean, started: boolean) =>
+  bailed ? (started ? STOPPED_BY_BAIL : NOT_RUN_AFTER_BAIL) : started ? STOPPED_BY_STOP : NOT_RUN_AFTER_STOP;
+
+const cancelled = (test: TestCase) => {
   const result = test.result();
   return result.state === "skipped" && result.note === VITEST_CANCEL_NOTE;
 };
@@ -170,6 +174,8 @@ function tallyReporter(options: SuiteRunOptions, inRun: (test: TestCase) => bool
     tally.collected.push({ check, observations });
     options.onCheck?.(check, { done: tally.checks.length, total: tally.total, more: filesLeft(tally).length > 0 });
   };
+  /** when each check started (ms since the epoch): one the run's cancel stopped has no time of vitest's */
+  const began = new Map<string, number>();
   return {
     // a file's checks are counted as vitest collects it, before any of them runs
     onTestModuleCollected(module: TestModule) {
@@ -190,17 +196,22 @@ function tallyReporter(options: SuiteRunOptions, inRun: (test: TestCase) => bool
           file: module.relativeModuleId,
         });
     },
+    onTestCaseReady(test: TestCase) {
+      // vitest readies the checks a cancel marked skipped too: only one still to run has begun
+      if (test.result().state === "pending") began.set(test.id, Date.now());
+    },
     onTestCaseResult(test: TestCase) {
       if (!inRun(test)) return;
       const check = toCheck(test, suiteOf(test.module.relativeModuleId));
-      const bailed = options.bail && !options.signal?.aborted;
-      // a check vitest never started (its state still pending) was stopped by --bail or the run's end: say which
-      if (test.result().state === "pending")
-        check.message = bailed ? NOT_RUN_AFTER_BAIL : "not run: the run was stopped before it";
-      // one running in another worker when the run was cancelled is marked skipped with vitest's own
-      // words for a cancel ("aborted by the user"), which a reader of a --bail run would take as theirs
-      if (cancelledWhileRunning(test))
-        check.message = bailed ? STOPPED_BY_BAIL : "stopped before its end: the run was stopped while it ran";
+      // a check the run's cancel (--bail's first failure, or the run's own stop) reached is skipped:
+      // vitest's state still pending, or marked skipped with vitest's words for a cancel ("aborted
+      // by the user"), which a reader of a --bail run would take as theirs. Say which, whether it
+      // had started, and for how long it ran (vitest keeps no time for it)
+      if (test.result().state === "pending" || cancelled(test)) {
+        const since = began.get(test.id);
+        if (since !== undefined) check.durationMs = Date.now() - since;
+        check.message = stoppedBecause(options.bail === true && !options.signal?.aborted, since !== undefined);
+      }
       add(check, test.meta().observations ?? []);
     },
     onTestModuleEnd(module: TestModule) {

@@ -7,14 +7,14 @@ import type { ReferencePlan } from "./reference-plan.js";
 export { EMBEDDED_DEFAULTS, type ReferencePlan } from "./reference-plan.js";
 
 import { KEY_ROLE_NAMES, KEY_ROLES, type KeyRole, type KeyRoleName, keysOfRole, keysOfSet } from "./key-roles.js";
-import type { ReferenceServerOptions } from "./types.js";
+import type { ReferenceServerOptions, StartedTargetKind } from "./types.js";
 
 /**
  * What the suites know of the service under test. The CLI resolves it and hands it to vitest
  * through `provide`; the suites read it with `inject("target")`. Plain JSON.
  */
 export interface HarnessTarget {
-  kind: "embedded" | "container" | "external";
+  kind: StartedTargetKind | "external";
   /** an embedded reference in a `serve` process of its own (a load that floods it): the generator's loop is not the service's */
   ownProcess?: boolean;
   /**
@@ -248,7 +248,7 @@ export function keyRoles(keys: HarnessTarget["keys"]): Record<string, number> {
 }
 
 /** The reference in this process, or in a container. */
-async function startHere(kind: "embedded" | "container", options: ReferenceServerOptions) {
+async function startHere(kind: StartedTargetKind, options: ReferenceServerOptions) {
   if (kind === "container") return (await import("./container.js")).startReferenceContainer(options);
   return (await import("./embedded.js")).startReferenceServer(options);
 }
@@ -274,7 +274,7 @@ async function startApart(options: ReferenceServerOptions) {
 
 /** Start a reference server (in-process or container) with everything a full run needs. */
 export async function startReferenceTarget(
-  kind: "embedded" | "container",
+  kind: StartedTargetKind,
   plan: ReferencePlan,
   run: { runPrefix: string; ledgerFile: string; seed: number },
   /** embedded only: in a `serve` process of its own rather than this one (a load that floods it) */

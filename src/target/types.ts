@@ -30,6 +30,13 @@ export interface StartedReference {
 }
 
 /**
+ * The targets the harness starts itself (`--target`): the reference in this process, or in a
+ * container. Either makes its own accounts; every other target is a deployment (`--base-url`).
+ */
+export const STARTED_TARGETS = ["embedded", "container"] as const;
+export type StartedTargetKind = (typeof STARTED_TARGETS)[number];
+
+/**
  * The tier of a reference server started without keys: high enough that the per-account
  * bucket never masks the bucket under test.
  */

@@ -1,6 +1,6 @@
-import { describe, expect, test } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import { FLOOD_SHORT } from "../../src/load/capacity/floods.js";
-import { judgeRun, type RunSeen } from "./matrix.js";
+import { judgeRun, type RunSeen, targetUnavailable } from "./matrix.js";
 
 /** The matrix's own judge can fail: each promise, broken on purpose, is named. */
 const checks = (n: number, status = "passed") => Array.from({ length: n }, () => ({ status, suite: "functional" }));
@@ -63,5 +63,21 @@ describe("the matrix's judge", () => {
       output: `! capacity error — InconclusiveError: ${FLOOD_SHORT} (refusal-storm 400 req/s of 1,500)`,
     });
     expect(judgeRun(seen, { ...quiet, command: "load" })).toEqual([]);
+  });
+});
+
+describe("the targets this machine cannot start", () => {
+  test("only the container target needs Docker, and CI never skips it: its row runs and fails there", async () => {
+    // a daemon that is not there
+    vi.stubEnv("DOCKER_HOST", "unix:///nonexistent/agent-harness-docker.sock");
+    try {
+      vi.stubEnv("CI", "true");
+      expect(await targetUnavailable({ target: "container" })).toBeUndefined();
+      vi.stubEnv("CI", "");
+      expect(await targetUnavailable({ target: "container" })).toMatch(/^Docker is not reachable/);
+      for (const target of ["embedded", "serve", "alt"] as const) expect(await targetUnavailable({ target })).toBeUndefined();
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });

@@ -28,7 +28,7 @@ const SLICE: MatrixConfig[] = TARGETS.map(
 
 // Every describe below is concurrent, so their rows share the project's three places (maxConcurrency),
 // the longest (two property runs at once) first: one after another they took 55 s, the slice's
-// three rows waiting on nothing but the describe before them.
+// rows waiting on nothing but the describe before them.
 
 /**
  * Another client in the same account never makes a finding: two property runs at once against

@@ -10,6 +10,7 @@ import { SCENARIO_IDS } from "../../src/load/scenarios.js";
 import { dockerUnavailableReason } from "../../src/target/container.js";
 import { onCpus, splitCores } from "../../src/target/cores.js";
 import { EMBEDDED_DEFAULTS } from "../../src/target/reference-plan.js";
+import { STARTED_TARGETS, type StartedTargetKind } from "../../src/target/types.js";
 import { FLOOD_DRIVE_MESSAGE_TIMEOUT_SECONDS, load, type VerifyRun, verify } from "../meta/verify-run.js";
 import { type AltKeys, altKeysFile } from "./alt-server/keys.js";
 import { startAltServer } from "./alt-server/server.js";
@@ -28,14 +29,15 @@ export const VERIFY_SUITES = ["functional", "property", "quick-load"] as const;
 /** capacity drives for a minute and more by design: the full matrix's time is better spent elsewhere */
 export const LOAD_SCENARIOS = SCENARIO_IDS.filter((id) => id !== "capacity");
 export const KEY_SETS = ["main", "main+read-only", "main+read-only+other", "main+read-only+other+quota", "all+tier"] as const;
-export const TARGETS = ["embedded", "container", "serve", "alt"] as const;
 /**
- * The targets the harness starts itself (`--target`): the reference in its own process, or in a
- * container. Each makes its own accounts, a key set per worker, on plain HTTP; the clock is
- * estimated while vitest forks its workers and handed over, as for no deployment.
+ * The targets the harness starts itself (`--target`), then two deployments: the reference through
+ * `serve`, and the independent server. A target the harness starts makes its own accounts, a key
+ * set per worker, on plain HTTP; its clock is estimated while vitest forks its workers and handed
+ * over, as for no deployment.
  */
-const HARNESS_STARTS = ["embedded", "container"] as const;
-export const startedByHarness = (target: MatrixConfig["target"]) => (HARNESS_STARTS as readonly string[]).includes(target);
+export const TARGETS = [...STARTED_TARGETS, "serve", "alt"] as const;
+export const startedByHarness = (target: MatrixConfig["target"]): target is StartedTargetKind =>
+  STARTED_TARGETS.some((kind) => kind === target);
 /** What --sections takes: PROFILE's sections, and its clause ids */
 const CLAUSE_IDS = CLAUSES.map((c) => c.id);
 export const NETWORKS = { none: undefined, near: "40±20", far: "150±50" } as const;

@@ -42,7 +42,7 @@ const PROBE_EVERY_MS = 250;
  * A connection hog's socket the service closed is opened again after this long, as a pool keeping
  * idle connections reconnects: not at once. A service that closes every connection after its
  * answer (HTTP/1.1 allows it) keeps no idle socket, and reopening at once would turn the hog into a
- * storm of new connections bounded by nothing (measured: 3,484 in one 8 s phase of 256 sockets).
+ * storm of new connections bounded by nothing.
  */
 const REOPEN_AFTER_CLOSE_MS = 1000;
 /**
@@ -61,10 +61,8 @@ const LATE_TICKS_SHARE = 0.05;
 /**
  * The generator's event loop busy this share of a flood or more: it never idled, so its own queue
  * grew, and every answer it timed (the others' too: they are timed in this process) waited in it
- * for as long as it grew. Measured on two cores: 0.99–1.0 under the storms against a server that
- * closes each connection after its answer (the service's own process at 0.5 of its core: the
- * generator, not the service, was the bound), 0.8–0.94 against the reference with and without the
- * faults its storms must catch.
+ * for as long as it grew. Between the loop a server that closes each connection after its answer
+ * saturates and the loop the reference's storm faults leave it (docs/load.md gives both).
  */
 export const GENERATOR_SATURATED = 0.98;
 /** A storm held back by the service: every connection awaited an answer while requests were due, in this share of its ticks. */
@@ -451,7 +449,10 @@ async function connectionHog(target: FloodTarget, until: number): Promise<FloodO
       account();
       open.delete(socket);
       socket.destroy();
-      if (closed) await sleep(Math.min(REOPEN_AFTER_CLOSE_MS, Math.max(0, until - Date.now())));
+      if (closed)
+        await sleep(Math.min(REOPEN_AFTER_CLOSE_MS, Math.max(0, until - Date.now())), undefined, { signal: target.signal }).catch(
+          () => undefined,
+        );
     }
   };
   const probes: NonNullable<FloodOutcome["probes"]> = { tried: 0, failed: 0 };
