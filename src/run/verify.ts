@@ -375,23 +375,45 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
   const clock = clockLater ? estimateWhileStarting(target, runDir) : undefined;
   // every key of every key set (a pool of main keys, one set per worker) is redacted everywhere
   const secrets = targetSecrets(target);
+  // a stop asked after the checks ended waits for the sweep and the report (a second stops at once)
+  let checking = true;
   const abort = interruptible(() =>
-    out.write("\ninterrupted: stopping the checks, then deleting the agents this run created…\n"),
+    out.write(
+      checking
+        ? "\ninterrupted: stopping the checks, then deleting the agents this run created…\n"
+        : "\nasked to stop after the checks ended: deleting the agents this run created and writing its report first…\n",
+    ),
   );
   let ran: ChecksRun = { suites: { checks: [], findings: [], total: 0, planned: [], filesNotReached: 0 } };
   let sweep: CheckResult | undefined;
   let clockFailure: unknown;
+  let stopped = false;
   try {
     ran = await runChecks(config, target, { runDir, secrets, signal: abort.signal });
   } finally {
-    abort.release();
-    clockFailure = await clock?.failure(abort.signal.aborted);
+    checking = false;
+    stopped = abort.signal.aborted;
+    clockFailure = await clock?.failure(stopped);
     // whatever happened, delete what this run made and prove nothing is left: a deployment keeps no litter
     sweep = await sweepLedger(target, run.ledgerFile);
     out.write(`${formatProgress(sweep, { secrets })}\n`);
     await stop();
   }
-  if (clockFailure) throw clockFailure;
+  try {
+    if (clockFailure) throw clockFailure;
+    return await closeRun({ config, target, ran, sweep, stopped }, { runId, seed, startedAt, runDir, reportDir, secrets });
+  } finally {
+    abort.release();
+  }
+}
+
+/** A run's rows, result and reports once its checks ended (or stopped), its agents swept. */
+async function closeRun(
+  end: { config: VerifyConfig; target: HarnessTarget; ran: ChecksRun; sweep: CheckResult; stopped: boolean },
+  at: { runId: string; seed: number; startedAt: Date; runDir: string; reportDir: string; secrets: readonly string[] },
+): Promise<number> {
+  const { config, target, ran, sweep, stopped } = end;
+  const { runId, seed, startedAt, runDir, reportDir, secrets } = at;
   const { suites, calibrated, planned, property, refusalWaits, overran } = ran;
   // one row per check: vitest may report a cancelled check twice
   const checks = [...new Map(suites.checks.map((c) => [c.id, c])).values()];
@@ -401,7 +423,7 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
     ...(calibrated ? { calibrated } : {}),
     checks,
     bail: config.bail,
-    stopped: abort.signal.aborted || overran !== undefined,
+    stopped: stopped || overran !== undefined,
   });
   checks.push(...unreported.rows);
   if (overran) checks.push(boundRow(overran));
@@ -421,7 +443,7 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
     ...(property ? { property } : {}),
     ...(refusalWaits ? { refusalWaits } : {}),
     findings: suites.findings,
-    ...(abort.signal.aborted ? { interrupted: interruptedAt(checks, suites) } : {}),
+    ...(stopped ? { interrupted: interruptedAt(checks, suites) } : {}),
     ...(planned ? { plan: planned.finish() } : {}),
     ...(target.serviceClock ? { serviceClock: target.serviceClock } : {}),
   };

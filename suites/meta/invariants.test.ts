@@ -101,6 +101,21 @@ describe("meta: an interrupted run", { concurrent: true }, () => {
     expect(lastLine(run.stdout)).toMatch(/^interrupted: ran \d+ of 1 scenarios, then deleted what they made; exit 130$/);
   });
 
+  test("SIGTERM once the checks ended: the report is still written and the verdict stands", async () => {
+    // the agents swept, the report not yet written: a stop here once lost a whole run's report
+    const run = await interrupted(
+      ["verify", "--sections", "§9", "--workers", "1"],
+      /every agent the run created is deleted/,
+      "SIGTERM",
+    );
+    expect(run.sent).toBe(true);
+    expect(run.stdout).toContain(
+      "asked to stop after the checks ended: deleting the agents this run created and writing its report first",
+    );
+    expect(run.stdout).toMatch(/^reports: /m);
+    expect(run.code, run.stdout.slice(-1500)).toBe(0);
+  });
+
   test("SIGTERM before the run listens for it: exit 130, said on the last line", async () => {
     const run = await interrupted(["verify", "--workers", "1"], /^agent-harness verify — run/, "SIGTERM");
     expect(run.sent).toBe(true);
