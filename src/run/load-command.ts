@@ -59,10 +59,13 @@ export async function runLoad(
     options.capacity?.tenants,
     floodsReference(chosen, options),
   );
-  const abort = interruptible(() => process.stderr.write("\ninterrupted: ending the scenario and deleting what it made…\n"));
+  // a stop asked after the scenarios ended waits for the report (a second stops at once)
+  let running = true;
+  const abort = interruptible(() => process.stderr.write(running ? STOPPING_SCENARIO : STOPPING_AFTER));
   const startedAt = new Date();
   let reports: ScenarioReport[] = [];
   let releaseCores: (() => void) | undefined;
+  let stopped = false;
   try {
     await assertReachable(target);
     releaseCores = claimCores(target, options.serviceCores);
@@ -71,12 +74,41 @@ export async function runLoad(
     out.write(`${describeServiceClock(target.serviceClock)}\n`);
     reports = await runScenarios(target, chosen, abort.signal, out, process.stderr, options);
   } finally {
+    running = false;
+    stopped = abort.signal.aborted;
     releaseCores?.();
-    abort.release();
     await stop();
     where.stop();
     await live?.close();
   }
+  try {
+    return await closeLoad({ runId, seed, startedAt, target, config, chosen, reports, thresholds, stopped }, reportDir, options);
+  } finally {
+    abort.release();
+  }
+}
+
+const STOPPING_SCENARIO = "\ninterrupted: ending the scenario and deleting what it made…\n";
+const STOPPING_AFTER = "\nasked to stop after the scenarios ended: writing the report first…\n";
+
+/** A load run's result, reports and closing lines once its scenarios ended (or stopped); returns the exit code. */
+async function closeLoad(
+  end: {
+    runId: string;
+    seed: number;
+    startedAt: Date;
+    target: HarnessTarget;
+    config: VerifyConfig;
+    chosen: readonly Scenario[];
+    reports: ScenarioReport[];
+    thresholds: readonly Threshold[];
+    stopped: boolean;
+  },
+  reportDir: string,
+  options: LoadOptions,
+): Promise<number> {
+  const { runId, seed, startedAt, target, config, chosen, reports, thresholds, stopped } = end;
+  const out = process.stdout;
   const { result, loadRun } = loadRunResult({
     runId,
     seed,
@@ -86,7 +118,7 @@ export async function runLoad(
     chosen,
     reports,
     thresholds,
-    interrupted: abort.signal.aborted,
+    interrupted: stopped,
   });
   const secrets = targetSecrets(target, options.capacity?.tenants);
   const dir = await writeLoadReports(result, loadRun, reportDir, secrets);
