@@ -147,17 +147,19 @@ export class CoreWatch {
 
   /** The share (0–1) of its cores that the service's own processes took between two readings. */
   ownShare(from: CoreReading, to: CoreReading): number {
-    const seconds = (to.at - from.at) / 1000;
-    if (seconds <= 0) return 0;
-    return Math.max(0, (to.serviceTicks - from.serviceTicks) / TICKS_PER_SECOND / (seconds * this.cpus.length));
+    return this.share(to.serviceTicks - from.serviceTicks, from, to);
   }
 
   /** The share (0–1) of the service's cores that other work took between two readings. */
   otherShare(from: CoreReading, to: CoreReading): number {
+    return this.share(to.busyTicks - from.busyTicks - (to.serviceTicks - from.serviceTicks), from, to);
+  }
+
+  /** `ticks` of CPU time as a share (0–1) of the watched cores over the span between two readings. */
+  private share(ticks: number, from: CoreReading, to: CoreReading): number {
     const seconds = (to.at - from.at) / 1000;
     if (seconds <= 0) return 0;
-    const other = to.busyTicks - from.busyTicks - (to.serviceTicks - from.serviceTicks);
-    return Math.max(0, other / TICKS_PER_SECOND / (seconds * this.cpus.length));
+    return Math.max(0, ticks / TICKS_PER_SECOND / (seconds * this.cpus.length));
   }
 }
 

@@ -222,7 +222,7 @@ export function harnessArgs(
   if (!started)
     return [
       ...args,
-      ...(config.target === "container" ? ["--target", "container"] : []),
+      ...(startedByHarness(config.target) ? ["--target", config.target] : []),
       "--workers",
       String(config.workers ?? 2),
     ];
