@@ -4,7 +4,7 @@ import { invalidMessage, validMessage } from "../../src/arbitraries/messages.js"
 import { ConversationModel, type ModelAgent } from "../../src/model/agents.js";
 import { declareFile } from "../support/declare-file.js";
 import { check, expect, target } from "../support/harness.js";
-import { createFor, invalid, ok, remove, sendInvalid } from "./cases.js";
+import { createFor, expectEqual, invalid, ok, remove, sendInvalid } from "./cases.js";
 import {
   BUDGETED,
   expectHistoryKept,
@@ -50,21 +50,24 @@ describe("property: messages", () => {
                 let reply: import("../../src/contract/index.js").MessageReply | undefined;
                 if (stream) {
                   const res = await client.streamMessage(agent.id, value);
-                  expect({ status: res.status, error: res.error, parseIssues: res.parseIssues }).toEqual({
-                    status: 200,
-                    parseIssues: [],
-                  });
+                  expectEqual(
+                    { status: res.status, error: res.error, parseIssues: res.parseIssues },
+                    { status: 200, error: undefined, parseIssues: [] },
+                  );
                   reply = res.done;
                   expect(reply?.text, "PROFILE §5: done.text is the concatenated deltas").toBe(res.text);
                 } else reply = ok(await client.sendMessage(agent.id, value));
                 expect(reply).toBeDefined();
                 const { conversationId, turn, userId, roomId, agentId } = reply!;
-                expect({ turn, userId, roomId, agentId }).toEqual({
-                  turn: conversations.nextTurn(key),
-                  userId: value.userId ?? null,
-                  roomId: value.roomId ?? null,
-                  agentId: agent.id,
-                });
+                expectEqual(
+                  { turn, userId, roomId, agentId },
+                  {
+                    turn: conversations.nextTurn(key),
+                    userId: value.userId ?? null,
+                    roomId: value.roomId ?? null,
+                    agentId: agent.id,
+                  },
+                );
                 const expectedId = conversations.expectedId(key);
                 if (expectedId !== undefined)
                   expect(conversationId, "PROFILE §5: the same (agent, userId, roomId) keeps its conversation").toBe(expectedId);

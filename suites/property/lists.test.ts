@@ -6,7 +6,7 @@ import type { Agent, SORT_FIELDS } from "../../src/contract/index.js";
 import { type JsonObject, type ModelAgent, predictList, readListQuery, recordOf } from "../../src/model/agents.js";
 import { declareFile } from "../support/declare-file.js";
 import { check, expect, target } from "../support/harness.js";
-import { bodyOptions, createFor, invalid, ok, remove, said } from "./cases.js";
+import { bodyOptions, createFor, expectEqual, invalid, ok, remove, said } from "./cases.js";
 import { askAgain, judgeList } from "./foreign.js";
 import {
   BUDGETED,
@@ -125,8 +125,12 @@ describe("property: list", () => {
                 data,
                 known,
                 () => {
-                  expect({ ids: data.map((a) => a.id), pagination: res.pagination }, said(res)).toEqual(expected);
-                  for (const item of data) expect(item).toEqual(records().find((r) => r.id === item.id));
+                  expectEqual({ ids: data.map((a) => a.id), pagination: res.pagination }, expected, () => said(res));
+                  for (const item of data)
+                    expectEqual(
+                      item,
+                      records().find((r) => r.id === item.id),
+                    );
                 },
                 { total: res.pagination?.total ?? 0, again },
               );

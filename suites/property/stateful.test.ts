@@ -35,6 +35,7 @@ import {
 } from "../../src/model/transitions.js";
 import { declareFile } from "../support/declare-file.js";
 import { check, expect, HarnessError, target } from "../support/harness.js";
+import { expectEqual } from "./cases.js";
 import { askAgain, judgeList } from "./foreign.js";
 import {
   BUDGETED,
@@ -124,7 +125,7 @@ function expectRecord(actual: Agent, agent: Model["agents"][number]): void {
     agent.updatedAt = actual.updatedAt;
     agent.updatedAtMoved = false;
   }
-  expect(actual).toEqual(recordOf(agent));
+  expectEqual(actual, recordOf(agent));
 }
 
 const said = (res: ApiResult<unknown>) =>
@@ -148,11 +149,11 @@ function took(m: Model, from: TransitionFrom, to: TransitionTo): void {
 const pick = <T>(items: readonly T[], index: number): T | undefined => (items.length ? items[index % items.length] : undefined);
 
 function expectAnswer(res: ApiResult<unknown>, status: number, code?: string): void {
-  expect({ status: res.status, code: res.error?.code, parseIssues: res.parseIssues }, said(res)).toEqual({
-    status,
-    code,
-    parseIssues: [],
-  });
+  expectEqual(
+    { status: res.status, code: res.error?.code, parseIssues: res.parseIssues },
+    { status, code, parseIssues: [] },
+    () => said(res),
+  );
 }
 
 /** A create's answer against the model's prediction; a made agent joins the model. */
@@ -173,7 +174,7 @@ function adoptCreated(m: Model, r: Real, res: ApiResult<unknown>, predicted: Ret
     deleted: false,
   };
   m.agents.push(made);
-  expect(agent).toEqual(recordOf(made));
+  expectEqual(agent, recordOf(made));
   took(m, "new", statusOf(made));
 }
 
@@ -254,11 +255,15 @@ class List implements Cmd {
       res.data!,
       { baseline: m.baseline, own: live(m).map(recordOf), order },
       () => {
-        expect({ ids: res.data!.map((a) => a.id), pagination: res.pagination }, said(res)).toEqual(expected);
+        expectEqual({ ids: res.data!.map((a) => a.id), pagination: res.pagination }, expected, () => said(res));
         for (const item of res.data!) {
           const mine = m.agents.find((a) => a.id === item.id);
           if (mine) expectRecord(item, mine);
-          else expect(item).toEqual(m.baseline.find((a) => a.id === item.id));
+          else
+            expectEqual(
+              item,
+              m.baseline.find((a) => a.id === item.id),
+            );
         }
       },
       { total: res.pagination?.total ?? 0, again },
@@ -314,7 +319,7 @@ class Delete implements Cmd {
     const res = await nextClient().deleteAgent(agent.id);
     if (agent.deleted) return expectAnswer(res, 404, "AGENT_NOT_FOUND");
     expectAnswer(res, 200);
-    expect(res.data).toEqual({ id: agent.id, deleted: true });
+    expectEqual(res.data, { id: agent.id, deleted: true });
     agent.deleted = true;
     m.conversations.forgetAgent(agent.id);
     took(m, statusOf(agent), "deleted");
@@ -351,9 +356,9 @@ class Send implements Cmd {
     if (this.stream) {
       const res = await client.streamMessage(agent.id, body);
       if (agent.deleted)
-        return expect({ status: res.status, code: res.error?.code }).toEqual({ status: 404, code: "AGENT_NOT_FOUND" });
+        return expectEqual({ status: res.status, code: res.error?.code }, { status: 404, code: "AGENT_NOT_FOUND" });
       if (status !== "active")
-        return expect({ status: res.status, code: res.error?.code }).toEqual({ status: 503, code: "AGENT_UNAVAILABLE" });
+        return expectEqual({ status: res.status, code: res.error?.code }, { status: 503, code: "AGENT_UNAVAILABLE" });
       expect(res.status, said(res as never)).toBe(200);
       if (failing) {
         expect(res.error?.code, "PROFILE §5: a model failure after the stream opened is an error event").toBe("MODEL_ERROR");
@@ -379,12 +384,15 @@ class Send implements Cmd {
       reply = res.data;
     }
     expect(reply, "a reply").toBeDefined();
-    expect({ turn: reply!.turn, agentId: reply!.agentId, userId: reply!.userId, roomId: reply!.roomId }).toEqual({
-      turn: m.conversations.nextTurn(key),
-      agentId: agent.id,
-      userId: this.userId ?? null,
-      roomId: this.roomId ?? null,
-    });
+    expectEqual(
+      { turn: reply!.turn, agentId: reply!.agentId, userId: reply!.userId, roomId: reply!.roomId },
+      {
+        turn: m.conversations.nextTurn(key),
+        agentId: agent.id,
+        userId: this.userId ?? null,
+        roomId: this.roomId ?? null,
+      },
+    );
     const expectedId = m.conversations.expectedId(key);
     if (expectedId !== undefined)
       expect(reply!.conversationId, "PROFILE §5: same (agent, userId, roomId), same conversation").toBe(expectedId);
