@@ -25,6 +25,7 @@ import {
 } from "../contract/index.js";
 import { type Clock, systemClock } from "./clock.js";
 import { type Exchange, errorCodeOf } from "./exchange.js";
+import { renameIdField } from "./id-field.js";
 import {
   compose,
   type Dispatch,
@@ -314,22 +315,10 @@ export class ServiceClient {
     return headers;
   }
 
-  /** PROFILE §11: a deployment may name the identifier field otherwise; the contract's schemas say `id`. */
-  private renameIdField(endpoint: EndpointId, json: unknown): unknown {
-    if (this.idField === "id" || endpoint === "sendMessage" || !isRecord(json)) return json;
-    const rename = (record: unknown): unknown => {
-      if (!isRecord(record) || !(this.idField in record) || "id" in record) return record;
-      const { [this.idField]: id, ...rest } = record;
-      return { id, ...rest };
-    };
-    const data = json.data;
-    return { ...json, data: Array.isArray(data) ? data.map(rename) : rename(data) };
-  }
-
   private interpret<E extends EndpointId>(endpoint: E, exchange: Exchange): ApiResult<DataOf<E>> & { pagination?: Pagination } {
     const status = exchange.response.status;
     const json = exchange.response.json;
-    const body = this.renameIdField(endpoint, json);
+    const body = endpoint === "sendMessage" ? json : renameIdField(json, this.idField);
     const result: ApiResult<DataOf<E>> & { pagination?: Pagination } = { exchange, status, body, parseIssues: [] };
     if (json === undefined) {
       result.parseIssues.push(notJson());

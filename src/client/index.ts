@@ -2,6 +2,7 @@ export * from "./client.js";
 export * from "./clock.js";
 export * from "./clock-handover.js";
 export * from "./exchange.js";
+export * from "./id-field.js";
 export * from "./layers/index.js";
 export * from "./parse-issues.js";
 export * from "./rate.js";

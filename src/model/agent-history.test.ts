@@ -84,6 +84,17 @@ describe("the agent model of concurrent histories", () => {
     expect(judge([inactive, answered]).linearizable).toBe(true);
   });
 
+  test("a message to an active agent answered 503 once its time budget passed takes no turn; answered at once, no serial order explains it", () => {
+    const spent = { status: 503, code: "AGENT_UNAVAILABLE" };
+    const turnOne = op(2, 40, 50, { kind: "message", userId: "u1" }, { status: 200, turn: 1, conversationId: "c" });
+    // PROFILE §5: past the budget, 503 AGENT_UNAVAILABLE, and a failed exchange takes no turn
+    expect(
+      judge([op(1, 0, 31_000, { kind: "message", userId: "u1" }, { ...spent, budgetSpent: true }), turnOne]).linearizable,
+    ).toBe(true);
+    // the same answer at once says the active agent was unavailable: no serial order explains it
+    expect(clauseOf([op(1, 0, 10, { kind: "message", userId: "u1" }, spent), turnOne])).toBe("update.merge-patch");
+  });
+
   test("histories of a real agent under concurrent clients are linearizable, however they interleave", () => {
     for (let seed = 1; seed <= 30; seed++) {
       const { history, initial } = simulatedAgentHistory(seed, { agents: 3, clients: 4, opsPerClient: 12 });

@@ -36,6 +36,8 @@ export interface AgentOutput {
   /** a Send Message's turn and conversation */
   turn?: number | undefined;
   conversationId?: string | undefined;
+  /** a Send Message answered only once its time budget had passed (timed by the client, so never early) */
+  budgetSpent?: boolean;
 }
 
 export type AgentOperation = Operation<AgentInput, AgentOutput>;
@@ -117,6 +119,9 @@ function step(state: AgentState, input: AgentInput, output: AgentOutput): AgentS
       if (status === 0) return active ? [state, afterMessage(state, input.userId, undefined)] : [state];
       if (!state.exists) return status === 404 ? [state] : [];
       if (!active) return status === 503 ? [state] : [];
+      // PROFILE §5: past its time budget a message is answered 503 AGENT_UNAVAILABLE and takes no
+      // turn, the agent active or not (a loaded service may spend the budget even on a quick model)
+      if (status === 503 && output.code === "AGENT_UNAVAILABLE" && output.budgetSpent) return [state];
       if (status !== 200) return [];
       const conversation = state.conversations[input.userId] ?? { turns: 0 };
       const sameConversation = conversation.id === undefined || conversation.id === output.conversationId;

@@ -94,6 +94,15 @@ describe("checkLinearizable", () => {
     expect(verdict.linearizable).toBe("unknown");
   });
 
+  test("a partition whose search gave up hides no violation of another", () => {
+    const writes = Array.from({ length: 12 }, (_, i) => op("a", 0, 100, { write: i + 1 }));
+    const undecided = [...writes, op("a", 200, 201, { read: true }, { value: 99 })];
+    const violation = [op("b", 0, 1, { write: 1 }), op("b", 2, 3, { read: true }, { value: 0 })];
+    const verdict = checkLinearizable([...undecided, ...violation], REGISTER, { maxSteps: 50, isPure: isRead });
+    expect(verdict).toMatchObject({ linearizable: false, partition: "b" });
+    expect(checkLinearizable(undecided, REGISTER, { maxSteps: 50 })).toMatchObject({ linearizable: "unknown", partition: "a" });
+  });
+
   /**
    * Histories made by running the register for real: each operation takes effect at one instant
    * between its call and its return, so every such history is linearizable, however the calls

@@ -200,7 +200,11 @@ export interface CheckOptions<I, O> {
 
 const DEFAULT_MAX_STEPS = 2_000_000;
 
-/** Check a history: each partition on its own; the first that is not linearizable gives the verdict, with its witness. */
+/**
+ * Check a history: each partition on its own. The first that is not linearizable gives the verdict,
+ * with its witness; a partition whose search gave up hides no violation of another (every partition
+ * is searched), and without a violation the first that gave up makes the verdict unknown.
+ */
 export function checkLinearizable<S, I, O>(
   history: readonly Operation<I, O>[],
   model: SequentialModel<S, I, O>,
@@ -208,13 +212,15 @@ export function checkLinearizable<S, I, O>(
 ): Verdict<I, O> {
   const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS;
   const partitions = partitionsOf(history);
+  let gaveUp: string | undefined;
   for (const [partition, ops] of partitions) {
     const budget = { steps: maxSteps };
     const decision = searchPartition(ops, model, partition, budget);
-    if (decision === "unknown") return { linearizable: "unknown", partition, steps: maxSteps };
+    if (decision === "unknown") gaveUp ??= partition;
     if (decision === "no")
       return { linearizable: false, partition, witness: minimalWitness(ops, model, partition, options.isPure, maxSteps) };
   }
+  if (gaveUp !== undefined) return { linearizable: "unknown", partition: gaveUp, steps: maxSteps };
   return { linearizable: true, partitions: partitions.size, operations: history.length };
 }
 

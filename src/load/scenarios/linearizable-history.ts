@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { renameIdField } from "../../client/id-field.js";
 import { type Agent, isRecord } from "../../contract/index.js";
 import {
   type AgentInput,
@@ -102,6 +103,7 @@ function operationsOf(
   status: number,
   json: unknown,
   requestId: string | undefined,
+  budgetSpent: boolean,
 ): { partition: string; input: AgentInput; output: AgentOutput }[] {
   const data = dataOf(json);
   if (op.kind === "list") {
@@ -137,12 +139,27 @@ function operationsOf(
     ...(op.kind === "get" || op.kind === "patch" ? { record: data } : {}),
     ...(op.kind === "message" && typeof reply.turn === "number" ? { turn: reply.turn } : {}),
     ...(op.kind === "message" && typeof reply.conversationId === "string" ? { conversationId: reply.conversationId } : {}),
+    ...(budgetSpent ? { budgetSpent } : {}),
   };
   return [{ partition, input, output }];
 }
 
-/** A status the model knows: anything else (a 5xx, an unknown code) leaves the operation's effect unknown. */
-const KNOWN_STATUSES = new Set([200, 400, 404, 503]);
+/**
+ * An answer the model reads. Anything else leaves the operation's effect unknown: a 5xx or a 503
+ * outside the Send Message cases PROFILE §5 names (§3 says such an answer is a defect, and the
+ * response checks judge it as one: here it would only be blamed on the wrong clause), a status §5
+ * does not give these requests.
+ */
+function readable(op: Planned, status: number, code: string | undefined): boolean {
+  if (status === 503) return op.kind === "message" && code === "AGENT_UNAVAILABLE";
+  return status === 200 || status === 400 || status === 404;
+}
+
+/**
+ * Operations with a readable answer, at the least, for a verdict: unanswered writes fit any order
+ * and unanswered reads are left out, so a history made mostly of them would pass whatever the service did.
+ */
+const READABLE_SHARE = 0.5;
 
 async function linearizableHistory(ctx: ScenarioContext): Promise<void> {
   const key = ctx.loadKey;
@@ -159,40 +176,51 @@ async function linearizableHistory(ctx: ScenarioContext): Promise<void> {
   }
   const ids = agents.map((a) => a.id);
   const history: AgentOperation[] = [];
-  let refused = 0;
-  let sent = 0;
+  const budgetMs = ctx.target.messageTimeoutSeconds * 1000;
+  const tally = { sent: 0, readable: 0, refused: 0, unanswered: 0, unread: 0 };
   const runClient = async (ops: readonly Planned[], client: number) => {
     for (const op of ops) {
       const call = performance.now();
-      sent++;
+      tally.sent++;
       let status = 0;
       let json: unknown;
       let ret = Number.POSITIVE_INFINITY;
       let requestId: string | undefined;
+      let budgetSpent = false;
       try {
         const res = await ctx.single(key, requestOf(op, ids[op.agent]!));
         ret = performance.now();
         // PROFILE §7: a 429 has no effect; the operation is not in the history (it linearizes anywhere)
         if (res.status === 429) {
-          refused++;
+          tally.refused++;
           continue;
         }
-        status = KNOWN_STATUSES.has(res.status) ? res.status : 0;
-        json = res.json;
+        status = readable(op, res.status, res.code) ? res.status : 0;
+        // PROFILE §11: the deployment's identifier field, read as the model's `id`
+        json = op.kind === "message" ? res.json : renameIdField(res.json, ctx.target.idField);
         requestId = res.requestId;
-        if (status === 0) ret = Number.POSITIVE_INFINITY;
+        budgetSpent = op.kind === "message" && ret - call >= budgetMs;
+        if (status === 0) {
+          tally.unread++;
+          ret = Number.POSITIVE_INFINITY;
+        } else tally.readable++;
       } catch (error) {
         if (ctx.signal.aborted) throw error;
+        tally.unanswered++;
+        ctx.recorder.transportError(`${CHECK}: ${error instanceof Error ? error.message : String(error)}`);
       }
       // a read that got no answer tells nothing
-      for (const made of operationsOf(op, ids, status, json, requestId))
+      for (const made of operationsOf(op, ids, status, json, requestId, budgetSpent))
         if (status !== 0 || (made.input.kind !== "get" && made.input.kind !== "listed"))
           history.push({ id: history.length, client, call, ret, ...made });
     }
   };
   await Promise.all(schedule.map((ops, c) => runClient(ops, c + 1)));
-  if (refused * 2 > sent)
-    throw new InconclusiveError(`${refused} of ${sent} operations were refused 429: too few answers to judge a history`);
+  if (tally.readable < tally.sent * READABLE_SHARE)
+    throw new InconclusiveError(
+      `${tally.readable} of ${tally.sent} operations had an answer the model reads (${tally.refused} refused 429, ` +
+        `${tally.unanswered} with no answer, ${tally.unread} with a status it does not read): too few to judge a history`,
+    );
   const model = agentHistoryModel(initial);
   const verdict = checkLinearizable(history, model, { isPure: isPureAgentOperation });
   if (verdict.linearizable === "unknown")
