@@ -19,7 +19,14 @@ export interface LoadRun {
   runId: string;
   startedAt: string;
   finishedAt: string;
-  target: { kind: string; baseUrl: string; windowSeconds: number; messageTimeoutSeconds: number };
+  target: {
+    kind: string;
+    baseUrl: string;
+    windowSeconds: number;
+    messageTimeoutSeconds: number;
+    /** the network the harness put between generator and service (--network-delay, --network-proxy) */
+    network?: string;
+  };
   scenarios: ScenarioReport[];
   thresholds: ThresholdResult[];
 }
@@ -175,6 +182,8 @@ export interface LoadRunInput {
   seed: number;
   startedAt: Date;
   target: Pick<HarnessTarget, "kind" | "baseUrl" | "windowSeconds" | "messageTimeoutSeconds">;
+  /** the network the harness put between generator and service (src/net/behind-proxy.ts networkConditions) */
+  network?: string | undefined;
   /** what verify's results.json records of the target and keys (targetOptions) */
   options: Omit<RunResult["options"], "suites" | "sections">;
   chosen: readonly Scenario[];
@@ -202,6 +211,7 @@ export function loadRunResult(input: LoadRunInput): { result: RunResult; loadRun
       baseUrl: target.baseUrl,
       windowSeconds: target.windowSeconds,
       messageTimeoutSeconds: target.messageTimeoutSeconds,
+      ...(input.network ? { network: input.network } : {}),
     },
     scenarios: reports,
     thresholds,

@@ -1,4 +1,4 @@
-import { type DelayProxy, formatDelay, type NetworkConditions, startDelayProxy } from "./delay-proxy.js";
+import { type Delay, type DelayProxy, formatDelay, type NetworkConditions, startDelayProxy } from "./delay-proxy.js";
 
 /**
  * A started target moved behind a delaying proxy: its base URL is the proxy's, and stopping it
@@ -29,4 +29,13 @@ export function describeNetwork(proxy: DelayProxy, upstream: string): string {
     Boolean,
   );
   return `network: a proxy at ${proxy.host}:${proxy.port} in front of ${new URL(upstream).host}, delaying requests ${formatDelay(up)} and responses ${formatDelay(down)}${roles.length ? `; it ${roles.join(" and ")}` : ""}`;
+}
+
+/**
+ * The conditions `--network-delay` and `--network-proxy` set, without the proxy's address: what two
+ * load runs must share for their figures to compare (load.json's target.network). Undefined: none.
+ */
+export function networkConditions(delay: Delay | undefined, roles: readonly string[] = []): string | undefined {
+  if (!delay && !roles.length) return undefined;
+  return [`${formatDelay(delay ?? { ms: 0, jitterMs: 0 })} each way`, ...roles].join(", ");
 }

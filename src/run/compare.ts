@@ -3,10 +3,12 @@ import { basename, dirname, join, resolve } from "node:path";
 import {
   compareLines,
   compareRuns,
+  compareVerdict,
   type Gate,
   notComparable,
   readLoadRun,
   regressions,
+  unfitScenarios,
   unjudgedGates,
   unjudgedLine,
 } from "../load/compare/compare.js";
@@ -19,7 +21,8 @@ import { UsageError } from "./usage-error.js";
  * `load compare BASE CURRENT`: both runs read, their comparability checked (exit 2 saying why
  * not), the table printed, compare.html and compare.json written; exit 1 when a gate broke
  * beyond its tolerance and the noise; else exit 2 when a latency gate could be judged on no
- * endpoint (too few answers for its quantile: a pass would be green for what was not judged);
+ * endpoint (too few answers for its quantile: a pass would be green for what was not judged) or
+ * a scenario did not pass in one of the runs (its figures are no reference and no candidate);
  * else 0.
  */
 export async function runCompare(
@@ -39,10 +42,12 @@ export async function runCompare(
   const judged = new Set(SCENARIOS.filter((s) => s.latency.judged).map((s) => s.id));
   const broken = regressions(changes, gates, judged);
   const unjudged = unjudgedGates(changes, gates, judged);
-  const nowhere = unjudged.filter((u) => u.endpoints.length === u.of);
+  const unfit = unfitScenarios(base, current);
+  const verdict = compareVerdict(broken, unjudged, unfit, gates.length);
   const out = process.stdout;
   out.write(`agent-harness load compare — BASE ${base.runId} → CURRENT ${current.runId}\n${compareLines(changes).join("\n")}\n`);
   for (const u of unjudged) out.write(`? ${unjudgedLine(u)}\n`);
+  for (const u of unfit) out.write(`? ${u}: its figures are not compared as a release's (its own report says why)\n`);
   for (const r of broken) out.write(`✗ ${r.message}\n`);
   const dir = join(resolve(reportDir), `compare-${newRunId()}`);
   mkdirSync(dir, { recursive: true });
@@ -50,19 +55,17 @@ export async function runCompare(
     basename(path === "load.json" || path.endsWith("/load.json") ? dirname(resolve(path)) : resolve(path));
   writeFileSync(
     join(dir, "compare.html"),
-    renderCompareHtml({ base, current, baseName: name(paths.base), currentName: name(paths.current) }, changes, broken, unjudged),
+    renderCompareHtml({ base, current, baseName: name(paths.base), currentName: name(paths.current) }, changes, {
+      broken,
+      unjudged,
+      unfit,
+      verdict,
+    }),
   );
   writeFileSync(
     join(dir, "compare.json"),
-    `${JSON.stringify({ base: base.runId, current: current.runId, gates, changes, regressions: broken, unjudged }, null, 2)}\n`,
+    `${JSON.stringify({ base: base.runId, current: current.runId, gates, changes, regressions: broken, unjudged, unfit, verdict }, null, 2)}\n`,
   );
-  const verdict = broken.length
-    ? `${broken.length} regression(s) beyond tolerance and noise`
-    : nowhere.length
-      ? `no verdict: ${nowhere.map((u) => u.gate).join(", ")} judged on no endpoint`
-      : gates.length
-        ? "no regression beyond tolerance and noise"
-        : "no --max-regression given: nothing judged";
-  out.write(`${verdict}\nreport: ${dir} (compare.html, compare.json)\n`);
-  return broken.length ? 1 : nowhere.length ? 2 : 0;
+  out.write(`${verdict.line}\nreport: ${dir} (compare.html, compare.json)\n`);
+  return verdict.code;
 }

@@ -1,4 +1,5 @@
 /** The `load` and `load merge` commands once their options are valid: target, scenarios, reports, exit code. */
+
 import { mkdirSync } from "node:fs";
 import { describeServiceClock, estimateServiceClock } from "../client/index.js";
 import { MESSAGE_TIMING } from "../contract/index.js";
@@ -14,6 +15,7 @@ import {
   writeLoadReports,
 } from "../load/run-of-scenarios.js";
 import { MergeError, mergeShardRuns, readShardRuns } from "../load/shard/merge.js";
+import { networkConditions } from "../net/behind-proxy.js";
 import { exitCodeOf, newRunId, noVerdictLine } from "../report/index.js";
 import { claimServiceCores } from "../target/cores.js";
 import { type HarnessTarget, targetSecrets } from "../target/harness-target.js";
@@ -114,6 +116,7 @@ async function closeLoad(
     seed,
     startedAt,
     target,
+    network: networkConditions(config.networkDelay, config.networkProxy),
     options: targetOptions(target, config),
     chosen,
     reports,

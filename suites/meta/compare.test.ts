@@ -1,15 +1,20 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { expect, test } from "vitest";
+import { afterAll, expect, test } from "vitest";
 import { exampleTenants } from "../../src/load/capacity/plan.js";
 import type { LoadRun } from "../../src/load/run-of-scenarios.js";
+import { startDelayProxy } from "../../src/net/delay-proxy.js";
+import { startReferenceServer } from "../../src/target/embedded.js";
+import { EMBEDDED_DEFAULTS } from "../../src/target/harness-target.js";
 import { harnessExit, load } from "./verify-run.js";
 
 /**
  * `load compare` as a release gate, on real runs: the same build twice (A/A) passes, the same
- * build behind 30 ms more delay each way fails naming the endpoint and the figure, and runs of
- * other scenarios are refused as not comparable. The three runs go at once, so the machine's
+ * build 30 ms slower each way (behind a delaying proxy the harness does not know of: to it, a
+ * slower deployment) fails naming the endpoint and the figure, and runs of other scenarios, or of
+ * one network against another the harness made (`--network-delay`), are refused as not
+ * comparable. The three runs go at once, each against a reference of its own, so the machine's
  * load falls on all of them alike. The p90 gate holds on A/A because compare's noise takes in a
  * busy second (whole time blocks resampled) and a busier machine (the runs' event-loop lag), and
  * judges a quantile only where enough answers lie above it (a p90 from 50 answers: the two GETs
@@ -19,15 +24,38 @@ import { harnessExit, load } from "./verify-run.js";
  */
 const dir = mkdtempSync(join(tmpdir(), "agent-harness-compare-"));
 const keysFile = join(dir, "tenants.json");
-writeFileSync(keysFile, JSON.stringify(exampleTenants(10, 2, 12)));
-const DRIVE = ["--scenario", "capacity", "--keys-file", keysFile, "--duration", "10s"];
+const tenants = exampleTenants(10, 2, 12);
+writeFileSync(keysFile, JSON.stringify(tenants));
+const { windowSeconds, messageTimeoutSeconds } = EMBEDDED_DEFAULTS;
+// a reference each, as each run's own embedded one would be: one shared would share the tenants' buckets
+const references = await Promise.all(
+  [1, 2, 3].map(() => startReferenceServer({ keys: tenants, windowSeconds, messageTimeoutSeconds })),
+);
+const origin = new URL(references[2]!.baseUrl);
+const thirtyMsAway = await startDelayProxy(
+  { host: origin.hostname, port: Number(origin.port) },
+  { up: { ms: 30, jitterMs: 0 }, down: { ms: 30, jitterMs: 0 } },
+);
+afterAll(async () => {
+  await thirtyMsAway.close();
+  await Promise.all(references.map((r) => r.close()));
+});
+
+/** A capacity drive of the reference at `baseUrl`, a deployment to the harness. */
+const drive = (baseUrl: string, ...more: string[]) =>
+  load([
+    ...["--scenario", "capacity", "--keys-file", keysFile, "--duration", "10s", "--base-url", baseUrl],
+    ...["--api-key", tenants.keys[0]!.key, "--rate-window", String(windowSeconds)],
+    ...["--message-timeout", String(messageTimeoutSeconds), "--reference-faults", ...more],
+  ]);
 const GATE = ["--max-regression", "p90:+10%", "--max-regression", "p50:+25ms", "--report-dir", dir];
 
 test(
-  "A/A passes, +30 ms fails naming endpoint and figure, other scenarios are not comparable",
+  "A/A passes, +30 ms fails naming endpoint and figure, other scenarios or networks are not comparable",
   { timeout: 300_000 },
   async () => {
-    const [a, b, delayed] = await Promise.all([load(DRIVE), load(DRIVE), load([...DRIVE, "--network-delay", "30"])]);
+    const slowerUrl = thirtyMsAway.urlFor(references[2]!.baseUrl);
+    const [a, b, delayed] = await Promise.all([drive(references[0]!.baseUrl), drive(references[1]!.baseUrl), drive(slowerUrl)]);
     for (const r of [a, b, delayed]) expect(r.code, r.output.slice(-2000)).toBe(0);
 
     const aa = await harnessExit(["load", "compare", a.runDir, b.runDir, ...GATE]);
@@ -52,5 +80,16 @@ test(
     const refused = await harnessExit(["load", "compare", a.runDir, otherFile, ...GATE]);
     expect(refused.code, refused.output).toBe(2);
     expect(refused.output).toMatch(/not comparable: the runs drove other scenarios: BASE capacity, CURRENT throughput/);
+
+    // the same run as if made through --network-delay: another network, which the harness knows it made
+    const far = JSON.parse(readFileSync(join(b.runDir, "load.json"), "utf8")) as LoadRun;
+    far.target.network = "30 ± 0 ms each way";
+    const farFile = join(dir, "far-load.json");
+    writeFileSync(farFile, JSON.stringify(far));
+    const elsewhere = await harnessExit(["load", "compare", a.runDir, farFile, ...GATE]);
+    expect(elsewhere.code, elsewhere.output).toBe(2);
+    expect(elsewhere.output).toMatch(
+      /not comparable: the targets had other settings: network none in BASE, 30 ± 0 ms each way in CURRENT/,
+    );
   },
 );

@@ -8,11 +8,13 @@ import type { ScenarioReport } from "../scenario-run.js";
 import {
   compareLines,
   compareRuns,
+  compareVerdict,
   fewestAnswers,
   judgeable,
   notComparable,
   parseGate,
   regressions,
+  unfitScenarios,
   unjudgedGates,
   unjudgedLine,
 } from "./compare.js";
@@ -208,6 +210,78 @@ describe(`load compare (seed ${SEED})`, () => {
     const slower = run("c", () => latencies(random, 50, 4));
     slower.target.windowSeconds = 60;
     expect(notComparable(a, slower)).toMatch(/windowSeconds 2 in BASE, 60 in CURRENT/);
+    // the same build 40 ms further away (--network-delay) is another network, not a regression
+    const far = run("d", () => latencies(random, 50, 4));
+    far.target.network = "40 ± 20 ms each way";
+    expect(notComparable(a, far)).toMatch(/network none in BASE, 40 ± 20 ms each way in CURRENT/);
+    const container = run("e", () => latencies(random, 50, 4));
+    container.target.kind = "container";
+    expect(notComparable(a, container)).toMatch(/kind embedded in BASE, container in CURRENT/);
+  });
+
+  test("capacity drives of other keys files, shards or shapes are not comparable; runs that drove nothing are not either", () => {
+    const random = mulberry32(SEED + 4);
+    const drive = (id: string, settings: Partial<NonNullable<ScenarioReport["capacity"]>["settings"]>) => {
+      const r = run(id, () => latencies(random, 50, 4));
+      const base = {
+        profile: "steady",
+        share: 0.8,
+        durationSeconds: 60,
+        rampSeconds: 5,
+        intervalSeconds: 5,
+        tenants: 50,
+        keys: 200,
+      };
+      r.scenarios[0]!.capacity = { settings: { ...base, offeredPerSecond: 400, ...settings } } as ScenarioReport["capacity"];
+      return r;
+    };
+    const a = drive("a", {});
+    expect(notComparable(a, drive("b", {}))).toBeUndefined();
+    // a keys file of higher tiers offers more: its figures are another load's
+    expect(notComparable(a, drive("c", { offeredPerSecond: 800 }))).toMatch(
+      /"offeredPerSecond":400.* in BASE, .*"offeredPerSecond":800/,
+    );
+    expect(notComparable(a, drive("d", { tenants: 10, keys: 40 }))).toMatch(/scenario capacity ran with other settings/);
+    expect(notComparable(a, drive("e", { shard: { index: 1, count: 3 } }))).toMatch(/"shard"/);
+    const none = (id: string) => ({ ...run(id, () => []), scenarios: [] });
+    expect(notComparable(none("f"), none("g"))).toMatch(/no scenario ran in either run/);
+  });
+
+  test("a scenario that did not pass in either run is no reference and no candidate: no verdict, exit 2, never a pass", () => {
+    const random = mulberry32(SEED + 5);
+    const a = run("a", () => latencies(random, 800, 4));
+    const b = run("b", () => latencies(random, 800, 4));
+    b.scenarios[0]!.status = "failed";
+    const unfit = unfitScenarios(a, b);
+    expect(unfit).toEqual(["CURRENT's capacity failed"]);
+    const changes = compareRuns(a, b, SEED);
+    const verdict = compareVerdict(regressions(changes, P99, JUDGED), unjudgedGates(changes, P99, JUDGED), unfit, 1);
+    expect(verdict).toEqual({ line: "no verdict: CURRENT's capacity failed", code: 2 });
+    a.scenarios[0]!.status = "inconclusive";
+    a.scenarios[0]!.message = "InconclusiveError: the flood did not reach what it set out to do\nmore";
+    b.scenarios[0]!.status = "passed";
+    expect(unfitScenarios(a, b)).toEqual([
+      "BASE's capacity inconclusive (InconclusiveError: the flood did not reach what it set out to do)",
+    ]);
+    expect(compareVerdict([], [], [], 1)).toEqual({ line: "no regression beyond tolerance and noise", code: 0 });
+  });
+
+  test("rps: judged unrounded, and only where latency is judged (a bucket's waits set the rate of its scenario)", () => {
+    const random = mulberry32(SEED + 6);
+    const slow = (id: string, answers: number) => {
+      const r = run(id, () => latencies(random, answers / 2, 4));
+      r.scenarios[0]!.durationMs = 40_000;
+      return r;
+    };
+    // 22 and 20 answers in 40 s: 0.55 → 0.5 a second (−9%), which the report's one decimal shows as 0.6 → 0.5 (−17%)
+    const [a, b] = [slow("a", 11 * 2), slow("b", 10 * 2)];
+    const rps = [parseGate("rps:-10%")].filter((g) => typeof g !== "string");
+    expect(regressions(compareRuns(a, b), rps, JUDGED)).toEqual([]);
+    const halved = slow("c", 5 * 2);
+    expect(regressions(compareRuns(a, halved), rps, JUDGED).map((r) => r.message)).toEqual([
+      expect.stringMatching(/^capacity rps 0\.55 → 0\.25 \(−54\.55%\) beyond rps:-10%$/),
+    ]);
+    expect(regressions(compareRuns(a, halved), rps, new Set())).toEqual([]);
   });
 
   test.for([

@@ -52,10 +52,26 @@ export function readLoadRun(path: string): LoadRun | string {
   try {
     const run = JSON.parse(readFileSync(file, "utf8")) as LoadRun;
     if (!Array.isArray(run.scenarios) || !run.target) return `${file}: not a load.json (no scenarios, no target)`;
+    const unread = run.scenarios.findIndex((s) => !readable(s));
+    if (unread >= 0)
+      return `${file}: not a load.json this version reads (scenario ${unread + 1} lacks its id, status, duration, answers or the generator's lag)`;
     return run;
   } catch (err) {
     return `${file}: not JSON (${err instanceof Error ? err.message : String(err)})`;
   }
+}
+
+/** The fields a comparison reads of a scenario: a skipped one has only its id and status. */
+function readable(s: unknown): boolean {
+  const r = s as Partial<ScenarioReport> | null;
+  if (typeof r?.id !== "string" || typeof r.status !== "string") return false;
+  return (
+    r.status === "skipped" ||
+    (typeof r.durationMs === "number" &&
+      typeof r.conformance?.responses === "number" &&
+      typeof r.generator?.eventLoopLagP99Ms === "number" &&
+      Number.isFinite(r.generator.eventLoopLagP99Ms))
+  );
 }
 
 /** Why two runs cannot be compared (other scenarios, other target settings), or undefined. */
@@ -68,14 +84,30 @@ export function notComparable(base: LoadRun, current: LoadRun): string | undefin
       .join(", ");
   if (ran(base) !== ran(current))
     return `the runs drove other scenarios: BASE ${ran(base) || "none"}, CURRENT ${ran(current) || "none"}`;
-  for (const key of ["windowSeconds", "messageTimeoutSeconds"] as const)
-    if (base.target[key] !== current.target[key])
-      return `the targets had other settings: ${key} ${base.target[key]} in BASE, ${current.target[key]} in CURRENT`;
+  if (!ran(base)) return "no scenario ran in either run: nothing to compare";
+  // the network between generator and service (--network-delay, --network-proxy) moves every figure
+  for (const key of ["kind", "windowSeconds", "messageTimeoutSeconds", "network"] as const)
+    if ((base.target[key] ?? "none") !== (current.target[key] ?? "none"))
+      return `the targets had other settings: ${key} ${base.target[key] ?? "none"} in BASE, ${current.target[key] ?? "none"} in CURRENT`;
   for (const s of base.scenarios) {
     const other = current.scenarios.find((c) => c.id === s.id);
+    // what a capacity drive offers: its tenants and their tiers (the keys file), its shape, a shard of it or all
     const settings = (r: ScenarioReport | undefined) => {
       const c = r?.capacity?.settings;
-      return c ? JSON.stringify({ share: c.share, profile: c.profile, durationSeconds: c.durationSeconds }) : "";
+      if (!c) return "";
+      const { share, profile, durationSeconds, rampSeconds, tenants, keys, offeredPerSecond, flooder, shard, shards } = c;
+      return JSON.stringify({
+        share,
+        profile,
+        durationSeconds,
+        rampSeconds,
+        tenants,
+        keys,
+        offeredPerSecond,
+        flooder,
+        shard,
+        shards,
+      });
     };
     if (settings(s) !== settings(other))
       return `scenario ${s.id} ran with other settings: ${settings(s)} in BASE, ${settings(other)} in CURRENT`;
@@ -342,6 +374,31 @@ function machineOf(base: ScenarioReport, current: ScenarioReport): ScenarioChang
   return { baseLagP99Ms: b, currentLagP99Ms: c, factor: Math.max(1, (c + QUIET_LAG_MS) / (b + QUIET_LAG_MS)) };
 }
 
+/**
+ * The scenarios both runs drove whose own verdict was not a pass in one of them: a failed,
+ * errored or inconclusive run's figures are no reference and no candidate (its own report says
+ * why), so a release gate gives no verdict on them rather than pass them.
+ */
+export function unfitScenarios(base: LoadRun, current: LoadRun): string[] {
+  const out: string[] = [];
+  for (const b of base.scenarios) {
+    const c = current.scenarios.find((s) => s.id === b.id);
+    if (!c || b.status === "skipped") continue;
+    for (const [name, r] of [
+      ["BASE", b],
+      ["CURRENT", c],
+    ] as const)
+      if (r.status !== "passed") out.push(`${name}'s ${r.id} ${r.status}${r.message ? ` (${r.message.split("\n")[0]})` : ""}`);
+  }
+  return out;
+}
+
+/**
+ * Answers a second over the scenario's run, unrounded: the report's rps keeps one decimal, which
+ * makes 0.3 → 0.2 a third less at a low rate.
+ */
+const rpsOf = (r: ScenarioReport) => (r.durationMs > 0 ? r.conformance.responses / (r.durationMs / 1000) : r.rps);
+
 export function compareRuns(base: LoadRun, current: LoadRun, seed = 1): ScenarioChange[] {
   const out: ScenarioChange[] = [];
   for (const b of base.scenarios) {
@@ -351,7 +408,7 @@ export function compareRuns(base: LoadRun, current: LoadRun, seed = 1): Scenario
     out.push({
       scenario: b.id,
       machine: machineOf(b, c),
-      rps: { base: b.rps, current: c.rps },
+      rps: { base: rpsOf(b), current: rpsOf(c) },
       errors: {
         base: b.errors,
         current: c.errors,
@@ -400,11 +457,13 @@ export function regressions(
             });
         }
       } else if (figure === "rps") {
+        // a scenario holding intended waits (a bucket's window, a stream's budget) has the rate of its waits
+        if (!judged.has(s.scenario)) continue;
         const drop = s.rps.base > 0 ? (s.rps.base - s.rps.current) / s.rps.base : 0;
         if (drop > (gate.relative ?? 0))
           out.push({
             gate: gate.source,
-            message: `${s.scenario} rps ${s.rps.base} → ${s.rps.current} (−${pct(drop)}) beyond ${gate.source}`,
+            message: `${s.scenario} rps ${rate(s.rps.base)} → ${rate(s.rps.current)} (−${pct(drop)}) beyond ${gate.source}`,
           });
       } else {
         const rise = s.errors.currentRate - s.errors.baseRate;
@@ -460,6 +519,24 @@ export function unjudgedGates(
   return out;
 }
 
+/**
+ * The comparison's verdict, in one line, and its exit code: 1 when a gate broke beyond its
+ * tolerance and the noise; else 2 when a scenario did not pass in one of the runs (`unfitScenarios`)
+ * or a latency gate was judged on no endpoint; else 0.
+ */
+export function compareVerdict(
+  broken: readonly Regression[],
+  unjudged: readonly UnjudgedGate[],
+  unfit: readonly string[],
+  gates: number,
+): { line: string; code: 0 | 1 | 2 } {
+  if (broken.length) return { line: `${broken.length} regression(s) beyond tolerance and noise`, code: 1 };
+  const nowhere = unjudged.filter((u) => u.endpoints.length === u.of).map((u) => u.gate);
+  const why = [...unfit.map((u) => u.split(" (")[0]), ...(nowhere.length ? [`${nowhere.join(", ")} judged on no endpoint`] : [])];
+  if (why.length) return { line: `no verdict: ${why.join("; ")}`, code: 2 };
+  return { line: gates ? "no regression beyond tolerance and noise" : "no --max-regression given: nothing judged", code: 0 };
+}
+
 /** What a gate left unjudged means, in one line. */
 export function unjudgedLine(u: UnjudgedGate): string {
   const q = u.percentile;
@@ -473,6 +550,7 @@ export function unjudgedLine(u: UnjudgedGate): string {
 
 const fmt = (ms: number) => (Math.abs(ms) >= 100 ? ms.toFixed(0) : Math.abs(ms) >= 10 ? ms.toFixed(1) : ms.toFixed(2));
 const pct = (share: number) => `${(share * 100).toFixed(2)}%`;
+const rate = (perSecond: number) => (perSecond >= 10 ? perSecond.toFixed(0) : perSecond.toFixed(2));
 
 /** The table a terminal shows: one line per scenario, endpoint and outcome. */
 export function compareLines(changes: readonly ScenarioChange[]): string[] {
@@ -480,7 +558,7 @@ export function compareLines(changes: readonly ScenarioChange[]): string[] {
   for (const s of changes) {
     const errorNote = s.errors.beyondNoise ? " (beyond noise)" : "";
     lines.push(
-      `${s.scenario}: rps ${s.rps.base} → ${s.rps.current}; errors ${pct(s.errors.baseRate)} → ${pct(s.errors.currentRate)}${errorNote}`,
+      `${s.scenario}: rps ${rate(s.rps.base)} → ${rate(s.rps.current)}; errors ${pct(s.errors.baseRate)} → ${pct(s.errors.currentRate)}${errorNote}`,
       `  machine: event-loop lag p99 ${fmt(s.machine.baseLagP99Ms)} → ${fmt(s.machine.currentLagP99Ms)} ms${s.machine.factor > 1.05 ? ` (CURRENT's busier: latency up to ×${s.machine.factor.toFixed(2)} is the machine's, not a regression)` : ""}`,
     );
     const rows = new Map<string, FigureChange[]>();

@@ -4,6 +4,7 @@ import { OUTCOME_LABEL, OUTCOMES } from "../recorder.js";
 import type { LoadRun } from "../run-of-scenarios.js";
 import {
   compareLines,
+  type compareVerdict,
   fewestAnswers,
   MIN_TAIL,
   type Regression,
@@ -19,9 +20,14 @@ import {
 export function renderCompareHtml(
   runs: { base: LoadRun; current: LoadRun; baseName: string; currentName: string },
   changes: readonly ScenarioChange[],
-  broken: readonly Regression[],
-  unjudged: readonly UnjudgedGate[] = [],
+  judged: {
+    broken: readonly Regression[];
+    unjudged: readonly UnjudgedGate[];
+    unfit: readonly string[];
+    verdict: ReturnType<typeof compareVerdict>;
+  },
 ): string {
+  const { broken, unjudged, unfit, verdict } = judged;
   const charts = changes.map((s) => {
     const base = runs.base.scenarios.find((r) => r.id === s.scenario);
     const current = runs.current.scenarios.find((r) => r.id === s.scenario);
@@ -40,23 +46,19 @@ export function renderCompareHtml(
     );
     return `<div class="scenario"><h2>${escapeHtml(s.scenario)}</h2><div class="charts">${figures.join("")}</div></div>`;
   });
-  const verdict = broken.length
-    ? `<p class="broken"><strong>${broken.length} regression(s) beyond tolerance and noise</strong></p><ul>${broken.map((r) => `<li>${escapeHtml(r.message)}</li>`).join("")}</ul>`
-    : unjudged.some((u) => u.endpoints.length === u.of)
-      ? `<p class="broken"><strong>no verdict: ${escapeHtml(
-          unjudged
-            .filter((u) => u.endpoints.length === u.of)
-            .map((u) => u.gate)
-            .join(", "),
-        )} judged on no endpoint</strong></p>`
-      : "<p><strong>no regression beyond tolerance and noise</strong></p>";
-  const notes = unjudged.length ? `<ul>${unjudged.map((u) => `<li>${escapeHtml(unjudgedLine(u))}</li>`).join("")}</ul>` : "";
+  const heading = `<p${verdict.code ? ' class="broken"' : ""}><strong>${escapeHtml(verdict.line)}</strong></p>`;
+  const lines = [
+    ...broken.map((r) => r.message),
+    ...unfit.map((u) => `${u}: its figures are not compared as a release's (its own report says why)`),
+    ...unjudged.map(unjudgedLine),
+  ];
+  const notes = lines.length ? `<ul>${lines.map((l) => `<li>${escapeHtml(l)}</li>`).join("")}</ul>` : "";
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>agent-harness load compare · ${escapeHtml(runs.baseName)} → ${escapeHtml(runs.currentName)}</title>
 <style>body{font:14px system-ui,sans-serif;margin:24px;max-width:1700px}pre{background:#f8fafc;padding:8px;overflow:auto}.broken{color:#b91c1c}${CHART_STYLE}</style></head>
 <body><main><h1>agent-harness load compare</h1>
 <p>BASE ${escapeHtml(runs.baseName)} (${escapeHtml(runs.base.startedAt)}) → CURRENT ${escapeHtml(runs.currentName)} (${escapeHtml(runs.current.startedAt)}). A change is beyond noise when the 95% bootstrap interval of the quantile's change, resampled from both runs' recorded histograms, excludes zero; a quantile with fewer than ${MIN_TAIL} answers above it in either run (a p99 from under ${fewestAnswers(99)} answers) is shown, never judged.</p>
-${verdict}${notes}
+${heading}${notes}
 <pre>${escapeHtml(compareLines(changes).join("\n"))}</pre>
 <section id="load">${charts.join("\n")}</section>
 </main></body></html>
