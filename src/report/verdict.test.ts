@@ -1,3 +1,6 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { expect, test } from "vitest";
 import { RefusedAgain } from "../client/refusal.js";
 import {
@@ -28,6 +31,18 @@ test.for([
   ["a request refused again and again", [new RefusedAgain("refused 4 times")], { status: "inconclusive" }],
   ["a harness error beside a refusal", [new RefusedAgain("refused"), new HarnessError("no time")], { status: "error" }],
   ["a transport error", [Object.assign(new Error("reset"), { name: "TransportError" })], { status: "error" }],
+  // vitest's timeout (its runner's words, a plain Error): the run's bound ran out, not the service
+  [
+    "a check that outlasted its time",
+    [
+      new Error(
+        'Test timed out in 56000ms.\nIf this is a long-running test, pass a timeout value as the last argument or configure it globally with "testTimeout".',
+      ),
+    ],
+    { status: "error" },
+  ],
+  ["a hook that outlasted its time", [new Error("Hook timed out in 60000ms.")], { status: "error" }],
+  ["an assertion that names a timeout", [new Error("expected 'Test timed out in 5ms' to be ''")], { status: "failed" }],
   [
     "a clause the registry does not know",
     [new ConformanceFailure("x", "envelope.list"), { name: "Blocked", message: "", clause: "no.such" }],
@@ -37,6 +52,19 @@ test.for([
   expect(classify(errors)).toEqual(verdict);
   // the CLI reads the error as vitest serialized it: its name and own fields
   expect(classify(errors.map((e) => (e instanceof Error ? serialized(e) : e)))).toEqual(verdict);
+});
+
+// a check that ran out of time is known by vitest's words: the installed runner must still write
+// them, or a timeout would be read as a failure of the check's clauses again
+test("vitest's runner words a timeout as the verdict reads it", () => {
+  const fromVitest = createRequire(createRequire(import.meta.url).resolve("vitest/package.json"));
+  const dist = dirname(fromVitest.resolve("@vitest/runner"));
+  const sources = readdirSync(dist, { recursive: true, encoding: "utf8" })
+    .filter((file) => file.endsWith(".js"))
+    .map((file) => readFileSync(join(dist, file), "utf8"));
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the runner's source text, searched as it is written
+  const template = '`${isHook ? "Hook" : "Test"} timed out in ${timeout}ms.';
+  expect(sources.some((source) => source.includes(template))).toBe(true);
 });
 
 test("the harness's own errors speak the clause's words; a bare assertion does not", () => {

@@ -82,6 +82,13 @@ export interface Verdict {
 /** The names of the errors the harness throws: the client's TransportError is the harness's too. */
 const HARNESS_ERRORS = new Set(["HarnessError", "TransportError"]);
 /**
+ * vitest's own words when a check or its hook outlasts the time the run gave it (a plain Error): the
+ * harness's bound ran out before the check could say anything of the service, as a time limit the
+ * check keeps itself (a HarnessError) does. Never a failure of the check's clauses.
+ */
+const RAN_OUT_OF_TIME = /^(Test|Hook) timed out in \d+ms/;
+const isHarnessError = (e: ThrownError) => HARNESS_ERRORS.has(e.name ?? "") || RAN_OUT_OF_TIME.test(e.message);
+/**
  * Another client's activity: an Inconclusive, and the client's RefusedAgain (a request refused
  * again and again though the service's own answers left room: something other than this run
  * spends the bucket, src/client/refusal.ts).
@@ -96,7 +103,7 @@ const IN_CLAUSE_WORDS = new Set(["ConformanceFailure", "Blocked", "RateLimitBrea
  * any Blocked blocked; else failed.
  */
 export function classify(errors: readonly ThrownError[]): Verdict {
-  const status = errors.some((e) => HARNESS_ERRORS.has(e.name ?? ""))
+  const status = errors.some(isHarnessError)
     ? "error"
     : errors.length > 0 && errors.every((e) => INCONCLUSIVE.has(e.name ?? ""))
       ? "inconclusive"
