@@ -1,8 +1,6 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
 import { expect, test } from "vitest";
 import { RefusedAgain } from "../client/refusal.js";
+import { vitestRunnerSources } from "../run/test-support-vitest.js";
 import {
   Blocked,
   ConformanceFailure,
@@ -57,11 +55,7 @@ test.for([
 // a check that ran out of time is known by vitest's words: the installed runner must still write
 // them, or a timeout would be read as a failure of the check's clauses again
 test("vitest's runner words a timeout as the verdict reads it", () => {
-  const fromVitest = createRequire(createRequire(import.meta.url).resolve("vitest/package.json"));
-  const dist = dirname(fromVitest.resolve("@vitest/runner"));
-  const sources = readdirSync(dist, { recursive: true, encoding: "utf8" })
-    .filter((file) => file.endsWith(".js"))
-    .map((file) => readFileSync(join(dist, file), "utf8"));
+  const sources = vitestRunnerSources();
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the runner's source text, searched as it is written
   const template = '`${isHook ? "Hook" : "Test"} timed out in ${timeout}ms.';
   expect(sources.some((source) => source.includes(template))).toBe(true);
