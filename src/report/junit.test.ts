@@ -211,6 +211,19 @@ describe("renderJunit", () => {
     expect(root.attrs).toMatchObject({ failures: "0", errors: "0", skipped: "1" });
   });
 
+  test("a run stopped by a signal is an <error> of its own: the file alone never reads as a green suite of fewer tests", () => {
+    const run = sampleRun({ checks: [sampleCheck({ title: "burst" })], findings: [], interrupted: { done: 1, total: 437 } });
+    const root = parseXml(renderJunit(run));
+    const tc = testcaseNamed(root, "the run ended");
+    expect(tc.children.map((c) => [c.name, c.attrs.type, c.attrs.message])).toEqual([
+      ["error", "Interrupted", "interrupted: ran 1 of 437 checks; the rest were not run"],
+    ]);
+    expect(root.attrs).toMatchObject({ tests: "2", failures: "0", errors: "1" });
+    expect(
+      all(parseXml(renderJunit(sampleRun({ checks: [sampleCheck({ title: "burst" })], findings: [] }))), "error"),
+    ).toHaveLength(0);
+  });
+
   test("a pass with a note is a passed test case whose output says what it could not judge", () => {
     const note = "X-RateLimit-Remaining under concurrency (limits.headers) not judged on its 64 answers: W = 1 s";
     const root = parseXml(renderJunit(sampleRun({ checks: [sampleCheck({ title: "burst", note })], findings: [] })));
@@ -325,6 +338,8 @@ describe("renderJunit", () => {
   test("validates against a JUnit XSD (the Ant/Jenkins schema CI servers read)", async () => {
     const run = sampleRun({
       checks: [...sampleRun().checks, sampleCheck({ id: "x", status: "blocked", blockedBy: "F1", line: 12 })],
+      // the testsuite a stopped run adds, too
+      interrupted: { done: 4, total: 437 },
     });
     const xml = renderJunit({ ...run, ...collectFindings(run.checks.map((check) => ({ check, observations: [] }))) });
     const schema = readFileSync(new URL("../../fixtures/junit.xsd", import.meta.url), "utf8");

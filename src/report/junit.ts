@@ -1,5 +1,5 @@
 import type { Finding } from "./findings.js";
-import { type CheckResult, type Evidence, isUnderFinding, passedNote, type RunResult, summarize } from "./model.js";
+import { type CheckResult, checksDone, type Evidence, isUnderFinding, passedNote, type RunResult, summarize } from "./model.js";
 import { type ReportOptions, reportableRun } from "./redact.js";
 import { inconclusiveCause } from "./verdict.js";
 
@@ -182,16 +182,29 @@ export function renderJunit(runInput: RunResult, options: ReportOptions = {}): s
     return [head, "    <properties>", properties, "    </properties>", ...checks.map(testcase), "  </testsuite>"].join("\n");
   });
 
+  // a run stopped by a signal lists only the checks it reached: a reader of this file alone (a CI
+  // server's test tab) must see it did not end, not a green suite of fewer tests
+  const stopped = run.interrupted
+    ? [
+        [
+          `  <testsuite${attrs({ name: "interrupted", tests: 1, failures: 0, errors: 1, skipped: 0, time: "0.000", timestamp: run.startedAt })}>`,
+          `    <testcase${attrs({ classname: "interrupted", name: "the run ended", time: "0.000" })}>`,
+          `      <error${attrs({ message: `interrupted: ran ${checksDone(run.interrupted)} checks; the rest were not run`, type: "Interrupted" })}/>`,
+          "    </testcase>",
+          "  </testsuite>",
+        ].join("\n"),
+      ]
+    : [];
   const root = `<testsuites${attrs({
     name: `agent-harness verify ${run.runId}`,
-    tests: totals.total + findings.length,
+    tests: totals.total + findings.length + stopped.length,
     failures: totals.failed + findings.length,
-    errors: totals.error,
+    errors: totals.error + stopped.length,
     skipped: totals.skipped + totals.blocked + totals.inconclusive + totals.underFindings,
     time: seconds(totals.durationMs),
     timestamp: run.startedAt,
   })}`;
-  const all = [...findingSuite, ...suites];
+  const all = [...stopped, ...findingSuite, ...suites];
   const body = all.length === 0 ? `${root}/>` : `${root}>\n${all.join("\n")}\n</testsuites>`;
   return `<?xml version="1.0" encoding="UTF-8"?>\n${body}\n`;
 }
