@@ -40,14 +40,16 @@ export async function runCompare(
   const changes = compareRuns(base, current, seed);
   // latency gates judge the scenarios whose latencies hold no intended wait, as thresholds do
   const judged = new Set(SCENARIOS.filter((s) => s.latency.judged).map((s) => s.id));
-  const broken = regressions(changes, gates, judged);
-  const unjudged = unjudgedGates(changes, gates, judged);
+  // a scenario that did not pass in one of the runs is no reference and no candidate: never judged
   const unfit = unfitScenarios(base, current);
+  const fit = changes.filter((c) => !unfit.some((u) => u.scenario === c.scenario));
+  const broken = regressions(fit, gates, judged);
+  const unjudged = unjudgedGates(fit, gates, judged);
   const verdict = compareVerdict(broken, unjudged, unfit, gates.length);
   const out = process.stdout;
   out.write(`agent-harness load compare — BASE ${base.runId} → CURRENT ${current.runId}\n${compareLines(changes).join("\n")}\n`);
   for (const u of unjudged) out.write(`? ${unjudgedLine(u)}\n`);
-  for (const u of unfit) out.write(`? ${u}: its figures are not compared as a release's (its own report says why)\n`);
+  for (const u of unfit) out.write(`? ${u.line}: its figures are not compared as a release's (its own report says why)\n`);
   for (const r of broken) out.write(`✗ ${r.message}\n`);
   const dir = join(resolve(reportDir), `compare-${newRunId()}`);
   mkdirSync(dir, { recursive: true });

@@ -239,8 +239,11 @@ describe(`load compare (seed ${SEED})`, () => {
     expect(notComparable(a, drive("b", {}))).toBeUndefined();
     // a keys file of higher tiers offers more: its figures are another load's
     expect(notComparable(a, drive("c", { offeredPerSecond: 800 }))).toMatch(
-      /"offeredPerSecond":400.* in BASE, .*"offeredPerSecond":800/,
+      /offered another rate: 400 req\/s in BASE, 800 in CURRENT/,
     );
+    // a merge of three shards compares as the one-process run of the same drive: its rate the
+    // shards' rounded rates added
+    expect(notComparable(a, drive("m", { shards: 3, offeredPerSecond: 400.2 }))).toBeUndefined();
     expect(notComparable(a, drive("d", { tenants: 10, keys: 40 }))).toMatch(/scenario capacity ran with other settings/);
     expect(notComparable(a, drive("e", { shard: { index: 1, count: 3 } }))).toMatch(/"shard"/);
     const none = (id: string) => ({ ...run(id, () => []), scenarios: [] });
@@ -253,14 +256,14 @@ describe(`load compare (seed ${SEED})`, () => {
     const b = run("b", () => latencies(random, 800, 4));
     b.scenarios[0]!.status = "failed";
     const unfit = unfitScenarios(a, b);
-    expect(unfit).toEqual(["CURRENT's capacity failed"]);
+    expect(unfit).toEqual([{ scenario: "capacity", line: "CURRENT's capacity failed" }]);
     const changes = compareRuns(a, b, SEED);
     const verdict = compareVerdict(regressions(changes, P99, JUDGED), unjudgedGates(changes, P99, JUDGED), unfit, 1);
     expect(verdict).toEqual({ line: "no verdict: CURRENT's capacity failed", code: 2 });
     a.scenarios[0]!.status = "inconclusive";
     a.scenarios[0]!.message = "InconclusiveError: the flood did not reach what it set out to do\nmore";
     b.scenarios[0]!.status = "passed";
-    expect(unfitScenarios(a, b)).toEqual([
+    expect(unfitScenarios(a, b).map((u) => u.line)).toEqual([
       "BASE's capacity inconclusive (InconclusiveError: the flood did not reach what it set out to do)",
     ]);
     expect(compareVerdict([], [], [], 1)).toEqual({ line: "no regression beyond tolerance and noise", code: 0 });
@@ -282,6 +285,12 @@ describe(`load compare (seed ${SEED})`, () => {
       expect.stringMatching(/^capacity rps 0\.55 → 0\.25 \(−54\.55%\) beyond rps:-10%$/),
     ]);
     expect(regressions(compareRuns(a, halved), rps, new Set())).toEqual([]);
+    // judged nowhere is no verdict, never a pass
+    const unjudged = unjudgedGates(compareRuns(a, halved), rps, new Set());
+    expect(unjudged.map(unjudgedLine)).toEqual([
+      "rps:-10%: judged nowhere: no scenario of these runs has latency or throughput a gate judges",
+    ]);
+    expect(compareVerdict([], unjudged, [], 1)).toEqual({ line: "no verdict: rps:-10% judged on no endpoint", code: 2 });
   });
 
   test.for([

@@ -91,26 +91,24 @@ export function notComparable(base: LoadRun, current: LoadRun): string | undefin
       return `the targets had other settings: ${key} ${base.target[key] ?? "none"} in BASE, ${current.target[key] ?? "none"} in CURRENT`;
   for (const s of base.scenarios) {
     const other = current.scenarios.find((c) => c.id === s.id);
-    // what a capacity drive offers: its tenants and their tiers (the keys file), its shape, a shard of it or all
+    // what a capacity drive offers: its tenants and their tiers (the keys file), its shape, one
+    // shard of it or all of it (a merge of shards compares as the one-process run of the same drive)
     const settings = (r: ScenarioReport | undefined) => {
       const c = r?.capacity?.settings;
       if (!c) return "";
-      const { share, profile, durationSeconds, rampSeconds, tenants, keys, offeredPerSecond, flooder, shard, shards } = c;
-      return JSON.stringify({
-        share,
-        profile,
-        durationSeconds,
-        rampSeconds,
-        tenants,
-        keys,
-        offeredPerSecond,
-        flooder,
-        shard,
-        shards,
-      });
+      const { share, profile, durationSeconds, rampSeconds, tenants, keys, flooder, shard } = c;
+      return JSON.stringify({ share, profile, durationSeconds, rampSeconds, tenants, keys, flooder, shard });
     };
     if (settings(s) !== settings(other))
       return `scenario ${s.id} ran with other settings: ${settings(s)} in BASE, ${settings(other)} in CURRENT`;
+    // the offered rate, within 1 %: a merge adds its shards' rates, each rounded
+    const [offered, otherOffered] = [s.capacity?.settings.offeredPerSecond, other?.capacity?.settings.offeredPerSecond];
+    if (
+      offered !== undefined &&
+      otherOffered !== undefined &&
+      Math.abs(offered - otherOffered) > 0.01 * Math.max(offered, otherOffered)
+    )
+      return `scenario ${s.id} offered another rate: ${offered} req/s in BASE, ${otherOffered} in CURRENT (another keys file's tiers)`;
   }
   return undefined;
 }
@@ -379,8 +377,8 @@ function machineOf(base: ScenarioReport, current: ScenarioReport): ScenarioChang
  * errored or inconclusive run's figures are no reference and no candidate (its own report says
  * why), so a release gate gives no verdict on them rather than pass them.
  */
-export function unfitScenarios(base: LoadRun, current: LoadRun): string[] {
-  const out: string[] = [];
+export function unfitScenarios(base: LoadRun, current: LoadRun): { scenario: string; line: string }[] {
+  const out: { scenario: string; line: string }[] = [];
   for (const b of base.scenarios) {
     const c = current.scenarios.find((s) => s.id === b.id);
     if (!c || b.status === "skipped") continue;
@@ -388,7 +386,8 @@ export function unfitScenarios(base: LoadRun, current: LoadRun): string[] {
       ["BASE", b],
       ["CURRENT", c],
     ] as const)
-      if (r.status !== "passed") out.push(`${name}'s ${r.id} ${r.status}${r.message ? ` (${r.message.split("\n")[0]})` : ""}`);
+      if (r.status !== "passed")
+        out.push({ scenario: r.id, line: `${name}'s ${r.id} ${r.status}${r.message ? ` (${r.message.split("\n")[0]})` : ""}` });
   }
   return out;
 }
@@ -500,6 +499,9 @@ export function unjudgedGates(
 ): UnjudgedGate[] {
   const out: UnjudgedGate[] = [];
   for (const gate of gates) {
+    // throughput is judged where latency is: with no such scenario the gate judged nothing
+    if (gate.figure === "rps" && !changes.some((s) => judged.has(s.scenario)))
+      out.push({ gate: gate.source, percentile: 0, endpoints: [], of: 0 });
     if (!isQuantile(gate.figure)) continue;
     const scenarios = changes.filter((s) => judged.has(s.scenario));
     const figures = scenarios.flatMap((s) => s.latency.filter((f) => f.figure === gate.figure && f.outcome === "2xx"));
@@ -521,18 +523,21 @@ export function unjudgedGates(
 
 /**
  * The comparison's verdict, in one line, and its exit code: 1 when a gate broke beyond its
- * tolerance and the noise; else 2 when a scenario did not pass in one of the runs (`unfitScenarios`)
- * or a latency gate was judged on no endpoint; else 0.
+ * tolerance and the noise (judged on the scenarios that passed in both runs); else 2 when a
+ * scenario did not pass in one of the runs (`unfitScenarios`) or a gate was judged nowhere; else 0.
  */
 export function compareVerdict(
   broken: readonly Regression[],
   unjudged: readonly UnjudgedGate[],
-  unfit: readonly string[],
+  unfit: readonly { line: string }[],
   gates: number,
 ): { line: string; code: 0 | 1 | 2 } {
   if (broken.length) return { line: `${broken.length} regression(s) beyond tolerance and noise`, code: 1 };
   const nowhere = unjudged.filter((u) => u.endpoints.length === u.of).map((u) => u.gate);
-  const why = [...unfit.map((u) => u.split(" (")[0]), ...(nowhere.length ? [`${nowhere.join(", ")} judged on no endpoint`] : [])];
+  const why = [
+    ...unfit.map((u) => u.line.split(" (")[0]),
+    ...(nowhere.length ? [`${nowhere.join(", ")} judged on no endpoint`] : []),
+  ];
   if (why.length) return { line: `no verdict: ${why.join("; ")}`, code: 2 };
   return { line: gates ? "no regression beyond tolerance and noise" : "no --max-regression given: nothing judged", code: 0 };
 }
@@ -541,7 +546,7 @@ export function compareVerdict(
 export function unjudgedLine(u: UnjudgedGate): string {
   const q = u.percentile;
   const fewest = fewestAnswers(q);
-  if (!u.of) return `${u.gate}: judged nowhere: no scenario of these runs has latency a gate judges`;
+  if (!u.of) return `${u.gate}: judged nowhere: no scenario of these runs has latency or throughput a gate judges`;
   const why = `fewer than ${fewest} answers in a run, the fewest a p${q} is judged from`;
   return u.endpoints.length === u.of
     ? `${u.gate}: judged nowhere: every endpoint had ${why} (${u.endpoints.join(", ")}); drive longer or gate on a lower quantile`

@@ -23,7 +23,7 @@ export function renderCompareHtml(
   judged: {
     broken: readonly Regression[];
     unjudged: readonly UnjudgedGate[];
-    unfit: readonly string[];
+    unfit: readonly { line: string }[];
     verdict: ReturnType<typeof compareVerdict>;
   },
 ): string {
@@ -49,7 +49,7 @@ export function renderCompareHtml(
   const heading = `<p${verdict.code ? ' class="broken"' : ""}><strong>${escapeHtml(verdict.line)}</strong></p>`;
   const lines = [
     ...broken.map((r) => r.message),
-    ...unfit.map((u) => `${u}: its figures are not compared as a release's (its own report says why)`),
+    ...unfit.map((u) => `${u.line}: its figures are not compared as a release's (its own report says why)`),
     ...unjudged.map(unjudgedLine),
   ];
   const notes = lines.length ? `<ul>${lines.map((l) => `<li>${escapeHtml(l)}</li>`).join("")}</ul>` : "";

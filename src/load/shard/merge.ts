@@ -85,6 +85,7 @@ export function mergeShardRuns(runs: readonly ShardRun[], runId: string) {
     seed: first.results.seed ?? 0,
     startedAt,
     target: { ...first.loadRun.target, kind: first.results.target.kind },
+    network: first.loadRun.target.network,
     options,
     chosen: SCENARIOS.filter((s) => ids.includes(s.id)),
     reports,
