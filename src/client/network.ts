@@ -74,7 +74,16 @@ export function networkAgent(connections: number, env: NodeJS.ProcessEnv = proce
   const tls = tlsOptionsOf(networkSettings(env));
   // the CLI checked the files before the run; a worker that cannot read them is a harness error
   if (typeof tls === "string") throw new Error(tls);
-  return new EnvHttpProxyAgent({ connections, connect: tls, requestTls: tls });
+  // the variables read once, from `env`: left to itself the agent reads NO_PROXY from process.env
+  // again on every request (a share of each request's CPU), and never from the env it was given
+  return new EnvHttpProxyAgent({
+    connections,
+    connect: tls,
+    requestTls: tls,
+    httpProxy: env.http_proxy ?? env.HTTP_PROXY,
+    httpsProxy: env.https_proxy ?? env.HTTPS_PROXY,
+    noProxy: env.no_proxy ?? env.NO_PROXY ?? "",
+  });
 }
 
 /** The proxy variable curl and undici would use for `url`, unless NO_PROXY exempts it. */
