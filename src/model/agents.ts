@@ -55,15 +55,24 @@ type PredictedRecord = Omit<Agent, "id" | "createdAt" | "updatedAt">;
 /** RFC 7396 over the stored configuration; `null` resets to the PROFILE §4 default, or removes a field that has none. */
 function mergePatch(target: JsonObject, patch: JsonObject, defaults: Json | undefined): JsonObject {
   const out = copyObject(target);
+  mergeInto(out, patch, defaults);
+  return out;
+}
+
+/** The merge, in place on a copy of its own (one copy for the whole patch, not one per nested object). */
+function mergeInto(out: JsonObject, patch: JsonObject, defaults: Json | undefined): void {
   for (const [key, value] of Object.entries(patch)) {
     const fallback = isRecord(defaults) ? defaults[key] : undefined;
     if (value === null) {
       if (fallback === undefined) delete out[key];
       else out[key] = copy(fallback);
-    } else if (isRecord(value)) out[key] = mergePatch(isRecord(out[key]) ? out[key] : {}, value, fallback);
-    else out[key] = copy(value);
+    } else if (isRecord(value)) {
+      const inner = out[key];
+      const nested: JsonObject = isRecord(inner) ? inner : {};
+      mergeInto(nested, value, fallback);
+      out[key] = nested;
+    } else out[key] = copy(value);
   }
-  return out;
 }
 
 /** PROFILE §4 defaults as the JSON they are (the contract declares them read-only). */

@@ -11,7 +11,7 @@ import {
   TransportError,
 } from "../../src/client/index.js";
 import { LiteralSet } from "../../src/client/literals.js";
-import { isCountedInBuckets, matchEndpoint } from "../../src/contract/index.js";
+import { type EndpointMatch, isCountedInBuckets, matchEndpoint } from "../../src/contract/index.js";
 import { appendFootprint } from "../../src/plan/footprint.js";
 // the report's modules one by one: its index would load the report writers (HTML, JUnit) into every test worker
 import { endpointLabel, evidenceOf, findingKey, MASKING_CHECKS, type Observation } from "../../src/report/findings.js";
@@ -37,9 +37,10 @@ export class ExchangeLog {
   /** the create that made each agent of the test: a replay runs it before the failing call */
   private readonly creates = new Map<string, Evidence>();
 
-  record(ex: Exchange, authenticated: boolean): void {
+  /** `match`: the endpoint the exchange addressed (exchangeEndpoint), matched once for all its readers */
+  record(ex: Exchange, authenticated: boolean, match: EndpointMatch | undefined): void {
     this.exchanges.push(ex);
-    const endpoint = matchEndpoint(ex.request.method, ex.request.url, { baseUrl: target.baseUrl })?.spec;
+    const endpoint = match?.spec;
     const found = runChecks(ex, {
       endpoint,
       authenticated,
@@ -52,7 +53,7 @@ export class ExchangeLog {
       clockOffsetSeconds: SERVICE_CLOCK.offsetSeconds,
       idField: target.idField,
     });
-    const id = createdId(ex);
+    const id = createdId(ex, match);
     if (id !== undefined) this.creates.set(id, evidenceOf(ex));
     if (found.some((v) => MASKING_CHECKS.has(v.check))) masked.add(ex);
     for (const v of found) {
@@ -95,26 +96,28 @@ function ledger(entry: { created: string } | { deleted: string }): void {
   appendFileSync(target.ledgerFile, `${JSON.stringify(entry)}\n`);
 }
 
+/** The endpoint an exchange addressed, if any (two URLs parsed: once an exchange, not once a reader). */
+const exchangeEndpoint = (ex: Exchange): EndpointMatch | undefined =>
+  matchEndpoint(ex.request.method, ex.request.url, { baseUrl: target.baseUrl });
+
 /** The agent a 201 create made, as the target names its identifier (PROFILE §11). */
-function createdId(ex: Exchange): string | undefined {
+function createdId(ex: Exchange, match: EndpointMatch | undefined): string | undefined {
   const data = (ex.response.json as { data?: Record<string, unknown> } | undefined)?.data;
   const id = data?.[target.idField] ?? data?.id;
-  const endpoint = matchEndpoint(ex.request.method, ex.request.url, { baseUrl: target.baseUrl })?.spec.id;
-  return typeof id === "string" && ex.response.status === 201 && endpoint === "createAgent" ? id : undefined;
+  return typeof id === "string" && ex.response.status === 201 && match?.spec.id === "createAgent" ? id : undefined;
 }
 
 /**
  * Every create and delete of the run, inside a check or not (an afterAll deleting a shared agent):
  * the run's sweep deletes what the ledger says is left, so a delete it missed costs a request.
  */
-function recordInLedger(ex: Exchange): void {
-  const created = createdId(ex);
+function recordInLedger(ex: Exchange, match: EndpointMatch | undefined): void {
+  const created = createdId(ex, match);
   if (created !== undefined) {
     ledger({ created });
     return;
   }
-  const deleted = matchEndpoint(ex.request.method, ex.request.url, { baseUrl: target.baseUrl });
-  if (deleted?.spec.id === "deleteAgent" && ex.response.status === 200 && deleted.agentId) ledger({ deleted: deleted.agentId });
+  if (match?.spec.id === "deleteAgent" && ex.response.status === 200 && match.agentId) ledger({ deleted: match.agentId });
 }
 
 /** Exchanges whose answer a masking check faulted (a broken envelope, a mispaired status). */
@@ -272,9 +275,10 @@ export function clientFor(key: string, account: string, options: Partial<Service
       connections: BURST_CONNECTIONS,
       onExchange: (ex) => {
         const auth = ex.request.headers.authorization ?? "";
-        recordInLedger(ex);
-        currentLog?.record(ex, /^bearer \*\*\*$/i.test(auth));
-        if (target.footprintFile) recordFootprint(ex, key, label?.account ?? account);
+        const match = exchangeEndpoint(ex);
+        recordInLedger(ex, match);
+        currentLog?.record(ex, /^bearer \*\*\*$/i.test(auth), match);
+        if (target.footprintFile) recordFootprint(ex, match, key, label?.account ?? account);
         for (const observe of observers) observe(ex, key);
       },
       ...options,
@@ -298,8 +302,7 @@ function keyRole(key: string): string {
   return roleOfKey(target.keys, key) ?? "other";
 }
 
-function recordFootprint(ex: Exchange, key: string, account: string): void {
-  const match = matchEndpoint(ex.request.method, ex.request.url, { baseUrl: target.baseUrl });
+function recordFootprint(ex: Exchange, match: EndpointMatch | undefined, key: string, account: string): void {
   const code = (ex.response.json as { error?: { code?: string } } | undefined)?.error?.code;
   const agent = match?.spec.id === "sendMessage" ? match.agentId : undefined;
   const counted = isCountedInBuckets(ex.response.status, code);
