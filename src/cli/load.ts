@@ -123,6 +123,12 @@ const loadSchema = z.object({
       "--out takes prometheus-rw=URL (http or https), e.g. prometheus-rw=http://127.0.0.1:9090/api/v1/write",
     )
     .transform((s) => s.slice("prometheus-rw=".length))
+    .refine((url) => URL.canParse(url), { error: (i) => `--out prometheus-rw=${i.input}: not a URL` })
+    // undici sends no user or password from a URL: every push would be refused, and the warning
+    // would print the password; say so before the run instead
+    .refine((url) => !URL.canParse(url) || (!new URL(url).username && !new URL(url).password), {
+      error: "--out prometheus-rw: a user or password in the URL is never sent; put the endpoint behind a proxy that adds them",
+    })
     .optional(),
   capacity: z.object({
     share: z.string().optional(),

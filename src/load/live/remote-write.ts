@@ -1,6 +1,6 @@
 import protobuf from "protobufjs";
 import { compress } from "snappyjs";
-import { request } from "undici";
+import { type Dispatcher, request } from "undici";
 import { networkAgent } from "../../client/network.js";
 import type { LoadRecorder } from "../recorder.js";
 import { OUTCOMES } from "../recorder.js";
@@ -72,8 +72,12 @@ export function seriesOf(recorder: LoadRecorder): Series[] {
           value: h.getValueAtPercentile(q) / 1000,
         });
     }
+  // the label is the message's start: messages that share it are one series (two series of one
+  // label set in a push would be one sample twice, and a receiver may refuse the whole push)
+  const errors = new Map<string, number>();
   for (const [message, n] of recorder.transportErrors)
-    out.push({ labels: { __name__: METRICS.transportErrors, error: message.slice(0, 80) }, value: n });
+    errors.set(message.slice(0, 80), (errors.get(message.slice(0, 80)) ?? 0) + n);
+  for (const [error, n] of errors) out.push({ labels: { __name__: METRICS.transportErrors, error }, value: n });
   const s = recorder.streams;
   if (s.ttfb.totalCount)
     for (const q of QUANTILES)
@@ -105,21 +109,43 @@ export function writeRequest(series: readonly Series[], common: Record<string, s
   return compress(WRITE_REQUEST.encode(WRITE_REQUEST.fromObject({ timeseries })).finish());
 }
 
-/** Pushes every `everyMs` while the run lasts, and once more at its end, for each scenario it saw. */
+/** The endpoint as a warning names it: no user, no password, no query (a token may ride in any of them). */
+export function endpointForLines(url: string): string {
+  const u = new URL(url);
+  return `${u.protocol}//${u.host}${u.pathname}`;
+}
+
+/** How long the end of the run waits for its last push: a sink that does not answer never holds back the verdict. */
+const CLOSE_DEADLINE_MS = 10_000;
+
+/**
+ * Pushes every `everyMs` while the run lasts, and once more at its end, for each scenario it saw.
+ * One push at a time: a tick that comes while a push is on its way asks for one more after it
+ * (the figures then current), so a slow endpoint makes pushes rarer, never a queue that the end
+ * of the run would wait out.
+ */
 export class RemoteWriteMetrics {
   private readonly recorders: LoadRecorder[] = [];
   private readonly timer: NodeJS.Timeout;
-  private readonly dispatcher = networkAgent(2);
-  private failure: string | undefined;
-  private pushing: Promise<void> = Promise.resolve();
+  // made at the first push, not here: --ca-file and the client certificate reach the environment
+  // the agent reads when the target starts, after this object is made
+  private dispatcher: Dispatcher | undefined;
+  private warned = false;
+  private lastFailed = false;
+  private lastAt = 0;
+  private inFlight: Promise<void> | undefined;
+  private again = false;
 
   constructor(
     private readonly url: string,
     private readonly runId: string,
     private readonly warn: (line: string) => void,
-    everyMs = 5_000,
+    private readonly timing: { everyMs: number; closeDeadlineMs: number } = {
+      everyMs: 5_000,
+      closeDeadlineMs: CLOSE_DEADLINE_MS,
+    },
   ) {
-    this.timer = setInterval(() => this.push(), everyMs);
+    this.timer = setInterval(() => this.push(), timing.everyMs);
     this.timer.unref();
   }
 
@@ -129,18 +155,34 @@ export class RemoteWriteMetrics {
     this.push();
   }
 
-  /** One push of every scenario's current figures, after the one before it. */
+  /** A push of every scenario's current figures: now, or right after the push on its way. */
   push(): Promise<void> {
-    this.pushing = this.pushing.then(() => this.send());
-    return this.pushing;
+    if (this.inFlight) {
+      this.again = true;
+      return this.inFlight;
+    }
+    this.inFlight = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.send();
+        } while (this.again);
+      } finally {
+        this.inFlight = undefined;
+      }
+    })();
+    return this.inFlight;
   }
 
   private async send(): Promise<void> {
     if (!this.recorders.length) return;
-    const at = Date.now();
+    // one timestamp a push, each after the last: two pushes in one millisecond would be one sample twice, the later refused
+    const at = Math.max(Date.now(), this.lastAt + 1);
+    this.lastAt = at;
     const series = this.recorders.flatMap((r) =>
       seriesOf(r).map((s) => ({ ...s, labels: { ...s.labels, scenario: r.scenario } })),
     );
+    this.dispatcher ??= networkAgent(2);
     try {
       const res = await request(this.url, {
         method: "POST",
@@ -156,24 +198,41 @@ export class RemoteWriteMetrics {
       });
       const text = await res.body.text();
       if (res.statusCode >= 300) this.fail(`answered ${res.statusCode}: ${text.slice(0, 200).trim()}`);
+      else this.lastFailed = false;
     } catch (err) {
       this.fail(err instanceof Error ? err.message : String(err));
     }
   }
 
   private fail(why: string): void {
+    this.lastFailed = true;
     // said once: the metrics are a view of the run, never its verdict
-    if (this.failure === undefined)
-      this.warn(`--out prometheus-rw: ${this.url} ${why} (the run goes on; load.json keeps every figure)`);
-    this.failure = why;
+    if (this.warned) return;
+    this.warned = true;
+    this.warn(`--out prometheus-rw: ${endpointForLines(this.url)} ${why} (the run goes on; load.json keeps every figure)`);
   }
 
-  /** The last push, then stop; whether every push got through. */
+  /** The last push (waited for at most the deadline), then stop; whether that last push got through. */
   async close(): Promise<boolean> {
     clearInterval(this.timer);
-    this.failure = undefined;
-    await this.push();
-    await this.dispatcher.close();
-    return this.failure === undefined;
+    let deadline: NodeJS.Timeout | undefined;
+    const ended = await Promise.race([
+      this.push().then(() => true),
+      new Promise<false>((resolve) => {
+        deadline = setTimeout(() => resolve(false), this.timing.closeDeadlineMs);
+      }),
+    ]);
+    clearTimeout(deadline);
+    if (!ended) {
+      this.lastFailed = true;
+      // the push dropped below fails in its turn: this line says it all
+      this.warned = true;
+      this.warn(
+        `--out prometheus-rw: ${endpointForLines(this.url)} took over ${this.timing.closeDeadlineMs / 1000} s with the last push; not waited for (load.json keeps every figure)`,
+      );
+    }
+    // a push still on its way is dropped with its connection
+    await (ended ? this.dispatcher?.close() : this.dispatcher?.destroy());
+    return !this.lastFailed;
   }
 }
