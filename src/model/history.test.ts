@@ -107,6 +107,13 @@ describe("run history: the invariants over a whole run", () => {
     h.replied({ ...reply, turn: 5 }, "send");
     expect(broken(h)).toEqual([]);
   });
+
+  test("another client's agent may go into error: its messages are not the run's to see", () => {
+    const h = new RunHistory();
+    h.read(agent(), "list");
+    h.read(agent({ status: "error", updatedAt: T1 }), "list");
+    expect(broken(h)).toEqual([]);
+  });
 });
 
 describe("status transitions: the from → to table", () => {

@@ -136,7 +136,8 @@ export class RunHistory {
         "updated-at-forward",
         `agent ${record.id}: updatedAt ${known.updatedAt} (${known.seenAt}) went back to ${record.updatedAt} (${at}), createdAt ${record.createdAt}`,
       );
-    if (record.status === "error" && !known.failedSince)
+    // only the run's own agents: another client's messages (PROFILE §5: a model failure sets error) are not seen here
+    if (record.status === "error" && !known.failedSince && known.made)
       this.violate("error-by-service", `agent ${record.id} reads error at ${at} with no model failure since its status was set`);
     known.updatedAt = record.updatedAt;
     known.seenAt = at;
