@@ -9,6 +9,7 @@ import {
   Inconclusive,
   inClauseWords,
   inconclusiveCause,
+  MODEL_FAILED,
   speaksInClauseWords,
 } from "./verdict.js";
 
@@ -97,6 +98,11 @@ test.for([
   ["another client seen", ["3 agent(s) not made by this run were listed"], /^another client's activity/],
   ["a load measurement", ["InconclusiveError: streams ended first"], /^a load measurement/],
   ["both", ["InconclusiveError: streams ended first", "Remaining spent by someone else"], /^another client's .*, or a load/],
+  [
+    "the deployment's model",
+    [`property "messages": 1 case(s) not judged: ${MODEL_FAILED} a message`],
+    /^the deployment's own model failed \(PROFILE §5/,
+  ],
 ] as const)("an inconclusive verdict names its cause: %s", ([, messages, cause]) => {
   expect(inconclusiveCause(messages)).toMatch(cause);
 });

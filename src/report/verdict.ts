@@ -46,18 +46,27 @@ export class Inconclusive extends Error {
  */
 export const MEASUREMENT_INCONCLUSIVE = "InconclusiveError";
 
-/** The two causes of an inconclusive check, in the reports' words. */
+/**
+ * Words an Inconclusive's message holds when the deployment's own model failed a message the check
+ * needed answered: PROFILE §5 allows a model failure (500 MODEL_ERROR, the agent then in error),
+ * so a check that cannot go on without the reply judges nothing. Found by these words.
+ */
+export const MODEL_FAILED = "the deployment's own model failed";
+
+/** The causes of an inconclusive check, in the reports' words. */
 const INCONCLUSIVE_CAUSES = {
   client: "another client's activity in the account",
   measurement: "a load measurement the service's answers left nothing to judge",
+  model: `${MODEL_FAILED} (PROFILE §5 allows it)`,
 } as const;
 
 /** What kept these inconclusive checks (their messages) from judging, in the reports' words. */
 export function inconclusiveCause(messages: readonly (string | undefined)[]): string {
-  const measured = messages.filter((m) => m?.startsWith(`${MEASUREMENT_INCONCLUSIVE}:`)).length;
-  if (measured === 0) return INCONCLUSIVE_CAUSES.client;
-  if (measured === messages.length) return INCONCLUSIVE_CAUSES.measurement;
-  return `${INCONCLUSIVE_CAUSES.client}, or ${INCONCLUSIVE_CAUSES.measurement}`;
+  const causeOf = (m: string | undefined): keyof typeof INCONCLUSIVE_CAUSES =>
+    m?.startsWith(`${MEASUREMENT_INCONCLUSIVE}:`) ? "measurement" : m?.includes(MODEL_FAILED) ? "model" : "client";
+  const seen = new Set(messages.map(causeOf));
+  const causes = (Object.keys(INCONCLUSIVE_CAUSES) as (keyof typeof INCONCLUSIVE_CAUSES)[]).filter((c) => seen.has(c));
+  return (causes.length ? causes : (["client"] as const)).map((c) => INCONCLUSIVE_CAUSES[c]).join(", or ");
 }
 
 /** The harness cannot judge (missing capability, bad configuration, a timing it could not keep). */

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { verify } from "../meta/verify-run.js";
@@ -25,6 +27,20 @@ const SEED = Number(process.env.AGENT_HARNESS_MATRIX_SEED ?? 20261128);
 const SLICE: MatrixConfig[] = TARGETS.map(
   (target) => fc.sample(sliceArbitrary(), { seed: SEED, numRuns: 50 }).find((c) => c.target === target)!,
 );
+
+/** A configuration on the independent server, all four keys, no network between, W = 2 s, T = 3 s. */
+const onIndependentServer = (
+  config: Pick<MatrixConfig, "command" | "selection" | "referenceFaults"> & Partial<MatrixConfig>,
+): MatrixConfig => ({
+  bail: false,
+  keySet: "all+tier",
+  target: "alt",
+  network: "none",
+  busy: false,
+  windowSeconds: 2,
+  messageTimeoutSeconds: 3,
+  ...config,
+});
 
 // Every describe below is concurrent, so their rows share the project's three places (maxConcurrency),
 // the longest (two property runs at once) first: one after another they took 55 s, the slice's
@@ -72,6 +88,44 @@ describe("two property runs at once with the same keys", { concurrent: true }, (
   });
 });
 
+/**
+ * A deployment's model may fail any message (PROFILE §5: 500 MODEL_ERROR, the agent then in error);
+ * only a reference-compatible target says when (§10). Here the independent server's model fails
+ * every message, as a deployment's model backend may: the stateful sequences follow each failure
+ * as the model does (judged), the conversation property cannot follow any conversation (not
+ * judged, saying why). No finding, and an exit 2 that names the deployment's model.
+ */
+describe("the property suites against a deployment whose model fails every message", { concurrent: true }, () => {
+  test("no finding; the stateful sequences follow the failures; exit 2 names the model", { timeout: 300_000 }, async () => {
+    const config = onIndependentServer({
+      command: "verify",
+      selection: ["property"],
+      referenceFaults: false,
+      failingModel: true,
+    });
+    const target = (await startTarget(config))!;
+    try {
+      const run = await verify([...harnessArgs(config, target), "--max-requests", "200"], SEED);
+      const last = run.output.trim().split("\n").at(-1) ?? "";
+      expect(
+        (run.results.findings ?? []).map((f) => f.message),
+        last,
+      ).toEqual([]);
+      expect(
+        run.results.checks.filter((c) => c.status === "error").map((c) => `${c.id}: ${c.message}`),
+        last,
+      ).toEqual([]);
+      expect(run.code, last).toBe(2);
+      expect(last).toMatch(/^inconclusive: .*the deployment's own model failed/);
+      // the stateful road this row is for was taken: a message the deployment's model failed, followed
+      const tallied = readFileSync(join(run.runDir, "property.jsonl"), "utf8");
+      expect(tallied, last).toMatch(/stateful\.send(\.stream)?-deployment-model-error/);
+    } finally {
+      await target.stop();
+    }
+  });
+});
+
 describe(`matrix slice (seed ${SEED})`, { concurrent: true }, () => {
   test.for(
     SLICE.map(
@@ -99,19 +153,12 @@ describe(`matrix slice (seed ${SEED})`, { concurrent: true }, () => {
  */
 describe("load bursts against a server that closes each connection, on another clock, through TLS", { concurrent: true }, () => {
   test("bucket-deleteAgent and quota-headers: exit 0, no finding", { timeout: 300_000 }, async () => {
-    const config: MatrixConfig = {
+    const config = onIndependentServer({
       command: "load",
       selection: ["bucket-deleteAgent", "quota-headers"],
       referenceFaults: true,
-      bail: false,
-      keySet: "all+tier",
-      target: "alt",
-      network: "none",
-      busy: false,
-      windowSeconds: 2,
-      messageTimeoutSeconds: 3,
       tls: "ca",
-    };
+    });
     const outcome = await runConfig(config, SEED);
     expect(outcome.broken, `${outcome.lastLine}\nreplay: ${replayCommand(outcome)}`).toEqual([]);
     expect(outcome.code, outcome.lastLine).toBe(0);

@@ -66,6 +66,8 @@ export interface MatrixConfig {
   flood?: { shapes: string[]; rate: number; sockets: number };
   /** a deployment behind a TLS terminator with a company CA (--ca-file), `mutual` demanding a client certificate too */
   tls?: "ca" | "mutual";
+  /** the independent server with a model that fails every message (500 MODEL_ERROR), as PROFILE §5 allows */
+  failingModel?: true;
   /** load: --out prometheus-rw= a receiver of the matrix's own, which must get the run's metrics */
   out?: true;
   /** load: `load compare` on the run's report after it: A/A exit 0, other scenarios exit 2 */
@@ -320,6 +322,7 @@ async function startDeployment(config: MatrixConfig): Promise<StartedTarget | un
       messageTimeoutSeconds: config.messageTimeoutSeconds,
       // its own clock, as a deployment has
       clockOffsetSeconds: 7.3,
+      ...(config.failingModel ? { failingModel: true } : {}),
     });
     return { baseUrl: server.baseUrl, keys, stop: server.close };
   }

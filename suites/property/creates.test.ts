@@ -81,7 +81,7 @@ describe("property: agents", () => {
         const others = added.filter((a) => !mine.includes(a));
         if (others.length || after.total < before.total)
           notJudged(
-            `the account changed under the check: ${others.length} agent(s) this run did not make (${others[0]?.name.slice(0, 40) ?? "none listed"}…) and a total from ${before.total} to ${after.total}`,
+            `another client's activity in the account: the account changed under the check, ${others.length} agent(s) this run did not make (${others[0]?.name.slice(0, 40) ?? "none listed"}…) and a total from ${before.total} to ${after.total}`,
           );
         expect(after.total, "PROFILE §5: a rejected create creates nothing").toBe(before.total);
       };

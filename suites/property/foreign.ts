@@ -145,6 +145,6 @@ export async function judgeList(
         mine.map((a) => a.id),
         "PROFILE §5: this run's own agents on the page, in the query's order among themselves",
       ).toEqual(known.order.filter((id) => onPage.has(id)));
-    notJudged(`${seen}; the list was judged on this run's own agents only`);
+    notJudged(`another client's activity in the account: ${seen}; the list was judged on this run's own agents only`);
   }
 }

@@ -1,6 +1,7 @@
 import { appendFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import fc from "fast-check";
+import { checkFollowingCases } from "../../src/arbitraries/followed-check.js";
 import {
   EventStreamCollector,
   type Exchange,
@@ -8,6 +9,7 @@ import {
   RefusedAgain,
   type ServiceClient,
   summarizeStream,
+  TransportError,
 } from "../../src/client/index.js";
 import { isRecord, RATE_LIMITS } from "../../src/contract/index.js";
 import { RunHistory, type SeenRecord } from "../../src/model/history.js";
@@ -19,6 +21,7 @@ import {
   expect,
   HarnessError,
   Inconclusive,
+  MODEL_FAILED,
   observeExchanges,
   rememberToken,
   target,
@@ -184,6 +187,8 @@ export const setupAgents = (embedded: number): number => (BUDGETED ? Math.max(2,
 
 /** A property stops generating (and shrinking) after this long: a bound, not a budget. */
 const TIME_LIMIT_MS = BUDGETED ? 15 * 60_000 : 90_000;
+/** How long a case the time limit cut is waited for: a few requests, each within the client's timeout. */
+const CUT_CASE_WAIT_MS = 120_000;
 
 /* ------------------------------------------------------------------ steps */
 
@@ -321,14 +326,24 @@ function report(outcome: PropertyOutcome): void {
 let unjudged: string[] = [];
 
 /**
- * A case another client's activity kept from being judged: fast-check skips it as it skips a
- * case whose precondition fails (so it is neither a failure nor shrunk), and the property is
- * inconclusive, naming what was seen, unless a case of its own failed.
+ * A case that cannot be judged (another client's activity in the account, the deployment's own
+ * model failing a message): fast-check skips it as it skips a case whose precondition fails (so it
+ * is neither a failure nor shrunk), and the property is inconclusive, naming what was seen (`seen`
+ * says its cause), unless a case of its own failed.
  */
 export function notJudged(seen: string): never {
   unjudged.push(seen);
   fc.pre(false);
   throw new Inconclusive(seen);
+}
+
+/**
+ * PROFILE §5 lets a deployment's own model fail any message (500 MODEL_ERROR, or the stream's
+ * error event); only a reference-compatible target says when (§10). A case that needs the reply
+ * is then not judged: on the reference, the failure is the case's to judge.
+ */
+export function unlessModelFailed(code: string | undefined, what: string): void {
+  if (!target.referenceFaults && code === "MODEL_ERROR") notJudged(`${MODEL_FAILED} ${what} (MODEL_ERROR)`);
 }
 
 export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): Promise<number> {
@@ -347,7 +362,8 @@ export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): P
   // history (agents made and deleted by them) is then the same when the shrunk case runs
   const earlier = REPLAY ? Number(REPLAY.path.split(":")[0]) : 0;
   if (earlier > 0) await fc.check(run.property(undefined), { seed, numRuns: earlier });
-  const details = await fc.check(run.property(REPLAY?.replayPath), params);
+  // a case the time limit cuts is waited for: none of its requests leaves after its property ended
+  const { details, cutCaseEnded } = await checkFollowingCases(run.property(REPLAY?.replayPath), params, CUT_CASE_WAIT_MS);
   const cases = details.numRuns;
   currentGenerators = undefined;
   currentTransitions = undefined;
@@ -366,14 +382,28 @@ export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): P
   unjudged = [];
   // a failure of its own (a counterexample that shrank) is still a finding; else another client decides
   if (seen.length && (!details.failed || details.counterexample === null))
-    throw new Inconclusive(
-      `property "${run.title}": ${seen.length} case(s) not judged, another client's activity in the account: ${seen[0]}`,
+    throw new Inconclusive(`property "${run.title}": ${seen.length} case(s) not judged: ${seen[0]}`);
+  // the time limit ended the property before a failure: fewer cases judged than its depth, or none
+  // (fast-check then says "failed" with no counterexample): a timing the harness could not keep,
+  // neither a pass nor the service's failure
+  if (details.interrupted && (!details.failed || details.counterexample === null)) {
+    const unit = run.sequences ? "sequences" : "cases";
+    throw new HarnessError(
+      `property "${run.title}": the time limit (${TIME_LIMIT_MS / 1000} s) ended it after ${cases} of ${run.numRuns} ${unit}, none failed${cutCaseEnded ? "" : `; the case it cut still ran ${CUT_CASE_WAIT_MS / 1000} s later`}`,
     );
+  }
   if (!details.failed) return cases;
   // a 429 the pacing did not expect is no failure of this property: a §7 breach of its own, or the
-  // harness's (src/client/refusal.ts); nor is a case the harness could not judge (another client in the account)
+  // harness's (src/client/refusal.ts); nor is a case the harness could not judge (another client in
+  // the account); nor a request the network lost (a harness error, as in every other suite)
   const thrown = details.errorInstance;
-  if (thrown instanceof RateLimitBreach || thrown instanceof RefusedAgain || thrown instanceof HarnessError) throw thrown;
+  if (
+    thrown instanceof RateLimitBreach ||
+    thrown instanceof RefusedAgain ||
+    thrown instanceof HarnessError ||
+    thrown instanceof TransportError
+  )
+    throw thrown;
   if (details.counterexample === null || details.counterexamplePath === null)
     throw new ConformanceFailure(`${run.title}: ${String(details.errorInstance ?? "failed without a counterexample")}`);
 

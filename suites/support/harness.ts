@@ -19,7 +19,7 @@ import { FINDINGS_COLLECTED, mainKeyFor, target } from "./target.js";
 
 export { expect } from "vitest";
 // what the suites use, from one import
-export { Blocked, ConformanceFailure, HarnessError, Inconclusive } from "../../src/report/verdict.js";
+export { Blocked, ConformanceFailure, HarnessError, Inconclusive, MODEL_FAILED } from "../../src/report/verdict.js";
 export { AgentFactory, sharedAgent } from "./agents.js";
 export { expectError, expectInvalid, expectOk } from "./assertions.js";
 export { afterQuotaLane, budget, clientFor, observeExchanges, rememberToken, waitForRefill } from "./exchanges.js";

@@ -41,6 +41,12 @@ export interface AltServerOptions {
   messageTimeoutSeconds: number;
   /** this server's clock runs this many seconds ahead of the machine's (negative: behind) */
   clockOffsetSeconds?: number;
+  /**
+   * A model that always fails, as a deployment's model backend may: every message is answered 500
+   * MODEL_ERROR (a stream's error event) and the agent is then in error, which PROFILE §5 allows;
+   * the mock models of §10 are then not honoured (a target that is not reference-compatible)
+   */
+  failingModel?: boolean;
   host?: string;
   port?: number;
 }
@@ -439,6 +445,10 @@ export async function startAltServer(options: AltServerOptions): Promise<AltServ
           reject(fail("AGENT_UNAVAILABLE", "the agent did not answer within the time budget"));
         }, left),
       );
+      if (options.failingModel) {
+        stop();
+        return reject(fail("MODEL_ERROR", `the model ${model} failed`));
+      }
       if (model === MOCK_MODELS.timeout) return;
       if (model === MOCK_MODELS.error) {
         stop();
