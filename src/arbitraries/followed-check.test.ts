@@ -47,3 +47,36 @@ test("a cut case still running past the wait is said", async () => {
   expect(cutCaseEnded).toBe(false);
   await sleep(1_000);
 });
+
+test("a cut case that fails after the limit says so: fast-check never saw its failure", async () => {
+  const property = fc.asyncProperty(fc.integer(), async () => {
+    await sleep(200);
+    throw new Error("the service broke");
+  });
+  const { details, cutCaseEnded, cutCaseError } = await checkFollowingCases(
+    property,
+    { numRuns: 10, interruptAfterTimeLimit: 50 },
+    5_000,
+  );
+  expect([details.interrupted, details.numRuns, cutCaseEnded]).toEqual([true, 0, true]);
+  expect(String(cutCaseError)).toContain("the service broke");
+});
+
+class LostConnection extends Error {}
+
+test("while a service's failure shrinks, a candidate lost to the network is skipped, not taken as the counterexample", async () => {
+  // the service fails every value over 10; the network loses the requests of 1 to 10, which
+  // shrinking toward 0 tries on its way
+  const property = () =>
+    fc.asyncProperty(fc.integer({ min: 0, max: 1_000 }), async (x) => {
+      if (x >= 1 && x <= 10) throw new LostConnection(`lost ${x}`);
+      if (x > 10) throw new Error(`service failed ${x}`);
+    });
+  const params = { seed: 5, numRuns: 100 };
+  const bare = await fc.check(property(), params);
+  expect(bare.errorInstance).toBeInstanceOf(LostConnection);
+  const { details } = await checkFollowingCases(property(), params, 5_000, (e) => e instanceof LostConnection);
+  expect(details.failed).toBe(true);
+  expect(String(details.errorInstance)).toBe("Error: service failed 11");
+  expect(details.counterexample).toEqual([11]);
+});

@@ -346,6 +346,18 @@ export function unlessModelFailed(code: string | undefined, what: string): void 
   if (!target.referenceFaults && code === "MODEL_ERROR") notJudged(`${MODEL_FAILED} ${what} (MODEL_ERROR)`);
 }
 
+/**
+ * A case's failure that is not the service's: a 429 the pacing did not expect (a §7 breach of its
+ * own, or the harness's: src/client/refusal.ts), the harness's own error, a request the network
+ * lost (a harness error, as in every other suite). Never a finding, and while a failure of the
+ * service's shrinks, never its counterexample.
+ */
+const notTheService = (error: unknown): error is Error =>
+  error instanceof RateLimitBreach ||
+  error instanceof RefusedAgain ||
+  error instanceof HarnessError ||
+  error instanceof TransportError;
+
 export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): Promise<number> {
   unjudged = [];
   const generators: Record<string, number> = {};
@@ -363,7 +375,12 @@ export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): P
   const earlier = REPLAY ? Number(REPLAY.path.split(":")[0]) : 0;
   if (earlier > 0) await fc.check(run.property(undefined), { seed, numRuns: earlier });
   // a case the time limit cuts is waited for: none of its requests leaves after its property ended
-  const { details, cutCaseEnded } = await checkFollowingCases(run.property(REPLAY?.replayPath), params, CUT_CASE_WAIT_MS);
+  const { details, cutCaseEnded, cutCaseError } = await checkFollowingCases(
+    run.property(REPLAY?.replayPath),
+    params,
+    CUT_CASE_WAIT_MS,
+    notTheService,
+  );
   const cases = details.numRuns;
   currentGenerators = undefined;
   currentTransitions = undefined;
@@ -382,28 +399,29 @@ export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): P
   unjudged = [];
   // a failure of its own (a counterexample that shrank) is still a finding; else another client decides
   if (seen.length && (!details.failed || details.counterexample === null))
-    throw new Inconclusive(`property "${run.title}": ${seen.length} case(s) not judged: ${seen[0]}`);
+    throw new Inconclusive(
+      `property "${run.title}": ${seen.length} case(s) not judged: ${[...new Set(seen)].slice(0, 3).join("; ")}`,
+    );
   // the time limit ended the property before a failure: fewer cases judged than its depth, or none
   // (fast-check then says "failed" with no counterexample): a timing the harness could not keep,
   // neither a pass nor the service's failure
   if (details.interrupted && (!details.failed || details.counterexample === null)) {
     const unit = run.sequences ? "sequences" : "cases";
+    // the case the limit cut failed once fast-check had stopped looking: the service's failure, unshrunk
+    if (cutCaseError !== undefined) {
+      if (notTheService(cutCaseError)) throw cutCaseError;
+      throw new ConformanceFailure(
+        `${run.title}: a case the time limit (${TIME_LIMIT_MS / 1000} s) cut failed after it (no shrunk replay): ${String(cutCaseError)}`,
+      );
+    }
     throw new HarnessError(
       `property "${run.title}": the time limit (${TIME_LIMIT_MS / 1000} s) ended it after ${cases} of ${run.numRuns} ${unit}, none failed${cutCaseEnded ? "" : `; the case it cut still ran ${CUT_CASE_WAIT_MS / 1000} s later`}`,
     );
   }
   if (!details.failed) return cases;
-  // a 429 the pacing did not expect is no failure of this property: a §7 breach of its own, or the
-  // harness's (src/client/refusal.ts); nor is a case the harness could not judge (another client in
-  // the account); nor a request the network lost (a harness error, as in every other suite)
+  // nor is a case the harness could not judge (another client in the account: above)
   const thrown = details.errorInstance;
-  if (
-    thrown instanceof RateLimitBreach ||
-    thrown instanceof RefusedAgain ||
-    thrown instanceof HarnessError ||
-    thrown instanceof TransportError
-  )
-    throw thrown;
+  if (notTheService(thrown)) throw thrown;
   if (details.counterexample === null || details.counterexamplePath === null)
     throw new ConformanceFailure(`${run.title}: ${String(details.errorInstance ?? "failed without a counterexample")}`);
 
