@@ -123,7 +123,8 @@ const loadSchema = z.object({
       "--out takes prometheus-rw=URL (http or https), e.g. prometheus-rw=http://127.0.0.1:9090/api/v1/write",
     )
     .transform((s) => s.slice("prometheus-rw=".length))
-    .refine((url) => URL.canParse(url), { error: (i) => `--out prometheus-rw=${i.input}: not a URL` })
+    // the input is not echoed: a URL that does not parse may still hold a password or a token
+    .refine((url) => URL.canParse(url), { error: "--out prometheus-rw=URL: the URL does not parse" })
     // undici sends no user or password from a URL: every push would be refused, and the warning
     // would print the password; say so before the run instead
     .refine((url) => !URL.canParse(url) || (!new URL(url).username && !new URL(url).password), {

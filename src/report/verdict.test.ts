@@ -103,6 +103,11 @@ test.for([
     [`property "messages": 1 case(s) not judged: ${MODEL_FAILED} a message`],
     /^the deployment's own model failed \(PROFILE §5/,
   ],
+  [
+    "two in one property",
+    [`property "x": 2 case(s) not judged: another client's activity in the account: …; ${MODEL_FAILED} a message`],
+    /^another client's activity in the account, or the deployment's own model failed/,
+  ],
 ] as const)("an inconclusive verdict names its cause: %s", ([, messages, cause]) => {
   expect(inconclusiveCause(messages)).toMatch(cause);
 });

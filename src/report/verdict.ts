@@ -62,9 +62,16 @@ const INCONCLUSIVE_CAUSES = {
 
 /** What kept these inconclusive checks (their messages) from judging, in the reports' words. */
 export function inconclusiveCause(messages: readonly (string | undefined)[]): string {
-  const causeOf = (m: string | undefined): keyof typeof INCONCLUSIVE_CAUSES =>
-    m?.startsWith(`${MEASUREMENT_INCONCLUSIVE}:`) ? "measurement" : m?.includes(MODEL_FAILED) ? "model" : "client";
-  const seen = new Set(messages.map(causeOf));
+  // a message may name two causes (a property's cases, some not judged for each); one naming none is another client's
+  const causesOf = (m: string | undefined): (keyof typeof INCONCLUSIVE_CAUSES)[] => {
+    if (m?.startsWith(`${MEASUREMENT_INCONCLUSIVE}:`)) return ["measurement"];
+    const named = [
+      ...(m?.includes(INCONCLUSIVE_CAUSES.client) ? (["client"] as const) : []),
+      ...(m?.includes(MODEL_FAILED) ? (["model"] as const) : []),
+    ];
+    return named.length ? named : ["client"];
+  };
+  const seen = new Set(messages.flatMap(causesOf));
   const causes = (Object.keys(INCONCLUSIVE_CAUSES) as (keyof typeof INCONCLUSIVE_CAUSES)[]).filter((c) => seen.has(c));
   return (causes.length ? causes : (["client"] as const)).map((c) => INCONCLUSIVE_CAUSES[c]).join(", or ");
 }

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { expect, test } from "vitest";
+import { expect, test, vi } from "vitest";
 import { CapacityTally } from "../capacity/tally.js";
 import { LoadRecorder } from "../recorder.js";
 import { deploymentAt } from "../test-support.js";
@@ -104,4 +104,17 @@ test("transport errors whose messages share their first 80 characters are one se
   recorder.transportErrors.set(`${start}agt_bbbbbbbbbbbb: other side closed`, 3);
   const errors = seriesOf(recorder).filter((s) => s.labels.__name__ === METRICS.transportErrors);
   expect(errors.map((s) => s.value)).toEqual([5]);
+});
+
+test("TLS material the sink cannot read is a failed push, said once: the run goes on", async () => {
+  vi.stubEnv("AGENT_HARNESS_CA_FILE", "/nonexistent/agent-harness-ca.pem");
+  const warnings: string[] = [];
+  const live = new RemoteWriteMetrics("https://127.0.0.1:9/api/v1/write", "run-3", (line) => warnings.push(line), {
+    everyMs: 10,
+    closeDeadlineMs: 2_000,
+  });
+  live.watch(new LoadRecorder(deploymentAt("http://127.0.0.1:9/v1"), "streams"));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(await live.close()).toBe(false);
+  expect(warnings).toEqual([expect.stringContaining("--ca-file /nonexistent/agent-harness-ca.pem: cannot read it")]);
 });

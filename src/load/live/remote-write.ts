@@ -182,8 +182,9 @@ export class RemoteWriteMetrics {
     const series = this.recorders.flatMap((r) =>
       seriesOf(r).map((s) => ({ ...s, labels: { ...s.labels, scenario: r.scenario } })),
     );
-    this.dispatcher ??= networkAgent(2);
     try {
+      // in the try: TLS material it cannot read is a failed push, said once, never the run's end
+      this.dispatcher ??= networkAgent(2);
       const res = await request(this.url, {
         method: "POST",
         dispatcher: this.dispatcher,
