@@ -117,6 +117,9 @@ describe("the property suites against a deployment whose model fails every messa
       ).toEqual([]);
       expect(run.code, last).toBe(2);
       expect(last).toMatch(/^inconclusive: .*the deployment's own model failed/);
+      // the sequences judged no reply: the message clauses they cite are not passed on nothing
+      const stateful = run.results.checks.find((c) => c.title.includes("stateful: random sequences"));
+      expect(stateful?.status, last).toBe("inconclusive");
       // the stateful road this row is for was taken: a message the deployment's model failed, followed
       const tallied = readFileSync(join(run.runDir, "property.jsonl"), "utf8");
       expect(tallied, last).toMatch(/stateful\.send(\.stream)?-deployment-model-error/);

@@ -34,7 +34,7 @@ import {
   transitionKey,
 } from "../../src/model/transitions.js";
 import { declareFile } from "../support/declare-file.js";
-import { check, expect, HarnessError, target } from "../support/harness.js";
+import { check, expect, HarnessError, Inconclusive, MODEL_FAILED, target } from "../support/harness.js";
 import { expectEqual } from "./cases.js";
 import { askAgain, judgeList } from "./foreign.js";
 import {
@@ -133,7 +133,13 @@ function expectRecord(actual: Agent, agent: Model["agents"][number]): void {
  * event, and the agent is then in error); only a reference-compatible target says when (§10's
  * mock-error). Elsewhere the model follows such a failure as it follows mock-error's.
  */
-const deploymentModelFailed = (code: string | undefined) => !target.referenceFaults && code === "MODEL_ERROR";
+const deploymentModelFailed = (code: string | undefined) => {
+  const failed = !target.referenceFaults && code === "MODEL_ERROR";
+  if (failed) replies.failedByDeployment++;
+  return failed;
+};
+/** Replies the sequences judged, and messages a deployment's model failed: none of the first, and the message clauses judged nothing. */
+const replies = { judged: 0, failedByDeployment: 0 };
 
 const said = (res: ApiResult<unknown>) =>
   `${res.exchange.request.method} ${res.exchange.request.url} → ${res.status} ${res.error?.code ?? ""}`;
@@ -416,6 +422,7 @@ class Send implements Cmd {
       expect(reply!.conversationId, "PROFILE §5: same (agent, userId, roomId), same conversation").toBe(expectedId);
     else expect(m.conversations.ownerOf(reply!.conversationId), "PROFILE §5: a new conversation has a new id").toBeUndefined();
     m.conversations.completed(key, reply!.conversationId);
+    replies.judged++;
     took(m, "active", "active");
   }
   toString = () =>
@@ -741,6 +748,11 @@ describe("property: stateful", () => {
           ),
       });
       expect(ran, "cases run").toBeGreaterThan(0);
+      // the check cites the message clauses: with every reply failed by the deployment's model, they judged nothing
+      if (replies.judged === 0 && replies.failedByDeployment > 0)
+        throw new Inconclusive(
+          `${MODEL_FAILED} every message the stateful sequences sent (${replies.failedByDeployment}, MODEL_ERROR): no reply to judge conversations and turns by`,
+        );
       completed = true;
     },
   );
