@@ -5,6 +5,7 @@ import { describe, expect, test } from "vitest";
 import { PERMISSIONS, RATE_LIMITS } from "../contract/index.js";
 import { exampleTenants } from "../load/capacity/plan.js";
 import { startReferenceServer } from "../target/embedded.js";
+import { parseLoadArgs } from "./load.js";
 import { main } from "./main.js";
 
 /** What `run` writes to `stream`, kept out of the test's output. */
@@ -31,6 +32,8 @@ describe("agent-harness load usage", () => {
     [["--threshold", "p99[5xx]<250"], /the outcome in \[\] is one of 2xx, 429, other/],
     [["--threshold", "errors[429]<1%"], /takes no \[outcome\]/],
     [["--scenario", "no-such"], /--scenario takes/],
+    [["--shard", "1/3"], /--shard shape the capacity scenario's drive of a keys file's tenants: add --keys-file/],
+    [["--duration", "banana", "--shard", "1/2"], /--duration, --shard shape the capacity scenario's drive/],
     [["--out", "prometheus-rw=http://prom:99999/api/v1/write"], /--out prometheus-rw=URL: the URL does not parse/],
     [["--out", "prometheus-rw=https://u:s3cret@prom.example/api/v1/write"], /a user or password in the URL is never sent/],
     [["--base-url", "http://198.51.100.7/v1", "--api-key", "k"], /not a loopback address/],
@@ -56,6 +59,22 @@ describe("agent-harness load usage", () => {
   });
 });
 
+/** Values that spell a load flag stay the value of the flag before them. */
+test("--report-dir out --seed 7: the folder is out and the seed 7 (the word out once read as --out)", () => {
+  const { config } = parseLoadArgs(["--report-dir", "out", "--seed", "7", "--scenario", "bucket-getAgent"]);
+  expect({ reportDir: config.reportDir, seed: config.seed }).toEqual({ reportDir: "out", seed: 7 });
+});
+
+/** A report folder that is a file: refused in one line before any target starts (the run once hung, its target left running). */
+test.for(["verify", "load"])("%s --report-dir naming a file → exit 2, no target started", async (command) => {
+  const file = join(mkdtempSync(join(tmpdir(), "agent-harness-report-dir-")), "report.txt");
+  writeFileSync(file, "not a folder");
+  const rest = command === "verify" ? ["--profile", "smoke"] : ["--scenario", "bucket-getAgent"];
+  const { code, written } = await capture(process.stderr, () => main([command, "--report-dir", file, ...rest]));
+  expect(code).toBe(2);
+  expect(written).toMatch(/--report-dir .*report\.txt: not a folder/);
+});
+
 /**
  * The exit code of a real `load` run (STYLE §7): nothing ran is not a pass, a finding is 1. The
  * reports go to a scratch folder; the terminal output is kept out of the test's.
@@ -73,6 +92,14 @@ describe("agent-harness load exits as the run ended", { timeout: 60_000 }, () =>
     } finally {
       await server.close();
     }
+  });
+
+  test("2 when a capacity shard holds no account: nothing driven is no pass", async () => {
+    // two accounts, three shards: the third holds none
+    const args = ["--scenario", "capacity", "--keys-file", tenantsPath, "--shard", "3/3", "--duration", "2s"];
+    const { code, written } = await capture(process.stdout, () => main(["load", ...args, "--report-dir", reportDir]));
+    expect(code).toBe(2);
+    expect(written).toMatch(/nothing to drive: shard 3\/3 holds no account of the keys file \(2 accounts\)/);
   });
 
   test("1 on a finding: a reference target with a defect only bursts reveal", async () => {

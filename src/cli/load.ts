@@ -172,7 +172,7 @@ exit codes: 0 every scenario and threshold passed; 1 a finding or a threshold br
 target unreachable, a scenario that could not judge (error), or nothing ran (every scenario
 skipped); 130 interrupted`;
 
-function parseLoadArgs(argv: string[]) {
+export function parseLoadArgs(argv: string[]) {
   const loadOnly = [
     "scenario",
     "threshold",
@@ -204,8 +204,9 @@ function parseLoadArgs(argv: string[]) {
   // the target options are verify's, validated by verify's schema
   const verifyArgs: string[] = [];
   for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i]!.replace(/^--/, "").split("=")[0]!;
-    if (loadOnly.includes(flag)) {
+    // only a word that starts with -- names a flag: a value may be any word ("--report-dir out")
+    const flag = argv[i]!.startsWith("--") ? argv[i]!.slice(2).split("=")[0]! : undefined;
+    if (flag !== undefined && loadOnly.includes(flag)) {
       if (flag !== "allow-remote-load" && !argv[i]!.includes("=")) i++;
       continue;
     }
@@ -223,6 +224,12 @@ function parseLoadArgs(argv: string[]) {
       `refusing to put load on ${new URL(config.baseUrl).host}: not a loopback address (add --allow-remote-load if you own it)`,
     );
   const { keysFile } = parsed.data;
+  // the capacity options shape a drive of the keys file's tenants: without one they were silently dropped
+  const given = Object.entries(parsed.data.capacity).filter(([, v]) => v !== undefined);
+  if (!keysFile && given.length)
+    throw new UsageError(
+      `${given.map(([name]) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} shape the capacity scenario's drive of a keys file's tenants: add --keys-file`,
+    );
   const capacity = keysFile
     ? capacityOptionsOf(readKeysFile(keysFile, "--keys-file"), parsed.data.capacity, process.env)
     : undefined;

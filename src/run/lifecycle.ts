@@ -1,5 +1,7 @@
 import { randomInt } from "node:crypto";
-import { join, resolve } from "node:path";
+import { accessSync, constants, mkdirSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { ZodError } from "zod";
 import { ServiceClient, TransportError } from "../client/index.js";
 import { exportNetworkSettings } from "../client/network.js";
 import { type KeysFile, MESSAGE_TIMING, RATE_LIMITS } from "../contract/index.js";
@@ -66,6 +68,7 @@ export async function resolveTarget(
 export function newRun(config: VerifyConfig, seed: number = config.seed ?? randomInt(2 ** 31)) {
   const runId = newRunId();
   const reportDir = resolve(config.reportDir);
+  assertReportDirUsable(reportDir);
   const runDir = join(reportDir, runId);
   return {
     runId,
@@ -74,6 +77,45 @@ export function newRun(config: VerifyConfig, seed: number = config.seed ?? rando
     seed,
     run: { runPrefix: runPrefixFor(runId), ledgerFile: join(runDir, "ledger.jsonl"), seed },
   };
+}
+
+/**
+ * The report folder can be made (or is a folder already): checked before any target starts, so a
+ * run never ends, after its target has started, on a folder it cannot write (a file of that name,
+ * a read-only place). Nothing is created here: a dry run writes nothing.
+ */
+function assertReportDirUsable(reportDir: string): void {
+  let dir = reportDir;
+  for (;;) {
+    let stat: ReturnType<typeof statSync> | undefined;
+    try {
+      stat = statSync(dir);
+    } catch {
+      const parent = dirname(dir);
+      if (parent === dir) break;
+      dir = parent;
+      continue;
+    }
+    if (!stat.isDirectory())
+      throw new UsageError(`--report-dir ${reportDir}: ${dir === reportDir ? "not a folder" : `${dir} is not a folder`}`);
+    try {
+      accessSync(dir, constants.W_OK | constants.X_OK);
+    } catch {
+      throw new UsageError(`--report-dir ${reportDir}: ${dir} cannot be written`);
+    }
+    return;
+  }
+}
+
+/** The run's folder made, before any target starts; a folder that cannot be made is a usage error (exit 2). */
+export function makeRunDir(runDir: string, reportDir: string): void {
+  try {
+    mkdirSync(runDir, { recursive: true });
+  } catch (err) {
+    throw new UsageError(
+      `--report-dir ${reportDir}: cannot make a folder in it (${err instanceof Error && "code" in err ? err.code : String(err)})`,
+    );
+  }
 }
 
 /** resolveTarget, where a reference target that cannot start is a usage error (exit 2). */
@@ -90,9 +132,14 @@ export async function startTarget(
   try {
     started = await resolveTarget(config, run, tenants, apart);
   } catch (err) {
-    throw new UsageError(
-      `cannot start the ${config.target} reference target: ${err instanceof Error ? err.message : String(err)}`,
-    );
+    // one line: a keys file the reference refuses throws zod's issues, JSON over many lines
+    const why =
+      err instanceof ZodError
+        ? err.issues.map((i) => `${i.path.join(".") || "keys"}: ${i.message}`).join("; ")
+        : err instanceof Error
+          ? err.message.split("\n")[0]
+          : String(err);
+    throw new UsageError(`cannot start the ${config.target} reference target: ${why}`);
   }
   if (!config.networkDelay && !config.networkProxy) return started;
   // STYLE §12: the same run across a network (and its intermediaries) must reach the same verdicts

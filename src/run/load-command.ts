@@ -1,6 +1,5 @@
 /** The `load` and `load merge` commands once their options are valid: target, scenarios, reports, exit code. */
 
-import { mkdirSync } from "node:fs";
 import { describeServiceClock, estimateServiceClock } from "../client/index.js";
 import { MESSAGE_TIMING } from "../contract/index.js";
 import { type LoadOptions, SCENARIOS, type Scenario, type ScenarioReport, type Threshold } from "../load/index.js";
@@ -20,7 +19,7 @@ import { exitCodeOf, newRunId, noVerdictLine } from "../report/index.js";
 import { claimServiceCores } from "../target/cores.js";
 import { type HarnessTarget, targetSecrets } from "../target/harness-target.js";
 import type { VerifyConfig } from "./config.js";
-import { assertReachable, interruptible, newRun, startTarget, targetOptions } from "./lifecycle.js";
+import { assertReachable, interruptible, makeRunDir, newRun, startTarget, targetOptions } from "./lifecycle.js";
 import { UsageError } from "./usage-error.js";
 
 /**
@@ -51,7 +50,7 @@ export async function runLoad(
       live?.watch(recorder);
     },
   };
-  mkdirSync(runDir, { recursive: true });
+  makeRunDir(runDir, reportDir);
   const out = process.stdout;
   out.write(`agent-harness load — run ${runId}\n`);
   // a reference target the harness starts streams at the real budget (PROFILE §5) unless told otherwise

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { z } from "zod";
@@ -19,6 +19,7 @@ import {
   noVerdictLine,
   ProgressFailures,
   type PropertySummary,
+  propertiesRan,
   type RefusalWaits,
   type RunResult,
   readPropertySummary,
@@ -31,7 +32,7 @@ import { unreportedRows } from "./completeness.js";
 import { DEFAULT_EXTERNAL_SUITES, DEFAULT_SUITES, type VerifyConfig } from "./config.js";
 import { breakIfAsked } from "./internal-fault.js";
 import { checkKeys } from "./key-check.js";
-import { assertReachable, interruptible, newRun, startTarget, targetOptions } from "./lifecycle.js";
+import { assertReachable, interruptible, makeRunDir, newRun, startTarget, targetOptions } from "./lifecycle.js";
 import { writeReplays } from "./replay.js";
 import { needsOfFile } from "./suite-needs.js";
 import { runSuites, type SuitesRun } from "./suites.js";
@@ -359,6 +360,8 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
   const startedAt = new Date();
   const out = process.stdout;
   out.write(`agent-harness verify — run ${runId}, seed ${seed}\n`);
+  // before the target starts: a folder that cannot be made then ends the run with nothing to stop
+  if (!config.dryRun) makeRunDir(runDir, reportDir);
   const { target, stop } = await startTarget(config, run);
   if (replay || config.maxRequests)
     target.property = { ...(replay ? { replay } : {}), ...(config.maxRequests ? { maxRequests: config.maxRequests } : {}) };
@@ -371,7 +374,6 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
       await stop();
     }
   }
-  mkdirSync(runDir, { recursive: true });
   const clock = clockLater ? estimateWhileStarting(target, runDir) : undefined;
   // every key of every key set (a pool of main keys, one set per worker) is redacted everywhere
   const secrets = targetSecrets(target);
@@ -427,6 +429,17 @@ async function closeRun(
   });
   checks.push(...unreported.rows);
   if (overran) checks.push(boundRow(overran));
+  // a replay whose property never ran (a title this version does not know, --sections or the profile
+  // leaving it out) replayed nothing: the other checks passing says nothing of the defect
+  const replay = target.property?.replay;
+  if (replay && !stopped && !propertiesRan(runDir).includes(replay.property))
+    checks.push({
+      ...boundRow(
+        `--replay: the property "${replay.property}" did not run (a title this version does not have, or --sections / --profile left it out): nothing was replayed`,
+      ),
+      id: "run.replay",
+      title: "the replayed property ran",
+    });
   const result: RunResult = {
     runId,
     startedAt: startedAt.toISOString(),
