@@ -219,6 +219,16 @@ export class CapacityDrive {
   /** Fire every arrival when due until the duration ends; then wait for every answer. */
   async run(): Promise<void> {
     const streams = this.schedule();
+    // nothing to drive judges nothing: a shard holding no account of the file, a duration no
+    // arrival falls in, keys that may send no request would pass having sent nothing
+    if (streams.length === 0) {
+      const { shard } = this.options;
+      throw new ScenarioSetupError(
+        this.accounts.length === 0 && shard
+          ? `nothing to drive: shard ${shard.index + 1}/${shard.count} holds no account of the keys file (${tenantsOf(this.options.tenants).length} accounts)`
+          : `nothing to drive: no key of the ${this.accounts.length} account(s) may send a request within ${this.options.durationSeconds} s`,
+      );
+    }
     const durationMs = this.options.durationSeconds * 1000;
     this.startedAt = Date.now();
     const heap = new MinHeap<Scheduled>((s) => s.next);
