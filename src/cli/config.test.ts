@@ -19,6 +19,21 @@ describe("verify options", () => {
     expect(parseVerifyConfig([], { AGENT_HARNESS_NETWORK_DELAY: "40+-20" }).networkDelay).toEqual({ ms: 40, jitterMs: 20 });
   });
 
+  test("$AGENT_API_KEYS of commas alone gives no key: the base URL still needs one", () => {
+    expect(() => parseVerifyConfig(["--base-url", "https://h.example/v1"], { AGENT_API_KEYS: " , ," })).toThrow(
+      /needs --api-key/,
+    );
+  });
+
+  test("a switch in the environment is on or off in so many words; anything else is refused, not read as off", () => {
+    for (const on of ["1", "true", "YES"]) expect(parseVerifyConfig([], { AGENT_HARNESS_DRY_RUN: on }).dryRun).toBe(true);
+    for (const off of ["0", "false", "No"]) expect(parseVerifyConfig([], { AGENT_HARNESS_DRY_RUN: off }).dryRun).toBe(false);
+    // read as off, "on" made a cleanup delete for real
+    expect(() => parseVerifyConfig([], { AGENT_HARNESS_DRY_RUN: "on" })).toThrow(
+      /AGENT_HARNESS_DRY_RUN=on: takes 1, true or yes/,
+    );
+  });
+
   test("each flag also reads its env var, and a flag wins over the env", () => {
     const env = { AGENT_API_BASE_URL: "http://127.0.0.1:9/v1", AGENT_API_KEY: "from-env", AGENT_API_TIER: "60" };
     expect(parseVerifyConfig([], env)).toMatchObject({ baseUrl: "http://127.0.0.1:9/v1", apiKey: "from-env", tier: 60 });

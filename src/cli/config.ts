@@ -59,9 +59,19 @@ export function readOptions<T extends Record<string, OptionSpec> & Record<keyof 
     const fromEnv = env[spec.env];
     if (fromFlag !== undefined) out[name] = Array.isArray(fromFlag) ? fromFlag.map(String) : fromFlag;
     else if (fromEnv !== undefined && fromEnv !== "")
-      out[name] = spec.type === "boolean" ? /^(1|true|yes)$/i.test(fromEnv) : spec.multiple ? fromEnv.split(",") : fromEnv;
+      out[name] = spec.type === "boolean" ? envBoolean(spec.env, fromEnv) : spec.multiple ? fromEnv.split(",") : fromEnv;
   }
   return out;
+}
+
+/**
+ * A switch set in the environment: 1/true/yes or 0/false/no, in any case; anything else is refused.
+ * Read as "off", `AGENT_HARNESS_DRY_RUN=on` once made a cleanup delete for real.
+ */
+function envBoolean(variable: string, value: string): boolean {
+  if (/^(1|true|yes)$/i.test(value)) return true;
+  if (/^(0|false|no)$/i.test(value)) return false;
+  throw new UsageError(`${variable}=${value}: takes 1, true or yes (on), 0, false or no (off)`);
 }
 
 export function parseVerifyConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): VerifyConfig {

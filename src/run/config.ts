@@ -299,7 +299,9 @@ export const verifySchema = z
     ).optional(),
   })
   .superRefine((o, ctx) => {
-    if (o.baseUrl && !o.apiKey?.length && !o.apiKeys)
+    // $AGENT_API_KEYS of commas alone (a CI line joining secrets a fork's run does not get) gives no key
+    const listed = (o.apiKeys ?? "").split(",").some((k) => k.trim() !== "");
+    if (o.baseUrl && !o.apiKey?.length && !listed)
       ctx.addIssue({ code: "custom", message: "--base-url needs --api-key (or $AGENT_API_KEY)", path: ["apiKey"] });
     // keys without a base URL would verify the embedded server and pass: a CI secret is missing
     if (!o.baseUrl)
