@@ -36,6 +36,13 @@ export async function judge(argv: string[]): Promise<number> {
   } catch (err) {
     throw new UsageError(`judge: ${err instanceof Error ? err.message : String(err)}`);
   }
+  // a number that is not one would judge nothing (every comparison with NaN is false) and say "gone"
+  const windowSeconds = Number(values.window);
+  if (!Number.isFinite(windowSeconds) || windowSeconds <= 0)
+    throw new UsageError(`judge: --window ${values.window}: a number of seconds above 0`);
+  const sentAt = values["sent-at"] ? Number(values["sent-at"]) : undefined;
+  if (sentAt !== undefined && !Number.isFinite(sentAt))
+    throw new UsageError(`judge: --sent-at ${values["sent-at"]}: a time in milliseconds since the epoch`);
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk));
   const response = parseCurlOutput(Buffer.concat(chunks).toString("utf8"));
@@ -46,9 +53,10 @@ export async function judge(argv: string[]): Promise<number> {
   if (values["retry-after"]) {
     if (response.status !== 429 || errorCode.safeParse(response.json).data?.error.code !== "RATE_LIMIT_EXCEEDED") return 1;
     // the announced wait, never longer than one window (PROFILE §7: the bucket refills within it)
-    const window = Number(values.window);
     const announced = Number(response.headers["retry-after"]);
-    process.stdout.write(String(Number.isFinite(announced) && announced >= 0 ? Math.min(announced, window) : window));
+    process.stdout.write(
+      String(Number.isFinite(announced) && announced >= 0 ? Math.min(announced, windowSeconds) : windowSeconds),
+    );
     return 0;
   }
   if (values["print-id"]) {
@@ -75,9 +83,9 @@ export async function judge(argv: string[]): Promise<number> {
       method,
       url,
       headers,
-      windowSeconds: Number(values.window),
+      windowSeconds,
       idField: values["id-field"],
-      ...(values["sent-at"] ? { sentAt: Number(values["sent-at"]) } : {}),
+      ...(sentAt !== undefined ? { sentAt } : {}),
       ...(values.clause ? { clause: values.clause } : {}),
       ...(values.expected ? { expected: values.expected } : {}),
     },
