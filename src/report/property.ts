@@ -28,6 +28,17 @@ const propertyRow = z.object({
   transitions: z.record(z.string(), z.number()).optional(),
 });
 
+/** The titles of the properties that ran (each wrote its row): a replay's property must be among them. */
+export function propertiesRan(runDir: string): string[] {
+  const file = join(runDir, "property.jsonl");
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => z.object({ title: z.string() }).safeParse(JSON.parse(line)).data?.title)
+    .filter((t): t is string => t !== undefined);
+}
+
 /** The property suites' rows of a run folder, added up; undefined when no property suite ran. */
 export function readPropertySummary(runDir: string): PropertySummary | undefined {
   const file = join(runDir, "property.jsonl");
