@@ -1,5 +1,5 @@
 import { randomInt } from "node:crypto";
-import { accessSync, constants, mkdirSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { ZodError } from "zod";
 import { ServiceClient, TransportError } from "../client/index.js";
@@ -110,7 +110,10 @@ function assertReportDirUsable(reportDir: string): void {
 /** The run's folder made, before any target starts; a folder that cannot be made is a usage error (exit 2). */
 export function makeRunDir(runDir: string, reportDir: string): void {
   try {
-    mkdirSync(runDir, { recursive: true });
+    // each missing folder made in turn: node's recursive mkdir loops for ever under /proc
+    const missing: string[] = [];
+    for (let dir = runDir; !existsSync(dir) && dirname(dir) !== dir; dir = dirname(dir)) missing.unshift(dir);
+    for (const dir of missing) mkdirSync(dir);
   } catch (err) {
     throw new UsageError(
       `--report-dir ${reportDir}: cannot make a folder in it (${err instanceof Error && "code" in err ? err.code : String(err)})`,

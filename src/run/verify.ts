@@ -360,8 +360,6 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
   const startedAt = new Date();
   const out = process.stdout;
   out.write(`agent-harness verify — run ${runId}, seed ${seed}\n`);
-  // before the target starts: a folder that cannot be made then ends the run with nothing to stop
-  if (!config.dryRun) makeRunDir(runDir, reportDir);
   const { target, stop } = await startTarget(config, run);
   if (replay || config.maxRequests)
     target.property = { ...(replay ? { replay } : {}), ...(config.maxRequests ? { maxRequests: config.maxRequests } : {}) };
@@ -373,6 +371,14 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
     } finally {
       await stop();
     }
+  }
+  // made once the target answered (an unreachable one leaves no folder); one that cannot be made
+  // stops the target before the run ends (newRun checked the folder before any target started)
+  try {
+    makeRunDir(runDir, reportDir);
+  } catch (err) {
+    await stop();
+    throw err;
   }
   const clock = clockLater ? estimateWhileStarting(target, runDir) : undefined;
   // every key of every key set (a pool of main keys, one set per worker) is redacted everywhere
