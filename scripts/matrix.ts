@@ -83,6 +83,7 @@ const describe = (c: MatrixConfig) =>
     c.compare && "then load compare",
     c.flood && `--flood ${c.flood.shapes.join(",")} at ${c.flood.rate}/s, ${c.flood.sockets} sockets`,
     c.pinned && "serve pinned, --service-cores",
+    c.failingModel && "its model fails every message",
     `W=${c.windowSeconds} T=${c.messageTimeoutSeconds}`,
   ]
     .filter(Boolean)

@@ -124,6 +124,7 @@ export function configArbitrary(): fc.Arbitrary<MatrixConfig> {
       shard: fc.boolean(),
       workers: fc.constantFrom(1, 2, EMBEDDED_DEFAULTS.workers ?? 1),
       pinned: fc.boolean(),
+      failingModel: fc.boolean(),
     })
     .map((r) => normalise(r));
 }
@@ -150,6 +151,7 @@ function normalise(r: {
   shard: boolean;
   workers: number;
   pinned: boolean;
+  failingModel?: boolean;
 }): MatrixConfig {
   const verifying = r.command === "verify";
   const ours = startedByHarness(r.target);
@@ -191,6 +193,9 @@ function normalise(r: {
     // TLS terminator run in the harness and the matrix, between the storm and the service
     // (and only where this machine can give it cores of its own)
     ...(flood && r.target === "serve" && r.network === "none" && !r.tls && r.pinned && canPin() ? { pinned: true as const } : {}),
+    // the independent server with a model that fails every message (PROFILE §5 allows it): a target
+    // that then honours no mock model, so never with --reference-faults (§10)
+    ...(verifying && r.target === "alt" && !r.referenceFaults && r.failingModel ? { failingModel: true as const } : {}),
   };
 }
 
