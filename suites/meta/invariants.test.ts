@@ -102,9 +102,12 @@ describe("meta: an interrupted run", { concurrent: true }, () => {
   });
 
   test("SIGTERM once the checks ended: the report is still written and the verdict stands", async () => {
-    // the agents swept, the report not yet written: a stop here once lost a whole run's report
+    // the agents swept, the report not yet written: a stop here once lost a whole run's report.
+    // One clause's checks, none of them timed: the verdict that must stand is the run's own, and
+    // §7's timing checks (a flood inside one 2 s window) can say inconclusive on a runner this
+    // project's other files keep busy
     const run = await interrupted(
-      ["verify", "--sections", "§9", "--workers", "1"],
+      ["verify", "--sections", "routing.unknown", "--workers", "1"],
       /every agent the run created is deleted/,
       "SIGTERM",
     );
