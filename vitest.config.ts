@@ -63,16 +63,19 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["src/**/*.test.ts"],
-          testTimeout: 20_000,
+          // a test's own time on an idle machine is well under 20 s; three workers on two cores may
+          // double it
+          testTimeout: 40_000,
           sequence: { groupOrder: 0 },
           // the files of a worker share its modules: each file importing its own copy of the harness
           // (zod schemas, fastify, undici) was most of the project's time (measured: 166 s → 79 s).
           // No unit test mocks a module; the one that stubs an env var has it undone after each test
           isolate: false,
           unstubEnvs: true,
-          // two workers on two cores (vitest's default leaves one core to itself): some files wait on
-          // sockets and child processes (measured: 96 s → 61 s wall)
-          maxWorkers: 2,
+          // three workers on two cores (vitest's default leaves one core to itself): some files wait
+          // on sockets and child processes (measured: one worker 96 s, two 61 s; in a slower hour two
+          // 70.5 s at 1.75 busy cores, three 59 s at 1.92)
+          maxWorkers: 3,
         },
       },
       {
