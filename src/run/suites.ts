@@ -17,6 +17,7 @@ import {
 } from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { releaseClaims } from "../target/key-set-claim.js";
+import { cancelOnce } from "./cancel-once.js";
 import { NOT_RUN_AFTER_BAIL, NOT_RUN_AFTER_STOP, type PlannedCheck, STOPPED_BY_BAIL, STOPPED_BY_STOP } from "./completeness.js";
 import { SUITE_NAMES, type SuiteName } from "./config.js";
 import { FileTimes } from "./file-times.js";
@@ -487,6 +488,8 @@ async function runVitest(
     cacheDir: cacheDir(),
   });
   takeSignalsBack(run.held);
+  // two files failing at once under --bail must not become vitest's forced cancel, which loses both
+  cancelOnce(vitest);
   const cancel = () => void vitest.cancelCurrentRun("keyboard-input");
   options.signal?.addEventListener("abort", cancel, { once: true });
   try {
