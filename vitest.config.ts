@@ -1,4 +1,4 @@
-import { defineConfig } from "vitest/config";
+import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
 import { ProjectTimes } from "./scripts/vitest-project-times.js";
 import { startingFirst } from "./scripts/vitest-sequencer.js";
 import { CHECK_TAGS } from "./src/plan/profiles.js";
@@ -25,6 +25,31 @@ const compiledCli = (project: string) => ({
  */
 const SUITES_GROUP = { groupOrder: 1, maxWorkers: EMBEDDED_DEFAULTS.workers } as const;
 
+/**
+ * `npm test` (scripts/test.ts) runs the projects in two vitest processes at once. The timed side
+ * (every project whose verdicts ride on timing, and the unit files) runs at the normal CPU
+ * priority; the untimed side (the meta-cli files: arguments, dry runs, exit codes, secrets) at the
+ * lowest (nice 19), its CLI runs included, on what the timed side leaves idle: the meta fault runs
+ * mostly wait on rate windows and message budgets, about 1.4 of the two cores busy for ten
+ * minutes. The kernel gives a normal process its core back the moment it wakes, so the timing
+ * checks keep their cores (measured: the meta project 600 s, every row passing, beside the
+ * meta-cli files, which ended in 194 s, all passing; one after the other they took 627 + 74 s in
+ * one precheck, 692 + 91 s in another). AGENT_HARNESS_TEST_SIDE names the side a process runs;
+ * unset, every project runs in it, one group after another (`npx vitest run`).
+ */
+const UNTIMED_PROJECTS: readonly string[] = ["meta-cli"];
+const SIDE = process.env.AGENT_HARNESS_TEST_SIDE;
+if (SIDE !== undefined && SIDE !== "timed" && SIDE !== "untimed")
+  throw new Error(`AGENT_HARNESS_TEST_SIDE is "timed" or "untimed", not "${SIDE}"`);
+const onThisSide = (projects: TestProjectInlineConfiguration[]) =>
+  projects.filter((p) => {
+    // every project here is named by a string (a name may also be an object of label and colour)
+    const name = typeof p.test?.name === "string" ? p.test.name : p.test?.name?.label;
+    return SIDE === undefined || (SIDE === "untimed") === UNTIMED_PROJECTS.includes(name ?? "");
+  });
+/** each side's reports apart (scripts/test.ts joins them into the plain names) */
+const reportFile = (name: string) => `reports/${name}${SIDE ? `-${SIDE}` : ""}.json`;
+
 /** The load, container and package projects: one pool, three files at a time (vitest requires one maxWorkers per group). */
 const WAITING_GROUP = { groupOrder: 5, maxWorkers: 3 } as const;
 
@@ -42,10 +67,13 @@ export default defineConfig({
     tags: CHECK_TAGS,
     // the long files first in their groups, so none starts last and ends alone: the typecheck
     // (about 9 s of CPU, on two threads) among the unit files; the harness image's build (about 80 s) and the
-    // long load scenarios (about 50 s) in the waiting group
+    // long load scenarios (about 50 s) in the waiting group. The fault runs first among the meta
+    // files: the untimed side of npm test runs beside them, and not beside the capacity file's
+    // latency verdicts
     sequence: {
       sequencer: startingFirst([
         "src/lint/typecheck.test.ts",
+        "suites/meta/faults.test.ts",
         "suites/container/harness-image.test.ts",
         "suites/load/long.test.ts",
       ]),
@@ -54,10 +82,10 @@ export default defineConfig({
     // times with where the minutes went
     reporters: [
       "default",
-      ["json", { outputFile: "reports/vitest-results.json" }],
-      new ProjectTimes("reports/vitest-projects.json"),
+      ["json", { outputFile: reportFile("vitest-results") }],
+      new ProjectTimes(reportFile("vitest-projects")),
     ],
-    projects: [
+    projects: onThisSide([
       {
         extends: true,
         test: {
@@ -157,7 +185,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: "meta-cli",
-          // last: after the network rows and the matrix, whose verdicts ride on timing
+          // the untimed side of npm test (above); in one process with every project, last: after the
+          // network rows and the matrix, whose verdicts ride on timing
           sequence: { groupOrder: 8 },
           ...compiledCli("meta-cli"),
           include: META_TWO_AT_ONCE,
@@ -221,6 +250,6 @@ export default defineConfig({
           hookTimeout: 300_000,
         },
       },
-    ],
+    ]),
   },
 });
