@@ -47,8 +47,8 @@ for (const signal of ["SIGINT", "SIGTERM"] as const)
     for (const child of children) child.kill(signal);
   });
 
-const timedCode = await ended(timed);
-const untimedCode = await ended(untimed);
+// listened for from their start: a side that ends first has ended before the other is awaited
+const [timedCode, untimedCode] = await Promise.all([ended(timed), ended(untimed)]);
 await new Promise<void>((resolve) => untimedLog.end(resolve));
 console.log(`\n==== npm test's untimed side, run at the lowest CPU priority beside the above (${UNTIMED_LOG}) ====\n`);
 process.stdout.write(readFileSync(UNTIMED_LOG, "utf8"));

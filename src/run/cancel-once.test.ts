@@ -8,7 +8,8 @@ import { cancelOnce } from "./cancel-once.js";
  * Files that fail at one instant, in workers of their own, under `bail: 1`: each worker asks vitest
  * to cancel the run within a round trip of the others. Without cancelOnce vitest took the second
  * ask for a forced cancel and killed the workers before they reported (no failure reported in
- * about half of such runs); with it, every failure is reported.
+ * about half of such runs); with it, every file is reported, failed (or skipped, when its worker
+ * started only after the cancel).
  */
 const FILES = ["a", "b", "c", "d"];
 const dir = mkdtempSync(join(tmpdir(), "agent-harness-cancel-once-"));
@@ -58,8 +59,15 @@ test(
       } finally {
         await vitest.close();
       }
-      // each file failed on its own: whichever asked first, every failure reached the reporter
-      expect(reported.sort(), `round ${round}`).toEqual(FILES.map((f) => `${f} fails: failed`));
+      // every file is reported: failed, or skipped when a busy runner started its worker only after
+      // the cancel (vitest's graceful bail); none lost, and the failures that bailed among them
+      const states = new Map(reported.map((line) => line.split(" fails: ") as [string, string]));
+      expect([...states.keys()].sort(), `round ${round}: ${reported.join(", ")}`).toEqual(FILES);
+      expect(
+        [...states.values()].filter((s) => s !== "failed" && s !== "skipped"),
+        `round ${round}`,
+      ).toEqual([]);
+      expect([...states.values()].filter((s) => s === "failed").length, `round ${round}`).toBeGreaterThan(0);
     }
     delete process.env.FAIL_AT;
   },
