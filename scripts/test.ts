@@ -1,5 +1,5 @@
 /**
- * `npm test` after the lint: every vitest project, as two vitest processes at once (vitest.config.ts,
+ * `npm run test:sides` after the lint (`npm test`, CI's run, is one plain `vitest run`): every vitest project, as two vitest processes at once (vitest.config.ts,
  * AGENT_HARNESS_TEST_SIDE). The timed side runs at the normal CPU priority, its output live; the
  * untimed side at the lowest (nice 19: its workers and the CLI runs they start inherit it), its
  * output kept in reports/vitest-untimed.log and shown once the timed side has ended, so the two
@@ -7,8 +7,8 @@
  * here into reports/vitest-results.json and reports/vitest-projects.json, which `.ci/run` reads.
  * The exit code is the first side's that failed.
  *
- *   npm test                  both sides
- *   npm test -- ARGS…         one plain `vitest run ARGS…` over every project (a file, -t, --project)
+ *   npm run test:sides                  both sides
+ *   npm run test:sides -- ARGS…         one plain `vitest run ARGS…` over every project (a file, -t, --project)
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -50,7 +50,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const)
 // listened for from their start: a side that ends first has ended before the other is awaited
 const [timedCode, untimedCode] = await Promise.all([ended(timed), ended(untimed)]);
 await new Promise<void>((resolve) => untimedLog.end(resolve));
-console.log(`\n==== npm test's untimed side, run at the lowest CPU priority beside the above (${UNTIMED_LOG}) ====\n`);
+console.log(`\n==== the untimed side, run at the lowest CPU priority beside the above (${UNTIMED_LOG}) ====\n`);
 process.stdout.write(readFileSync(UNTIMED_LOG, "utf8"));
 joinReports();
 process.exit(timedCode || untimedCode);
@@ -72,7 +72,7 @@ function vitest(args: string[], side: Side | undefined, log?: NodeJS.WritableStr
 function ended(child: ChildProcess): Promise<number> {
   return new Promise((resolve) => {
     child.once("error", (err) => {
-      console.error(`npm test: vitest did not start: ${err.message}`);
+      console.error(`test:sides: vitest did not start: ${err.message}`);
       resolve(1);
     });
     child.once("close", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
