@@ -437,7 +437,9 @@ function vitestConfig(
     // the tests leave response-level violations to this reporter, which makes findings of them
     provide: { target: options.target, findingsCollected: true },
     // a target the harness started has a key set (accounts, buckets) per worker: files run in
-    // parallel; any other target's buckets are shared, so its checks take turns in one worker
+    // parallel; any other target's buckets are shared, so its checks take turns in one worker.
+    // Forks, not threads: a worker claims its key set per process (src/target/key-set-claim.ts),
+    // so threads of one process would share accounts (tried: findings against the reference)
     pool: "forks",
     fileParallelism: workersFor(options.target) > 1,
     maxWorkers: workersFor(options.target),
