@@ -204,6 +204,12 @@ describe("renderHtml", () => {
     expect(page).toContain('<span class="verdict failed">FAILED</span>');
     expect(page).toContain("Not explained by a finding (1)");
     expect(page).toContain("could not keep its timing");
-    expect(renderHtml(sampleRun({ checks: [] }))).toContain('<span class="verdict error">HARNESS ERROR</span>');
+    // a harness error beside checks that ran, and a run that ran no check: each says which
+    expect(renderHtml(sampleRun({ checks: [checks[1]!], findings: [] }))).toContain(
+      '<span class="verdict error">HARNESS ERROR</span>',
+    );
+    const nothing = renderHtml(sampleRun({ checks: [] }));
+    expect(nothing).toContain('<span class="verdict error">NOTHING RAN</span>');
+    expect(nothing).toMatch(/<p class="line">nothing ran: [^<]*selected no check; no verdict; exit 2<\/p>/);
   });
 });

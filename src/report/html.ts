@@ -330,7 +330,7 @@ function verdictBadge(view: ReturnType<typeof reportView>) {
   const text = {
     passed: "PASSED",
     failed: "FAILED",
-    error: "HARNESS ERROR",
+    error: view.nothingRan ? "NOTHING RAN" : "HARNESS ERROR",
     inconclusive: `INCONCLUSIVE: ${view.inconclusiveCause}`,
     interrupted: `INTERRUPTED after ${run.interrupted ? checksDone(run.interrupted) : "?"} checks`,
   }[verdict];

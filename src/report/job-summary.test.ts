@@ -92,11 +92,40 @@ describe("renderJobSummary", () => {
     expect(md).toContain("| **F13** |");
   });
 
+  test("a run that ran no check says so, with why, where a harness error would", () => {
+    const skipped = sampleCheck({ status: "skipped", message: "needs --read-only-key" });
+    const md = renderJobSummary(sampleRun({ checks: [skipped], findings: [] }));
+    expect(md).toContain("### agent-harness verify: ⚠️ nothing ran");
+    expect(md).toContain("**nothing ran: the 1 check selected was skipped (needs --read-only-key); no verdict; exit 2**");
+  });
+
+  test("control characters never reach the Markdown; a pipe outside a table stays a pipe", () => {
+    const md = renderJobSummary(
+      sampleRun({ checks: [sampleCheck({ status: "failed", message: "bell\u0007 nul\u0000 esc\u001b end" })], findings: [] }),
+      { reportDir: "reports/a|b" },
+    );
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is looked for
+    expect(md).not.toMatch(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/);
+    expect(md).toContain("bell nul esc end");
+    expect(md).toContain("Reports in `reports/a|b`");
+  });
+
   test("no key reaches the summary", () => {
     const md = renderJobSummary(sampleRun({ findings: [finding({ message: `bad key ${SAMPLE_SECRETS[1]}` })] }), {
       secrets: [...SAMPLE_SECRETS],
     });
     expect(md).toContain("bad key \\*\\*\\*");
     for (const secret of SAMPLE_SECRETS) expect(md).not.toContain(secret);
+    // a key split by a control character Markdown drops is scrubbed before it is dropped
+    const [key] = SAMPLE_SECRETS;
+    const split = renderJobSummary(
+      sampleRun({
+        checks: [sampleCheck({ status: "failed", message: `got ${key.slice(0, 4)}\u0000${key.slice(4)}` })],
+        findings: [],
+      }),
+      { secrets: [...SAMPLE_SECRETS] },
+    );
+    expect(split).not.toContain(key.replace(/_/g, "\\_"));
+    expect(split).toContain("got \\*\\*\\*");
   });
 });

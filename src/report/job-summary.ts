@@ -37,19 +37,32 @@ const SHOWN = 10;
 /** Rows a folded list names at most: a step summary is capped at 1 MiB, report.html names them all. */
 const LISTED = 200;
 
+/**
+ * Control characters but whitespace, which a Markdown line drops (GitHub would show a NUL or an
+ * ESC as a box): dropped before the keys are scrubbed too (renderJobSummary), so that a key split
+ * by one is never made whole here.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is matched
+const CONTROL_CHARS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
+const withoutControlChars = (text: string) => text.replace(CONTROL_CHARS, "");
+
 /** Text in a table cell or a list item: one line, no HTML, no Markdown syntax, no cell break. */
 export function markdownText(text: string): string {
-  return text
+  return withoutControlChars(text)
     .replace(/\s+/g, " ")
     .trim()
     .replace(/[&<>]/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;" })[ch] ?? ch)
     .replace(/[\\`*_[\]|~]/g, "\\$&");
 }
 
-/** A code span; a pipe is escaped even inside one, or GitHub ends the table cell there. */
-function code(text: string): string {
-  const line = text.replace(/\s+/g, " ").trim();
-  return line.includes("`") ? markdownText(line) : `\`${line.replace(/\|/g, "\\|")}\``;
+/**
+ * A code span. In a table cell a pipe is escaped even inside one, or GitHub ends the cell there;
+ * outside a table the backslash would show, so the pipe stays.
+ */
+function code(text: string, where: "cell" | "line" = "cell"): string {
+  const line = withoutControlChars(text).replace(/\s+/g, " ").trim();
+  if (line.includes("`")) return markdownText(line);
+  return `\`${where === "cell" ? line.replace(/\|/g, "\\|") : line}\``;
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -166,7 +179,7 @@ function coverageSection(summary: RunSummary): string[] {
         ]
       : []),
     ...(summary.unknownClauseIds.length
-      ? ["", `Clause ids not in the registry: ${summary.unknownClauseIds.map(code).join(", ")}`]
+      ? ["", `Clause ids not in the registry: ${summary.unknownClauseIds.map((id) => code(id)).join(", ")}`]
       : []),
     "",
   ];
@@ -174,16 +187,20 @@ function coverageSection(summary: RunSummary): string[] {
 
 /** Markdown for $GITHUB_STEP_SUMMARY, written from the run as every other report is; no key in it. */
 export function renderJobSummary(runInput: RunResult, options: JobSummaryOptions = {}): string {
-  const view = reportView(runInput, options);
+  const view = reportView(runInput, options, withoutControlChars);
   const { run, summary, exitCode } = view;
   const { totals } = summary;
   const command = run.options.scenarios ? "load" : "verify";
-  const verdict = view.inconclusive ? `⚠️ inconclusive (${view.inconclusiveCause})` : VERDICT[exitCode];
+  const verdict = view.inconclusive
+    ? `⚠️ inconclusive (${view.inconclusiveCause})`
+    : view.nothingRan
+      ? "⚠️ nothing ran"
+      : VERDICT[exitCode];
   const interrupted = run.interrupted ? ` after ${checksDone(run.interrupted)} checks` : "";
   const facts = [
     `${plural(totals.total, "check")} in ${formatDuration(totals.durationMs)}`,
-    `${run.target.kind} ${code(run.target.baseUrl)}`,
-    `run ${code(run.runId)}`,
+    `${run.target.kind} ${code(run.target.baseUrl, "line")}`,
+    `run ${code(run.runId, "line")}`,
     ...(run.seed === undefined ? [] : [`seed ${run.seed}`]),
   ];
   const optionRows = view.options.map(([name, value]) => `| ${markdownText(name)} | ${markdownText(value)} |`);
@@ -206,7 +223,7 @@ export function renderJobSummary(runInput: RunResult, options: JobSummaryOptions
     "",
     ...(options.reportDir
       ? [
-          `Reports in ${code(options.reportDir)}: report.html, junit.xml, results.json${(run.findings ?? []).some((f) => f.replay) ? " and the replay scripts" : ""}.`,
+          `Reports in ${code(options.reportDir, "line")}: report.html, junit.xml, results.json${(run.findings ?? []).some((f) => f.replay) ? " and the replay scripts" : ""}.`,
           "",
         ]
       : []),

@@ -208,7 +208,62 @@ describe("renderJunit", () => {
     const root = parseXml(renderJunit(run));
     const tc = testcaseNamed(root, "lists in order");
     expect(tc.children.map((c) => [c.name, c.attrs.message])).toEqual([["skipped", `inconclusive: ${message}`]]);
-    expect(root.attrs).toMatchObject({ failures: "0", errors: "0", skipped: "1" });
+    // the run is no verdict (exit 2): one <error> of its own says so, where the file alone would read green
+    expect(root.attrs).toMatchObject({ tests: "2", failures: "0", errors: "1", skipped: "1" });
+    const verdict = testcaseNamed(root, "the run judged the service");
+    expect(verdict.attrs.classname).toBe("no verdict");
+    expect(verdict.children.map((c) => [c.name, c.attrs.type])).toEqual([["error", "NoVerdict"]]);
+    expect(verdict.children[0]?.attrs.message).toMatch(/^inconclusive: 1 check could not be judged, .*; no finding; exit 2$/);
+  });
+
+  test("a run that ran no check is an <error> of its own naming why, never a green file", () => {
+    const skipped = sampleCheck({
+      title: "a read-only key is refused writes",
+      status: "skipped",
+      message: "needs --read-only-key",
+    });
+    const cleanup = sampleCheck({ id: "run/cleanup", title: "cleanup", suite: "run", sections: [] });
+    const root = parseXml(renderJunit(sampleRun({ checks: [skipped, cleanup], findings: [] })));
+    expect(root.attrs).toMatchObject({ tests: "3", failures: "0", errors: "1", skipped: "1" });
+    expect(testcaseNamed(root, "the run judged the service").children[0]?.attrs).toMatchObject({
+      type: "NoVerdict",
+      message: "nothing ran: the 1 check selected was skipped (needs --read-only-key); no verdict; exit 2",
+    });
+    // a run that judged: no such test case
+    expect(all(parseXml(renderJunit(sampleRun({ checks: [cleanup, sampleCheck()], findings: [] }))), "error")).toHaveLength(0);
+  });
+
+  test("two checks of one section with one title are told apart by their describe paths; unique ones keep the short name", () => {
+    const row = "§5 an unknown or malformed id is 404 AGENT_NOT_FOUND";
+    const checks = [
+      sampleCheck({ id: `PATCH /agents/{agentId} > ${row}`, title: row, sections: ["§5"], status: "failed", message: "x" }),
+      sampleCheck({ id: `DELETE /agents/{agentId} > ${row}`, title: row, sections: ["§5"] }),
+      sampleCheck({ id: "GET /agents > §5 lists", title: "§5 lists", sections: ["§5"] }),
+      sampleCheck({ id: `GET /x > ${row}`, title: row, sections: ["§6"] }),
+    ];
+    const root = parseXml(renderJunit(sampleRun({ checks, findings: [] })));
+    const names = all(root, "testcase").map((tc) => `${tc.attrs.classname} | ${tc.attrs.name}`);
+    expect(names).toEqual([
+      "PROFILE §5 | PATCH /agents/{agentId} > an unknown or malformed id is 404 AGENT_NOT_FOUND",
+      "PROFILE §5 | DELETE /agents/{agentId} > an unknown or malformed id is 404 AGENT_NOT_FOUND",
+      "PROFILE §5 | lists",
+      "PROFILE §6 | an unknown or malformed id is 404 AGENT_NOT_FOUND",
+    ]);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  test("a key split by a character the XML drops, or by a colour code, is scrubbed before it could be made whole", () => {
+    const [key] = SAMPLE_SECRETS;
+    const messages = [
+      `received ${key.slice(0, 5)}\u0000${key.slice(5)}`,
+      `received \u001b[31m${key.slice(0, 5)}\u001b[0m${key.slice(5)}`,
+    ];
+    for (const message of messages) {
+      const run = sampleRun({ checks: [sampleCheck({ status: "failed", message })], findings: [] });
+      const xml = renderJunit(run, { secrets: [...SAMPLE_SECRETS] });
+      expect(xml).not.toContain(key);
+      expect(xml).toContain("received ***");
+    }
   });
 
   test("a run stopped by a signal is an <error> of its own: the file alone never reads as a green suite of fewer tests", () => {
@@ -358,9 +413,10 @@ describe("renderJunit", () => {
     expect(refused.valid).toBe(false);
   });
 
-  test("an empty run is still a well-formed document", () => {
+  test("an empty run is still a well-formed document, whose one test case says nothing ran", () => {
     const root = parseXml(renderJunit(sampleRun({ checks: [] })));
-    expect(root.attrs.tests).toBe("0");
+    expect(root.attrs).toMatchObject({ tests: "1", errors: "1" });
+    expect(testcaseNamed(root, "the run judged the service").children[0]?.attrs.message).toMatch(/^nothing ran: /);
   });
 
   test("no key reaches the XML", () => {

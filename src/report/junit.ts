@@ -1,5 +1,14 @@
 import type { Finding } from "./findings.js";
-import { type CheckResult, checksDone, type Evidence, isUnderFinding, passedNote, type RunResult, summarize } from "./model.js";
+import {
+  type CheckResult,
+  checksDone,
+  type Evidence,
+  isUnderFinding,
+  noVerdictLine,
+  passedNote,
+  type RunResult,
+  summarize,
+} from "./model.js";
 import { type ReportOptions, reportableRun } from "./redact.js";
 import { inconclusiveCause } from "./verdict.js";
 
@@ -50,8 +59,27 @@ const attrs = (pairs: Record<string, string | number | undefined>): string =>
 const seconds = (ms: number): string => (Math.max(0, ms) / 1000).toFixed(3);
 
 /** The check's title without the section list it starts with (`§5 §7 a title` → `a title`). */
-function testcaseName(check: CheckResult): string {
+function shortName(check: CheckResult): string {
   return check.title.replace(/^(?:§\d+\s+)+/, "") || check.title;
+}
+
+/**
+ * Each check's <testcase> name: its short title, or, where two checks of one section would share
+ * it (the same row of two endpoints' describes), the describe path before it too. CI servers key
+ * a test case by classname and name: GitLab keeps one of a pair, some annotators take the second
+ * for a retry of the first, and a red twin hides behind a green one.
+ */
+function testcaseNames(checks: readonly CheckResult[]): Map<CheckResult, string> {
+  const key = (check: CheckResult) => `${testcaseClass(check)}\u0000${shortName(check)}`;
+  const count = new Map<string, number>();
+  for (const check of checks) count.set(key(check), (count.get(key(check)) ?? 0) + 1);
+  const names = new Map<CheckResult, string>();
+  for (const check of checks) {
+    const path = check.id.endsWith(check.title) ? check.id.slice(0, -check.title.length) : "";
+    const name = (count.get(key(check)) ?? 0) > 1 && path ? `${path}${shortName(check)}` : shortName(check);
+    names.set(check, name);
+  }
+  return names;
 }
 
 /** The PROFILE section a check belongs to (its first), or its suite for the run's own checks. */
@@ -77,8 +105,8 @@ function evidenceText(evidence: readonly Evidence[]): string {
     .join("\n\n");
 }
 
-function testcase(check: CheckResult): string {
-  const open = `    <testcase${attrs({ classname: testcaseClass(check), name: testcaseName(check), time: seconds(check.durationMs), file: check.file, line: check.line })}`;
+function testcase(check: CheckResult, name: string): string {
+  const open = `    <testcase${attrs({ classname: testcaseClass(check), name, time: seconds(check.durationMs), file: check.file, line: check.line })}`;
   const children: string[] = [];
   const message = check.message ?? "";
   if (isUnderFinding(check)) {
@@ -147,8 +175,56 @@ function checksBySection(run: RunResult): Map<string, CheckResult[]> {
   return new Map([...groups].sort(([a], [b]) => order(a) - order(b)));
 }
 
+/** A testsuite of one test case that is an <error> about the run itself. */
+function runErrorSuite(run: RunResult, suite: string, name: string, type: string, message: string, text = ""): string {
+  return [
+    `  <testsuite${attrs({ name: suite, tests: 1, failures: 0, errors: 1, skipped: 0, time: "0.000", timestamp: run.startedAt })}>`,
+    `    <testcase${attrs({ classname: suite, name, time: "0.000" })}>`,
+    `      <error${attrs({ message, type })}>${escapeXmlText(text)}</error>`,
+    "    </testcase>",
+    "  </testsuite>",
+  ].join("\n");
+}
+
+/**
+ * The run's own red items, where the file alone (a CI server's test tab) would otherwise read
+ * green: a run stopped by a signal lists only the checks it reached; a run that is no verdict on
+ * the service (exit 2: nothing ran, or every check not passed was inconclusive) lists only skips
+ * and passes.
+ */
+function runLevelErrors(run: RunResult): string[] {
+  const noVerdict = noVerdictLine(run);
+  return [
+    ...(run.interrupted
+      ? [
+          runErrorSuite(
+            run,
+            "interrupted",
+            "the run ended",
+            "Interrupted",
+            `interrupted: ran ${checksDone(run.interrupted)} checks; the rest were not run`,
+          ),
+        ]
+      : []),
+    ...(noVerdict
+      ? [
+          runErrorSuite(
+            run,
+            "no verdict",
+            "the run judged the service",
+            "NoVerdict",
+            headline(noVerdict, "no verdict"),
+            noVerdict,
+          ),
+        ]
+      : []),
+  ];
+}
+
 export function renderJunit(runInput: RunResult, options: ReportOptions = {}): string {
-  const run = reportableRun(runInput, options);
+  // the characters XML forbids go before the keys are scrubbed (reportableRun)
+  const run = reportableRun(runInput, options, stripIllegalXmlChars);
+  const names = testcaseNames(run.checks);
   const { totals } = summarize(run);
   const properties = [
     `      <property${attrs({ name: "runId", value: run.runId })}/>`,
@@ -179,32 +255,27 @@ export function renderJunit(runInput: RunResult, options: ReportOptions = {}): s
       time: seconds(checks.reduce((sum, c) => sum + c.durationMs, 0)),
       timestamp: run.startedAt,
     })}>`;
-    return [head, "    <properties>", properties, "    </properties>", ...checks.map(testcase), "  </testsuite>"].join("\n");
+    return [
+      head,
+      "    <properties>",
+      properties,
+      "    </properties>",
+      ...checks.map((check) => testcase(check, names.get(check) ?? shortName(check))),
+      "  </testsuite>",
+    ].join("\n");
   });
 
-  // a run stopped by a signal lists only the checks it reached: a reader of this file alone (a CI
-  // server's test tab) must see it did not end, not a green suite of fewer tests
-  const stopped = run.interrupted
-    ? [
-        [
-          `  <testsuite${attrs({ name: "interrupted", tests: 1, failures: 0, errors: 1, skipped: 0, time: "0.000", timestamp: run.startedAt })}>`,
-          `    <testcase${attrs({ classname: "interrupted", name: "the run ended", time: "0.000" })}>`,
-          `      <error${attrs({ message: `interrupted: ran ${checksDone(run.interrupted)} checks; the rest were not run`, type: "Interrupted" })}/>`,
-          "    </testcase>",
-          "  </testsuite>",
-        ].join("\n"),
-      ]
-    : [];
+  const runErrors = runLevelErrors(run);
   const root = `<testsuites${attrs({
     name: `agent-harness verify ${run.runId}`,
-    tests: totals.total + findings.length + stopped.length,
+    tests: totals.total + findings.length + runErrors.length,
     failures: totals.failed + findings.length,
-    errors: totals.error + stopped.length,
+    errors: totals.error + runErrors.length,
     skipped: totals.skipped + totals.blocked + totals.inconclusive + totals.underFindings,
     time: seconds(totals.durationMs),
     timestamp: run.startedAt,
   })}`;
-  const all = [...stopped, ...findingSuite, ...suites];
+  const all = [...runErrors, ...findingSuite, ...suites];
   const body = all.length === 0 ? `${root}/>` : `${root}>\n${all.join("\n")}\n</testsuites>`;
   return `<?xml version="1.0" encoding="UTF-8"?>\n${body}\n`;
 }

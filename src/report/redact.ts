@@ -14,19 +14,20 @@ export interface ReportOptions {
   secrets?: readonly string[];
 }
 
-function redactDeep(value: unknown, secrets: readonly string[]): unknown {
-  if (typeof value === "string") return redactSecrets(value, secrets);
-  if (Array.isArray(value)) return value.map((item) => redactDeep(item, secrets));
-  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
-    const out: Record<string, unknown> = {};
-    for (const [key, inner] of Object.entries(value)) {
-      const redacted = redactDeep(inner, secrets);
-      // A header map: the credential of an Authorization header, whatever the key.
-      out[redactSecrets(key, secrets)] =
-        AUTHORIZATION_HEADER.test(key) && typeof redacted === "string" ? redactAuthorizationValue(redacted) : redacted;
-    }
-    return out;
-  }
+/**
+ * A copy of `value` with `change` applied to every string in it, object keys included; a string
+ * held under an object key is changed knowing that key.
+ */
+function mapStrings(value: unknown, change: (text: string, key?: string) => string): unknown {
+  if (typeof value === "string") return change(value);
+  if (Array.isArray(value)) return value.map((item) => mapStrings(item, change));
+  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype)
+    return Object.fromEntries(
+      Object.entries(value).map(([key, inner]) => [
+        change(key),
+        typeof inner === "string" ? change(inner, key) : mapStrings(inner, change),
+      ]),
+    );
   return value;
 }
 
@@ -40,22 +41,31 @@ export function stripAnsi(text: string): string {
 
 /** A copy of the run with every string scrubbed; the original is untouched. */
 export function redactRun(run: RunResult, secrets: readonly string[]): RunResult {
-  return redactDeep(run, secrets) as RunResult; // cast: redactDeep copies the run string by string, shape unchanged
+  const redact = (text: string, key?: string) => {
+    const redacted = redactSecrets(text, secrets);
+    // a header map: the credential of an Authorization header, whatever the key
+    return key !== undefined && AUTHORIZATION_HEADER.test(key) ? redactAuthorizationValue(redacted) : redacted;
+  };
+  return mapStrings(run, redact) as RunResult; // cast: mapStrings copies the run string by string, shape unchanged
 }
 
 /**
- * What every writer renders: the run redacted, and check messages and notes without terminal colour
- * codes (a vitest diff carries them). Evidence is left byte for byte: an escape sequence in a
- * response body is itself evidence.
+ * What every writer renders: check messages and notes without terminal colour codes (a vitest
+ * diff carries them), then the run redacted. Evidence is left byte for byte: an escape sequence in
+ * a response body is itself evidence. A writer that drops characters (XML's forbidden ones, a
+ * Markdown line's control characters) names them in `writerDrops`: they go before the redaction
+ * too, since a key with a colour code or a control character inside it would otherwise be missed
+ * by the redaction and made whole again by the writer.
  */
-export function reportableRun(run: RunResult, options: ReportOptions = {}): RunResult {
-  const redacted = redactRun(run, options.secrets ?? []);
-  return {
-    ...redacted,
-    checks: redacted.checks.map((check) => ({
+export function reportableRun(run: RunResult, options: ReportOptions = {}, writerDrops?: (text: string) => string): RunResult {
+  const plain: RunResult = {
+    ...run,
+    checks: run.checks.map((check) => ({
       ...check,
       ...(check.message === undefined ? {} : { message: stripAnsi(check.message) }),
       ...(check.note === undefined ? {} : { note: stripAnsi(check.note) }),
     })),
   };
+  // cast: mapStrings copies the run string by string, shape unchanged
+  return redactRun(writerDrops ? (mapStrings(plain, (text) => writerDrops(text)) as RunResult) : plain, options.secrets ?? []);
 }

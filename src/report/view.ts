@@ -2,6 +2,7 @@ import {
   describeOptions,
   exitCodeOf,
   inconclusiveLine,
+  nothingRanLine,
   type RunResult,
   summarize,
   summaryLine,
@@ -15,8 +16,8 @@ import { inconclusiveCause } from "./verdict.js";
  * as every report reads it, keys redacted: the totals, the exit code's verdict, the summary
  * line, the red checks no finding explains and the options.
  */
-export function reportView(runInput: RunResult, options: ReportOptions) {
-  const run = reportableRun(runInput, options);
+export function reportView(runInput: RunResult, options: ReportOptions, writerDrops?: (text: string) => string) {
+  const run = reportableRun(runInput, options, writerDrops);
   const summary = summarize(run);
   return {
     run,
@@ -25,7 +26,9 @@ export function reportView(runInput: RunResult, options: ReportOptions) {
     /** why an exit 2 is no harness error but checks another client or the load's measurement kept from judging, when it is */
     inconclusive: inconclusiveLine(run),
     inconclusiveCause: inconclusiveCause(run.checks.filter((c) => c.status === "inconclusive").map((c) => c.message)),
-    line: summaryLine(summary.totals),
+    /** why an exit 2 is a run of no check at all (its selection, its keys, its bound), when it is */
+    nothingRan: nothingRanLine(run),
+    line: nothingRanLine(run) ?? summaryLine(summary.totals),
     // what no finding explains: harness errors, and failures of a run recorded without findings
     unexplained: unexplainedChecks(run),
     options: describeOptions(run.options),
