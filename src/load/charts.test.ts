@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { sampleRun } from "../report/test-support.js";
+import { SAMPLE_SECRETS, sampleRun } from "../report/test-support.js";
 import { renderLoadHtml } from "./charts.js";
 import { runScenario } from "./scenario-run.js";
 import { answer, deploymentAt, observing, recordingScenario } from "./test-support.js";
@@ -21,6 +21,18 @@ describe("the load report", () => {
     expect(html).toContain("<h1>agent-harness load ");
     expect(html).toContain("<svg");
     expect(html).not.toMatch(/<script[^>]+src=|https?:\/\/cdn/);
+  });
+
+  test("no key reaches the load section: a scenario's text is scrubbed as the run's is", async () => {
+    const [key] = SAMPLE_SECRETS;
+    const report = await runScenario(target, recordingScenario(observing((at) => [answer(200, 3, at + 10)])));
+    const html = renderLoadHtml(
+      sampleRun(),
+      { target, scenarios: [{ ...report, message: `the server echoed ${key}` }], thresholds: [] },
+      { secrets: [...SAMPLE_SECRETS] },
+    );
+    expect(html).toContain("the server echoed ***");
+    expect(html).not.toContain(key);
   });
 
   test("admitted and refused latencies have a panel and table rows each, with their counts and the scenario's note", async () => {

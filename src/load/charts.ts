@@ -1,4 +1,4 @@
-import { escapeHtml, type ReportOptions, type RunResult, renderHtml } from "../report/index.js";
+import { escapeHtml, type ReportOptions, type RunResult, redactValue, renderHtml } from "../report/index.js";
 import { capacityLines } from "./capacity/tally.js";
 import { remainingLine } from "./concurrency-checks.js";
 import { FEW_ANSWERS, formatMs as fmt, type HistogramSummary, OUTCOME_LABEL, OUTCOMES, outcomeOf } from "./recorder.js";
@@ -272,6 +272,7 @@ export function renderLoadHtml(result: RunResult, run: LoadRunView, options: Rep
     .replace("· agent-harness verify ·", "· agent-harness load ·")
     .replace("<h1>agent-harness verify ", "<h1>agent-harness load ");
   const at = html.indexOf('<section id="checks">');
-  const section = loadSection(run);
+  // the load section's text (scenario messages, failure samples) is scrubbed as the run's is
+  const section = loadSection(redactValue(run, options.secrets ?? []));
   return at === -1 ? html.replace("</main>", `${section}</main>`) : `${html.slice(0, at)}${section}\n${html.slice(at)}`;
 }

@@ -1,9 +1,12 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { exitCodeOf, inconclusiveLine, renderJunit } from "../report/index.js";
 import { renderLoadHtml } from "./charts.js";
 import { InconclusiveError, ScenarioSetupError } from "./context.js";
 import type { Scenario } from "./define.js";
-import { loadPlanLines, loadRunResult } from "./run-of-scenarios.js";
+import { loadPlanLines, loadRunResult, writeLoadReports } from "./run-of-scenarios.js";
 import { runScenario } from "./scenario-run.js";
 import { deploymentAt, recordingScenario } from "./test-support.js";
 import { parseThreshold, type Threshold } from "./thresholds.js";
@@ -94,6 +97,21 @@ describe("the exit code of a load run", () => {
     );
     expect(renderJunit(result)).toMatch(/<skipped message="inconclusive: InconclusiveError: the window turned in every burst"/);
     expect(renderLoadHtml(result, loadRun)).toContain("INCONCLUSIVE: a load measurement");
+  });
+
+  test("load.json is scrubbed of keys as every other report is", async () => {
+    const key = "sk_test_load_3c1f9e";
+    const { result, loadRun } = await runOf([passing]);
+    const dir = mkdtempSync(join(tmpdir(), "agent-harness-load-reports-"));
+    try {
+      const echoed = { ...loadRun, scenarios: loadRun.scenarios.map((s) => ({ ...s, message: `the server echoed ${key}` })) };
+      const written = await writeLoadReports(result, echoed, dir, [key]);
+      const json = readFileSync(join(written, "load.json"), "utf8");
+      expect(json).toContain("the server echoed ***");
+      expect(json).not.toContain(key);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("1 when a finding sits beside an inconclusive scenario: what the target broke is the verdict", async () => {

@@ -5,7 +5,15 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CLAUSE_BY_ID } from "../contract/index.js";
-import { type CheckResult, collectFindings, type RunResult, summaryLine, totalsOf, writeReports } from "../report/index.js";
+import {
+  type CheckResult,
+  collectFindings,
+  type RunResult,
+  redactValue,
+  summaryLine,
+  totalsOf,
+  writeReports,
+} from "../report/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { capacityLines } from "./capacity/tally.js";
 import { renderLoadHtml } from "./charts.js";
@@ -247,7 +255,7 @@ export function loadRunResult(input: LoadRunInput): { result: RunResult; loadRun
 /** results.json, junit.xml and the rest as verify writes them; load.json; report.html with the load charts. */
 export async function writeLoadReports(result: RunResult, loadRun: LoadRun, reportDir: string, secrets: string[]) {
   const written = await writeReports(result, reportDir, { secrets });
-  writeFileSync(join(written.dir, "load.json"), `${JSON.stringify(loadRun, null, 2)}\n`);
+  writeFileSync(join(written.dir, "load.json"), `${JSON.stringify(redactValue(loadRun, secrets), null, 2)}\n`);
   writeFileSync(written.html, renderLoadHtml(result, loadRun, { secrets }));
   return written.dir;
 }

@@ -39,14 +39,19 @@ export function stripAnsi(text: string): string {
   return text.replace(ANSI_SEQUENCE, "");
 }
 
-/** A copy of the run with every string scrubbed; the original is untouched. */
-export function redactRun(run: RunResult, secrets: readonly string[]): RunResult {
+/** A copy of `value` (plain objects, arrays, strings) with every string scrubbed; the original is untouched. */
+export function redactValue<T>(value: T, secrets: readonly string[]): T {
   const redact = (text: string, key?: string) => {
     const redacted = redactSecrets(text, secrets);
     // a header map: the credential of an Authorization header, whatever the key
     return key !== undefined && AUTHORIZATION_HEADER.test(key) ? redactAuthorizationValue(redacted) : redacted;
   };
-  return mapStrings(run, redact) as RunResult; // cast: mapStrings copies the run string by string, shape unchanged
+  return mapStrings(value, redact) as T; // cast: mapStrings copies the value string by string, shape unchanged
+}
+
+/** A copy of the run with every string scrubbed; the original is untouched. */
+export function redactRun(run: RunResult, secrets: readonly string[]): RunResult {
+  return redactValue(run, secrets);
 }
 
 /**
