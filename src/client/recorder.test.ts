@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { describe, expect, test } from "vitest";
-import { curlCommand, Redactor } from "./recorder.js";
+import { bodyExcerpt, curlCommand, Redactor } from "./recorder.js";
 
 const KEY = "ak_test_0123456789abcdef";
 const OTHER = "ak_test_other_key_999999";
@@ -33,6 +33,13 @@ describe("Redactor", () => {
     expect(redactor.leaks(text)).toBe(true);
     expect(redactor.text(text)).toBe('{"echo":"***","other":"***"}');
     expect(redactor.leaks(redactor.text(text))).toBe(false);
+  });
+
+  test("a body excerpt is redacted before it is cut: a key across the cut leaves none of itself", () => {
+    const body = `${"x".repeat(2040)}${KEY}${"y".repeat(100)}`;
+    const excerpt = bodyExcerpt(new TextEncoder().encode(body), redactor) ?? "";
+    expect(excerpt).not.toContain(KEY.slice(0, 8));
+    expect(excerpt).toMatch(/^x{2040}\*\*\*y{5}… \(2164 bytes\)$/);
   });
 
   test("does not redact everywhere a key too short to find safely", () => {

@@ -183,10 +183,12 @@ export function curlCommand(request: CurlRequest, redactor: Redactor): string {
   return words.join(" ") + note;
 }
 
-/** The start of a request body for the record, redacted. */
+/**
+ * The start of a request body for the record, redacted whole before it is cut: cut first, a key
+ * across the cut would keep its first part.
+ */
 export function bodyExcerpt(body: Uint8Array | undefined, redactor: Redactor): string | undefined {
   if (body === undefined) return undefined;
-  const text = Buffer.from(body).toString("utf8");
-  const excerpt = text.length > BODY_EXCERPT_CHARS ? `${text.slice(0, BODY_EXCERPT_CHARS)}… (${body.byteLength} bytes)` : text;
-  return redactor.text(excerpt);
+  const text = redactor.text(Buffer.from(body).toString("utf8"));
+  return text.length > BODY_EXCERPT_CHARS ? `${text.slice(0, BODY_EXCERPT_CHARS)}… (${body.byteLength} bytes)` : text;
 }
