@@ -5,6 +5,7 @@ import { describe, expect, test } from "vitest";
 import { LiteralSet } from "../client/literals.js";
 import { ENDPOINTS, matchEndpoint } from "../contract/index.js";
 import type { CheckContext, ObservedExchange, ResponseCheck } from "./define.js";
+import { resetBounds } from "./rate-limit-headers.js";
 import { RESPONSE_CHECKS } from "./registry.js";
 import { runChecks } from "./run.js";
 
@@ -189,6 +190,15 @@ describe("response-level checks", () => {
     const slow = answer({ headers: { "x-ratelimit-reset": reset(resetFromNow) } });
     const found = runChecks(slow, ctx({ sentAt: NOW - 30_000 })).filter((v) => v.check === "rate-limit-headers");
     expect(found).toEqual([]);
+  });
+
+  test("the bounds a functional check holds Reset to are the response check's: a slow hop moves only the upper one", () => {
+    // counted at once, its window ending 0.9 s later, the answer held 2.4 s on its way back
+    const at = { sentAt: 1_000_000, receivedAt: 1_002_400, offsetSeconds: 0, windowSeconds: 5, skewSeconds: 0 };
+    const bounds = resetBounds(at);
+    expect(1_001).toBeGreaterThan(bounds.after);
+    expect(bounds.atMost).toBe(1_002.4 + 5 + 1);
+    expect(resetBounds({ ...at, skewSeconds: 0.5, offsetSeconds: 10 })).toEqual({ sent: 1_010, after: 1_008.5, atMost: 1_018.9 });
   });
 
   test("X-RateLimit-Reset before the request was even sent is not", () => {

@@ -9,6 +9,30 @@ const INTEGER = /^[0-9]+$/;
  * the moment the request was counted or the moment its answer leaves, either reading is
  * conformant: so Reset need only be after the request was sent and within W + 1 s of the answer.
  */
+/**
+ * The X-RateLimit-Reset values PROFILE §7 allows an answer (Unix seconds on the target's clock):
+ * over `after` and at most `atMost`. "Now" is when the request was counted or when its answer
+ * left, anywhere between sending and receiving (a slow hop, a stream's headers leaving when it
+ * opens): after the request was sent, at most W + 1 s after the answer came; `skewSeconds` is how
+ * far the estimate of the target's clock (`offsetSeconds`, from its Date header) may be off, and
+ * the 1 s below is Reset's rounding to whole seconds.
+ */
+export function resetBounds(at: {
+  sentAt: number;
+  receivedAt: number;
+  offsetSeconds: number;
+  windowSeconds: number;
+  skewSeconds: number;
+}): { sent: number; after: number; atMost: number } {
+  const sent = at.sentAt / 1000 + at.offsetSeconds;
+  const received = at.receivedAt / 1000 + at.offsetSeconds;
+  return {
+    sent,
+    after: sent - at.skewSeconds - 1,
+    atMost: received + at.windowSeconds + RATE_LIMITS.resetSlackSeconds + at.skewSeconds,
+  };
+}
+
 export default defineCheck({
   id: "rate-limit-headers",
   clause: "limits.headers",
@@ -29,17 +53,20 @@ export default defineCheck({
     if (limit < 1) problems.push({ expected: `${HEADERS.limit} ≥ 1`, received: String(limit) });
     if (remaining > limit)
       problems.push({ expected: `${HEADERS.remaining} ≤ ${HEADERS.limit} (${limit})`, received: String(remaining) });
-    // on the target's clock (its offset from the harness's, estimated from its Date header)
-    const offset = ctx.clockOffsetSeconds ?? 0;
-    const now = ctx.receivedAt / 1000 + offset;
-    // PROFILE §7: "now" is when the request was counted or its answer left: between sending and
-    // receiving (a stream's headers leave when it opens, long before its last byte)
-    const sent = (ctx.sentAt ?? ctx.receivedAt) / 1000 + offset;
-    const latest = now + ctx.windowSeconds + RATE_LIMITS.resetSlackSeconds + ctx.clockSkewSeconds;
-    if (reset <= sent - ctx.clockSkewSeconds - 1)
-      problems.push({ expected: `${HEADERS.reset} after now (${Math.floor(sent)})`, received: String(reset) });
-    if (reset > latest)
-      problems.push({ expected: `${HEADERS.reset} at most W + 1 s ahead (≤ ${Math.ceil(latest)})`, received: String(reset) });
+    const bounds = resetBounds({
+      sentAt: ctx.sentAt ?? ctx.receivedAt,
+      receivedAt: ctx.receivedAt,
+      offsetSeconds: ctx.clockOffsetSeconds ?? 0,
+      windowSeconds: ctx.windowSeconds,
+      skewSeconds: ctx.clockSkewSeconds,
+    });
+    if (reset <= bounds.after)
+      problems.push({ expected: `${HEADERS.reset} after now (${Math.floor(bounds.sent)})`, received: String(reset) });
+    if (reset > bounds.atMost)
+      problems.push({
+        expected: `${HEADERS.reset} at most W + 1 s ahead (≤ ${Math.ceil(bounds.atMost)})`,
+        received: String(reset),
+      });
     if (
       ex.response.status === 429 &&
       errorOf(ex)?.code === "RATE_LIMIT_EXCEEDED" &&
