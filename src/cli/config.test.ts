@@ -63,9 +63,17 @@ describe("verify options", () => {
     [["--network-delay", "fast"], /--network-delay takes MS or MS±JITTER/],
     [["--network-delay", "20±40"], /--network-delay takes/],
     [["--network-proxy", "cache"], /--network-proxy takes: close-after-response, buffer-responses/],
+    [["--base-url", "http://user:PASSWORDx@127.0.0.1:8080/v1", "--api-key", "k"], /--base-url must not carry a user or password/],
+    [["--base-url", "http://x/v1", "--api-key", "k", "--read-only-key="], /^--read-only-key must not be empty$/],
   ] as const)("%j is a usage error: %s", ([argv, message]) => {
     expect(() => parseVerifyConfig([...argv], {})).toThrow(UsageError);
     expect(() => parseVerifyConfig([...argv], {})).toThrow(message);
+  });
+
+  test("a proxy variable the run cannot use is a usage error naming it, whatever the flags", () => {
+    expect(() => parseVerifyConfig([], { HTTP_PROXY: "not a url" })).toThrow(UsageError);
+    expect(() => parseVerifyConfig([], { HTTP_PROXY: "not a url" })).toThrow(/^\$HTTP_PROXY \(not a url\) is not a proxy URL/);
+    expect(parseVerifyConfig([], { HTTPS_PROXY: "proxy.corp:3128" }).target).toBe("embedded");
   });
 
   test("sections accept 5 or §5, and clause ids", () => {

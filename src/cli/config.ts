@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { proxyProblem } from "../client/network.js";
 import { type OptionSpec, VERIFY_OPTIONS, type VerifyConfig, verifySchema } from "../run/config.js";
 import { UsageError } from "../run/usage-error.js";
 
@@ -78,5 +79,8 @@ export function parseVerifyConfig(argv: string[], env: NodeJS.ProcessEnv = proce
   const raw = readOptions(argv, VERIFY_OPTIONS, env);
   const parsed = verifySchema.safeParse(raw);
   if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => i.message).join("\n"));
+  // the proxy variables are the run's too: one it cannot use is a usage error, never a crash mid-run
+  const proxy = proxyProblem(env);
+  if (proxy) throw new UsageError(proxy);
   return parsed.data;
 }

@@ -26,7 +26,8 @@ describe("the key options and their report", () => {
     expect(optionsHelp(VERIFY_OPTIONS)).toMatch(new RegExp(`^ {2}${flagOf(role)} VALUE +.*\\[\\$${env}\\]$`, "m"));
     expect(keyVariable(role)).toBe(env);
     expect(KEY_VARIABLES).toContain(env);
-    expect(needsKey(role)).toBe(`needs --${flag}`);
+    // a small-quota account's key serves a reference-compatible deployment only (PROFILE §10)
+    expect(needsKey(role)).toBe(`needs --${flag}${row(role).smallQuota ? " with --reference-faults" : ""}`);
     // the env var gives the key; without a base URL it is a missing CI secret, named by flag and variable
     const base = {
       [VERIFY_OPTIONS.baseUrl.env]: "http://127.0.0.1:9/v1",

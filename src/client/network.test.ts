@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { rootCertificates } from "node:tls";
 import { describe, expect, test } from "vitest";
-import { networkHint, proxyVariableFor, tlsOptionsOf } from "./network.js";
+import { networkAgent, networkHint, proxyProblem, proxyVariableFor, tlsOptionsOf } from "./network.js";
 
 const error = (code: string, message = code, cause?: unknown) => Object.assign(new Error(message, { cause }), { code });
 
@@ -36,8 +36,35 @@ describe("a connection that failed for the network's sake names what fixes it", 
     expect(networkHint(err, "https://a.example/v1", env)).toMatch(hint);
   });
 
+  test("the proxy's password is masked where the hint shows its URL", () => {
+    const hint = networkHint(error("ECONNREFUSED"), "http://a.example/v1", { HTTP_PROXY: "http://puser:PROXYPASS@127.0.0.1:1" });
+    expect(hint).toContain("http://puser:***@127.0.0.1:1");
+    expect(hint).not.toContain("PROXYPASS");
+  });
+
   test("a refused connection with no proxy in the way says nothing about the network's setup", () => {
     expect(networkHint(error("ECONNREFUSED"), "http://127.0.0.1:9/v1", {})).toBeUndefined();
+  });
+});
+
+describe("the proxy variables a run can use, as curl reads them", () => {
+  test.for([
+    [{ HTTPS_PROXY: "proxy.corp:3128", NO_PROXY: "127.0.0.1" }, undefined],
+    [{ http_proxy: "http://p:3128", HTTP_PROXY: "not a url" }, /^\$HTTP_PROXY \(not a url\) is not a proxy URL/],
+    [{ HTTPS_PROXY: "socks5://p:1080" }, /^\$HTTPS_PROXY \(socks5:\/\/p:1080\): only http:\/\/ and https:\/\/ proxies/],
+    [{ HTTP_PROXY: "ftp://u:secret@p:2121" }, /\(ftp:\/\/u:\*\*\*@p:2121\/\)/],
+    [{ http_proxy: "" }, undefined],
+  ] as const)("%o: %s", ([env, problem]) => {
+    if (problem === undefined) expect(proxyProblem(env)).toBeUndefined();
+    else expect(proxyProblem(env)).toMatch(problem);
+  });
+
+  test("a proxy without a scheme is an http proxy, not undici's crash", async () => {
+    let agent: ReturnType<typeof networkAgent> | undefined;
+    expect(() => {
+      agent = networkAgent(1, { HTTPS_PROXY: "proxy.corp:3128", HTTP_PROXY: "127.0.0.1:9" });
+    }).not.toThrow();
+    await agent?.close();
   });
 });
 

@@ -69,6 +69,50 @@ export function tlsOptionsOf(settings: NetworkSettings): { ca?: string[]; cert?:
   }
 }
 
+/** The proxy variables, in the order curl reads them for an https URL (an http URL reads the last two). */
+const PROXY_VARIABLES = ["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"] as const;
+
+/**
+ * A proxy variable's value as a URL: without a scheme it is an http proxy, as curl reads it
+ * (`proxy.corp:3128`); undici alone would refuse it with a stack of its own.
+ */
+function proxyUrl(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `http://${value}`;
+}
+
+/** A proxy variable's value where a person reads it: its password, if any, masked. */
+function shownProxy(value: string): string {
+  try {
+    const url = new URL(proxyUrl(value) ?? value);
+    if (!url.password) return value;
+    url.password = "***";
+    return url.href;
+  } catch {
+    return value;
+  }
+}
+
+/**
+ * A message naming the proxy variable the harness cannot use (not a URL once curl's default scheme
+ * is added, or not an http(s) proxy), else undefined: checked before a run, as the PEM files are.
+ */
+export function proxyProblem(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  for (const name of PROXY_VARIABLES) {
+    const value = env[name];
+    if (!value) continue;
+    let url: URL;
+    try {
+      url = new URL(proxyUrl(value) ?? value);
+    } catch {
+      return `$${name} (${shownProxy(value)}) is not a proxy URL: give it as http://host:port`;
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:")
+      return `$${name} (${shownProxy(value)}): only http:// and https:// proxies are supported, not ${url.protocol}//`;
+  }
+  return undefined;
+}
+
 /** An undici dispatcher for the harness's requests: the proxy variables honoured, the run's TLS material added. */
 export function networkAgent(connections: number, env: NodeJS.ProcessEnv = process.env): Dispatcher {
   const tls = tlsOptionsOf(networkSettings(env));
@@ -80,8 +124,9 @@ export function networkAgent(connections: number, env: NodeJS.ProcessEnv = proce
     connections,
     connect: tls,
     requestTls: tls,
-    httpProxy: env.http_proxy ?? env.HTTP_PROXY,
-    httpsProxy: env.https_proxy ?? env.HTTPS_PROXY,
+    // an empty lower-case variable gives way to the upper-case one, as proxyVariableFor reads them
+    httpProxy: proxyUrl(env.http_proxy || env.HTTP_PROXY),
+    httpsProxy: proxyUrl(env.https_proxy || env.HTTPS_PROXY),
     noProxy: env.no_proxy ?? env.NO_PROXY ?? "",
   });
 }
@@ -89,7 +134,7 @@ export function networkAgent(connections: number, env: NodeJS.ProcessEnv = proce
 /** The proxy variable curl and undici would use for `url`, unless NO_PROXY exempts it. */
 export function proxyVariableFor(url: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const { protocol, hostname, port } = new URL(url);
-  const names = protocol === "https:" ? ["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"] : ["http_proxy", "HTTP_PROXY"];
+  const names = protocol === "https:" ? PROXY_VARIABLES : PROXY_VARIABLES.slice(2);
   const name = names.find((n) => env[n]);
   if (!name) return undefined;
   const noProxy = env.no_proxy ?? env.NO_PROXY ?? "";
@@ -141,6 +186,6 @@ export function networkHint(error: unknown, url: string, env: NodeJS.ProcessEnv 
   if (proxy && /Proxy response|tunnel|proxy/i.test(text))
     return `the proxy in $${proxy} refused or failed the connection: check $${proxy}, or exempt the host with $NO_PROXY`;
   if (proxy && codes.some((c) => ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ECONNRESET"].includes(c)))
-    return `the request went through the proxy in $${proxy} (${env[proxy]}): check it, or exempt the host with $NO_PROXY`;
+    return `the request went through the proxy in $${proxy} (${shownProxy(env[proxy] ?? "")}): check it, or exempt the host with $NO_PROXY`;
   return undefined;
 }

@@ -235,22 +235,30 @@ export const DEFAULT_SUITES: readonly SuiteName[] = ["functional", "property", "
 export const DEFAULT_EXTERNAL_SUITES: readonly SuiteName[] = ["functional", "property"];
 export type SuiteName = (typeof SUITE_NAMES)[number];
 
+/** A key given by its flag: an empty one (a CI secret a fork's run does not get) is refused naming the flag. */
+const keyValue = (role: FlaggedRole) => z.string().min(1, `--${KEY_ROLES[role].flag} must not be empty`).optional();
+
 export const verifySchema = z
   .object({
     target: z.enum(STARTED_TARGETS, { error: `--target must be ${STARTED_TARGETS.join(" or ")}` }).default("embedded"),
     baseUrl: z
       .url({ protocol: /^https?$/, error: "--base-url must be an http(s) URL" })
+      // the harness sends API keys, never a URL's credentials; and the URL is printed and reported
+      .refine((u) => {
+        const { username, password } = new URL(u);
+        return !username && !password;
+      }, "--base-url must not carry a user or password: they would never be sent (the API takes keys: --api-key), and the URL is printed in every report")
       .transform((u) => u.replace(/\/+$/, ""))
       .optional(),
     apiKey: z.array(z.string().min(1, "--api-key must not be empty")).optional(),
     apiKeys: z.string().optional(),
-    readOnlyKey: z.string().min(1).optional(),
-    otherAccountKey: z.string().min(1).optional(),
-    quotaKey: z.string().min(1).optional(),
+    readOnlyKey: keyValue("readOnly"),
+    otherAccountKey: keyValue("otherAccount"),
+    quotaKey: keyValue("quota"),
     tier: number("--tier", { integer: true, min: 1 }).optional(),
-    loadKey: z.string().min(1).optional(),
+    loadKey: keyValue("load"),
     loadTier: number("--load-tier", { integer: true, min: 1 }).optional(),
-    tierBurstKey: z.string().min(1).optional(),
+    tierBurstKey: keyValue("tierBurst"),
     tierBurstTier: number("--tier-burst-tier", { integer: true, min: 1 }).optional(),
     rateWindow: number("--rate-window", { min: 0.5 }).optional(),
     messageTimeout: number("--message-timeout", { min: 0.5 }).optional(),

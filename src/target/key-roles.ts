@@ -77,7 +77,7 @@ export const KEY_ROLES = {
     account: "quota",
     label: "quota",
     smallQuota: true,
-    help: "key of an account with a small message quota: enables the quota check",
+    help: "key of an account with a small message quota: enables the quota check (with --reference-faults)",
   },
   // a deployment is given no key of an account without agents: its other account's stands in
   // an account without agents, read with unknown ids only: one for all of a run's key sets
@@ -109,8 +109,15 @@ export const FLAGGED_ROLES = KEY_ROLE_NAMES.filter((role): role is FlaggedRole =
 /** `--read-only-key`: the flag as typed. */
 export const flagOf = (role: FlaggedRole): string => `--${KEY_ROLES[role].flag}`;
 
-/** What a check that needs the role's key says when it is skipped: the flag that enables it. */
-export const needsKey = (role: FlaggedRole): string => `needs ${flagOf(role)}`;
+/**
+ * What a check that needs the role's key says when it is skipped: the flags that enable it. A
+ * small-quota account's key serves a reference-compatible deployment only (PROFILE §10), so it
+ * names --reference-faults too: a key given without it is not used, and the skip says why.
+ */
+export const needsKey = (role: FlaggedRole): string => {
+  const row: KeyRole = KEY_ROLES[role];
+  return `needs ${flagOf(role)}${row.smallQuota ? " with --reference-faults" : ""}`;
+};
 
 /** The variable a curl line and a replay read the role's key from: a replay sends the key the check sent. */
 export function keyVariable(role: KeyRoleName): string {

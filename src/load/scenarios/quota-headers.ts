@@ -88,7 +88,7 @@ export const QUOTA_HEADERS = defineScenario({
   },
   quickGroup: 1,
   rawSockets: true,
-  unavailable: (t) => (quotaKeyOf(t) && t.referenceFaults ? undefined : `${needsKey("quota")} and --reference-faults`),
+  unavailable: (t) => (quotaKeyOf(t) && t.referenceFaults ? undefined : needsKey("quota")),
   estimateSeconds: () => 2,
   run: quotaHeaders,
 });
