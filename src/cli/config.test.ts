@@ -65,6 +65,8 @@ describe("verify options", () => {
     [["--network-proxy", "cache"], /--network-proxy takes: close-after-response, buffer-responses/],
     [["--base-url", "http://user:PASSWORDx@127.0.0.1:8080/v1", "--api-key", "k"], /--base-url must not carry a user or password/],
     [["--base-url", "http://x/v1", "--api-key", "k", "--read-only-key="], /^--read-only-key must not be empty$/],
+    [["--base-url", "http://x/v1", "--api-key", "ak_live_1\n"], /^--api-key holds a space or a control character/],
+    [["--base-url", "http://x/v1", "--api-key", "k", "--quota-key", "q 1"], /^--quota-key holds a space/],
   ] as const)("%j is a usage error: %s", ([argv, message]) => {
     expect(() => parseVerifyConfig([...argv], {})).toThrow(UsageError);
     expect(() => parseVerifyConfig([...argv], {})).toThrow(message);

@@ -235,8 +235,22 @@ export const DEFAULT_SUITES: readonly SuiteName[] = ["functional", "property", "
 export const DEFAULT_EXTERNAL_SUITES: readonly SuiteName[] = ["functional", "property"];
 export type SuiteName = (typeof SUITE_NAMES)[number];
 
-/** A key given by its flag: an empty one (a CI secret a fork's run does not get) is refused naming the flag. */
-const keyValue = (role: FlaggedRole) => z.string().min(1, `--${KEY_ROLES[role].flag} must not be empty`).optional();
+/**
+ * A key as its flag gives it: an empty one (a CI secret a fork's run does not get) is refused
+ * naming the flag, and so is one with a space or a control character in it (a secret saved with
+ * its trailing newline), which no Authorization header can carry: undici would refuse every
+ * request, and the run would call the target unreachable.
+ */
+const keyText = (flag: string) =>
+  z
+    .string()
+    .min(1, `--${flag} must not be empty`)
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
+    .refine(
+      (key) => !/[\s\u0000-\u001f\u007f]/.test(key),
+      `--${flag} holds a space or a control character (a trailing newline?): a key is one token`,
+    );
+const keyValue = (role: FlaggedRole) => keyText(KEY_ROLES[role].flag).optional();
 
 export const verifySchema = z
   .object({
@@ -250,7 +264,7 @@ export const verifySchema = z
       }, "--base-url must not carry a user or password: they would never be sent (the API takes keys: --api-key), and the URL is printed in every report")
       .transform((u) => u.replace(/\/+$/, ""))
       .optional(),
-    apiKey: z.array(z.string().min(1, "--api-key must not be empty")).optional(),
+    apiKey: z.array(keyText(KEY_ROLES.main.flag)).optional(),
     apiKeys: z.string().optional(),
     readOnlyKey: keyValue("readOnly"),
     otherAccountKey: keyValue("otherAccount"),
