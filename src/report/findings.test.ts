@@ -131,6 +131,25 @@ describe("collectFindings: one defect, one finding", () => {
     expect(finding).toMatchObject({ endpoints: ["GET /agents/{agentId}"], firstRequestId: "req_2" });
   });
 
+  test("a check that walks several answers is named at the one its failure labels, not at its last request", () => {
+    const walked = [
+      evidence("http://h/v1/agents?limit=1", "req_1"),
+      evidence("http://h/v1/agents?limit=abc", "req_2"),
+      evidence("http://h/v1/agents", "req_3"),
+      evidence("http://h/v1/no-such-route", "req_4"),
+    ];
+    const failed = check("walk", {
+      status: "failed",
+      clauseIds: ["limits.headers"],
+      sections: ["§7"],
+      message: "400 http://h/v1/agents?limit=abc: x-ratelimit-reset after now: expected 1 to be greater than 2",
+      evidence: walked,
+    });
+    const [finding] = collectFindings([{ check: failed, observations: [] }]).findings;
+    expect(finding).toMatchObject({ endpoints: ["GET /agents"], firstRequestId: "req_2" });
+    expect(finding?.evidence.map((e) => e.requestId)).toEqual(["req_2"]);
+  });
+
   test("the terminal shows a finding in the clause's words, with where, how often and the replay", () => {
     const [f] = collectFindings([{ check: check("a"), observations: [hasMore("http://h/v1/agents", "req_1")] }]).findings;
     f!.replay = "replay-F1.sh";

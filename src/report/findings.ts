@@ -256,13 +256,27 @@ function setupFindings(judged: Judged[], ownByKey: ReadonlyMap<string, Finding>)
   return made;
 }
 
-/** Where a check's failure was seen: the endpoint of the last request it made (what its assertions judged). */
+/**
+ * The exchange a check's failure judged: the one whose URL its failure message names (a check that
+ * walks several answers labels the one it is asserting on; the longest URL named, as `/agents` is
+ * part of `/agents?limit=abc`, and the last of those), else the last it made.
+ */
+function judgedExchange(check: CheckResult): Evidence | undefined {
+  const evidence = check.evidence ?? [];
+  const message = check.message ?? "";
+  let named: Evidence | undefined;
+  for (const e of evidence)
+    if (message.includes(e.request.url) && e.request.url.length >= (named?.request.url.length ?? 0)) named = e;
+  return named ?? evidence.at(-1);
+}
+
+/** Where a check's failure was seen: the endpoint of the request it judged. */
 const endpointsOf = (check: CheckResult) =>
-  (check.evidence ?? []).slice(-1).map((e) => endpointLabel(e.request.method, e.request.url));
+  [judgedExchange(check)].flatMap((e) => (e ? [endpointLabel(e.request.method, e.request.url)] : []));
 
 /** A finding made of a check's own failure: its headline, the clauses at fault, the request it judged. */
 function checkFinding(check: CheckResult, clauseIds: string[], headline: string): Finding {
-  const last = check.evidence?.at(-1);
+  const last = judgedExchange(check);
   return {
     id: "",
     kind: "check",
