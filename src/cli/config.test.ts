@@ -72,6 +72,16 @@ describe("verify options", () => {
     expect(() => parseVerifyConfig([...argv], {})).toThrow(message);
   });
 
+  test("a base URL variable set but empty is a usage error, never a green run of the embedded server", () => {
+    expect(() => parseVerifyConfig([], { AGENT_API_BASE_URL: "" })).toThrow(UsageError);
+    expect(() => parseVerifyConfig([], { AGENT_API_BASE_URL: "" })).toThrow(/^\$AGENT_API_BASE_URL is set but empty/);
+    // unset, or given by the flag: as before
+    expect(parseVerifyConfig([], {}).baseUrl).toBeUndefined();
+    expect(parseVerifyConfig(["--base-url", "http://x/v1", "--api-key", "k"], { AGENT_API_BASE_URL: "" }).baseUrl).toBe(
+      "http://x/v1",
+    );
+  });
+
   test("a proxy variable the run cannot use is a usage error naming it, whatever the flags", () => {
     expect(() => parseVerifyConfig([], { HTTP_PROXY: "not a url" })).toThrow(UsageError);
     expect(() => parseVerifyConfig([], { HTTP_PROXY: "not a url" })).toThrow(/^\$HTTP_PROXY \(not a url\) is not a proxy URL/);

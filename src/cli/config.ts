@@ -79,6 +79,14 @@ export function parseVerifyConfig(argv: string[], env: NodeJS.ProcessEnv = proce
   const raw = readOptions(argv, VERIFY_OPTIONS, env);
   const parsed = verifySchema.safeParse(raw);
   if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => i.message).join("\n"));
+  // a base URL variable set but empty is a CI secret this run did not get (a fork's pull request):
+  // run on, the harness would verify its embedded reference server and say green for a deployment
+  // it never reached. Unset, the embedded server is what was asked for.
+  const baseUrlVariable = VERIFY_OPTIONS.baseUrl.env;
+  if (parsed.data.baseUrl === undefined && env[baseUrlVariable] === "")
+    throw new UsageError(
+      `$${baseUrlVariable} is set but empty (a CI secret this run did not get?): give the deployment's URL, or unset it to verify the embedded reference server`,
+    );
   // the proxy variables are the run's too: one it cannot use is a usage error, never a crash mid-run
   const proxy = proxyProblem(env);
   if (proxy) throw new UsageError(proxy);
