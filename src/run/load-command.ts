@@ -50,7 +50,6 @@ export async function runLoad(
       live?.watch(recorder);
     },
   };
-  makeRunDir(runDir, reportDir);
   const out = process.stdout;
   out.write(`agent-harness load — run ${runId}\n`);
   // a reference target the harness starts streams at the real budget (PROFILE §5) unless told otherwise
@@ -69,6 +68,9 @@ export async function runLoad(
   let stopped = false;
   try {
     await assertReachable(target);
+    // made once the target answered with the keys accepted: an unreachable target, or one that
+    // refused the key, leaves no empty folder behind (newRun checked the folder before any target started)
+    makeRunDir(runDir, reportDir);
     releaseCores = claimCores(target, options.serviceCores);
     // Reset and Retry-After are judged on the service's clock: a deployment's may be seconds off the runner's
     target.serviceClock = await estimateServiceClock(target.baseUrl);

@@ -73,10 +73,13 @@ describe("meta: the agent-harness CLI", { concurrent: true }, () => {
     expect(stderr.trim().split("\n")).toHaveLength(1);
   });
 
-  test("an unreachable target exits 2, naming it, with no cleanup line and no report folder", async () => {
+  test.for([
+    ["verify"],
+    ["load"],
+  ])("%s: an unreachable target exits 2, naming it, with no cleanup line and no report folder", async ([command]) => {
     const reportDir = mkdtempSync(join(tmpdir(), "ah-cli-unreachable-"));
     const { code, stderr, stdout } = await run([
-      "verify",
+      command!,
       "--base-url",
       "http://127.0.0.1:9/v1",
       "--api-key",
