@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -87,5 +88,31 @@ describe("the run's PEM files", () => {
     [{ clientKey: ca }, /^--client-key needs --client-cert/],
   ] as const)("%o: one line naming the flag", ([settings, message]) => {
     expect(tlsOptionsOf(settings)).toMatch(message);
+  });
+
+  test("a client key of another certificate is one line naming both flags, not an unreachable target later", () => {
+    const pair = (name: string) => {
+      execFileSync(
+        "openssl",
+        ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"].concat([
+          "-keyout",
+          `${name}.key`,
+          "-out",
+          `${name}.crt`,
+          "-subj",
+          `/CN=${name}`,
+          "-days",
+          "1",
+        ]),
+        { cwd: dir, stdio: "pipe", timeout: 30_000 },
+      );
+      return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
+    };
+    const a = pair("a");
+    const b = pair("b");
+    expect(typeof tlsOptionsOf({ clientCert: a.cert, clientKey: a.key })).toBe("object");
+    expect(tlsOptionsOf({ clientCert: a.cert, clientKey: b.key })).toMatch(
+      /^--client-key .*b\.key: not the private key of --client-cert .*a\.crt \(.*\)$/,
+    );
   });
 });

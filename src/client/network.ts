@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { rootCertificates } from "node:tls";
+import { createSecureContext, rootCertificates } from "node:tls";
 import { type Dispatcher, EnvHttpProxyAgent } from "undici";
 
 /**
@@ -57,12 +57,20 @@ export function tlsOptionsOf(settings: NetworkSettings): { ca?: string[]; cert?:
       return settings.clientCert
         ? "--client-cert needs --client-key (the certificate's private key)"
         : "--client-key needs --client-cert";
-    return {
+    const tls = {
       // added to Node's default trust, not replacing it: a proxy's or a public host's certificate still verifies
       ...(settings.caFile ? { ca: [...rootCertificates, read("caFile", /-----BEGIN CERTIFICATE-----/)] } : {}),
       ...(settings.clientCert ? { cert: read("clientCert", /-----BEGIN CERTIFICATE-----/) } : {}),
       ...(settings.clientKey ? { key: read("clientKey", /-----BEGIN [A-Z ]*PRIVATE KEY-----/) } : {}),
     };
+    // a key of another certificate fails every handshake, which would read as an unreachable target
+    if (tls.cert && tls.key)
+      try {
+        createSecureContext({ cert: tls.cert, key: tls.key });
+      } catch (err) {
+        throw `--client-key ${settings.clientKey}: not the private key of --client-cert ${settings.clientCert} (${err instanceof Error ? err.message : String(err)})`;
+      }
+    return tls;
   } catch (message) {
     if (typeof message === "string") return message;
     throw message;
