@@ -241,13 +241,15 @@ export type SuiteName = (typeof SUITE_NAMES)[number];
  * its trailing newline), which no Authorization header can carry: undici would refuse every
  * request, and the run would call the target unreachable.
  */
+/** A space or a control character: what no Authorization header's token can hold. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
+const NOT_IN_A_KEY = /[\s\u0000-\u001f\u007f]/;
 const keyText = (flag: string) =>
   z
     .string()
     .min(1, `--${flag} must not be empty`)
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
     .refine(
-      (key) => !/[\s\u0000-\u001f\u007f]/.test(key),
+      (key) => !NOT_IN_A_KEY.test(key),
       `--${flag} holds a space or a control character (a trailing newline?): a key is one token`,
     );
 const keyValue = (role: FlaggedRole) => keyText(KEY_ROLES[role].flag).optional();
