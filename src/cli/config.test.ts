@@ -26,9 +26,20 @@ describe("verify options", () => {
   });
 
   test("a switch in the environment is on or off in so many words; anything else is refused, not read as off", () => {
-    for (const on of ["1", "true", "YES"]) expect(parseVerifyConfig([], { AGENT_HARNESS_DRY_RUN: on }).dryRun).toBe(true);
-    for (const off of ["0", "false", "No"]) expect(parseVerifyConfig([], { AGENT_HARNESS_DRY_RUN: off }).dryRun).toBe(false);
+    for (const on of ["1", "true", "YES"]) expect(parseVerifyConfig([], { AGENT_HARNESS_BAIL: on }).bail).toBe(true);
+    for (const off of ["0", "false", "No"]) expect(parseVerifyConfig([], { AGENT_HARNESS_BAIL: off }).bail).toBe(false);
     // read as off, "on" made a cleanup delete for real
+    expect(() => parseVerifyConfig([], { AGENT_HARNESS_BAIL: "on" })).toThrow(/AGENT_HARNESS_BAIL=on: takes 1, true or yes/);
+  });
+
+  test("a dry run comes from --dry-run alone: $AGENT_HARNESS_DRY_RUN on (a CI job's, cleanup's) is refused, never a green that ran nothing", () => {
+    expect(parseVerifyConfig(["--dry-run"]).dryRun).toBe(true);
+    expect(parseVerifyConfig(["--dry-run"], { AGENT_HARNESS_DRY_RUN: "0" }).dryRun).toBe(true);
+    for (const on of ["1", "true", "YES"])
+      expect(() => parseVerifyConfig([], { AGENT_HARNESS_DRY_RUN: on })).toThrow(
+        new RegExp(`^\\$AGENT_HARNESS_DRY_RUN=${on} is not read here: a dry run runs no check and exits 0.*--dry-run`),
+      );
+    for (const off of ["0", "false", "No", ""]) expect(parseVerifyConfig([], { AGENT_HARNESS_DRY_RUN: off }).dryRun).toBe(false);
     expect(() => parseVerifyConfig([], { AGENT_HARNESS_DRY_RUN: "on" })).toThrow(
       /AGENT_HARNESS_DRY_RUN=on: takes 1, true or yes/,
     );

@@ -7,7 +7,10 @@ import { UsageError } from "../run/usage-error.js";
 
 export function optionsHelp(options: Record<string, OptionSpec>): string {
   return Object.values(options)
-    .map((o) => `${`  --${o.flag}${o.type === "string" ? " VALUE" : ""}`.padEnd(30)}${o.help} [$${o.env}]`)
+    .map(
+      (o) =>
+        `${`  --${o.flag}${o.type === "string" ? " VALUE" : ""}`.padEnd(30)}${o.help} [${o.flagOnly ? "flag only" : `$${o.env}`}]`,
+    )
     .join("\n");
 }
 
@@ -59,7 +62,10 @@ export function readOptions<T extends Record<string, OptionSpec> & Record<keyof 
     const fromFlag = values[spec.flag];
     const fromEnv = env[spec.env];
     if (fromFlag !== undefined) out[name] = Array.isArray(fromFlag) ? fromFlag.map(String) : fromFlag;
-    else if (fromEnv !== undefined && fromEnv !== "")
+    else if (spec.flagOnly) {
+      if (fromEnv && (spec.type !== "boolean" || envBoolean(spec.env, fromEnv)))
+        throw new UsageError(`$${spec.env}=${fromEnv} is not read here: ${spec.flagOnly}`);
+    } else if (fromEnv !== undefined && fromEnv !== "")
       out[name] = spec.type === "boolean" ? envBoolean(spec.env, fromEnv) : spec.multiple ? fromEnv.split(",") : fromEnv;
   }
   return out;

@@ -19,6 +19,11 @@ export interface OptionSpec {
   type: "string" | "boolean";
   help: string;
   multiple?: boolean;
+  /**
+   * A switch taken from its flag alone, with the reason: its variable is not read, and one set on
+   * is a usage error rather than a switch silently left off.
+   */
+  flagOnly?: string;
 }
 
 /** A key role's option: its flag, env var and help come from the key-role table (src/target/key-roles.ts). */
@@ -169,6 +174,10 @@ export const VERIFY_OPTIONS = {
     env: "AGENT_HARNESS_DRY_RUN",
     type: "boolean",
     help: "check the keys with a few requests, then print what would run, what is skipped (and the flag that enables it) and the plan; run no check",
+    // a dry run exits 0 having run no check: set for a whole CI job (the variable is cleanup's too),
+    // it would turn every verify of the job into a green that judged nothing
+    flagOnly:
+      "a dry run runs no check and exits 0, so verify and load take it from --dry-run on the command line, where the job's log shows it (the variable is cleanup's)",
   },
   clockSkew: {
     flag: "clock-skew",
