@@ -1,8 +1,12 @@
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Duplex } from "node:stream";
 import { rootCertificates } from "node:tls";
+import { request } from "undici";
 import { describe, expect, test } from "vitest";
 import { networkAgent, networkHint, proxyProblem, proxyVariableFor, tlsOptionsOf } from "./network.js";
 
@@ -20,6 +24,18 @@ describe("the proxy variable a URL goes through, as curl reads them", () => {
     ["https://a.example/v1", { HTTPS_PROXY: "http://p", NO_PROXY: "notexample" }, "HTTPS_PROXY"],
     ["https://127.0.0.1:8443/v1", { HTTPS_PROXY: "http://p", NO_PROXY: "127.0.0.1:9000" }, "HTTPS_PROXY"],
     ["https://127.0.0.1:8443/v1", { HTTPS_PROXY: "http://p", NO_PROXY: "127.0.0.1:8443" }, undefined],
+    // IP ranges, as curl reads them since 7.86
+    ["http://10.1.2.3:8080/v1", { HTTP_PROXY: "http://p", NO_PROXY: "localhost,10.0.0.0/8" }, undefined],
+    ["http://10.1.2.3:8080/v1", { HTTP_PROXY: "http://p", NO_PROXY: "10.1.2.0/25" }, undefined],
+    ["http://10.1.2.200/v1", { HTTP_PROXY: "http://p", NO_PROXY: "10.1.2.0/25" }, "HTTP_PROXY"],
+    ["http://11.0.0.1/v1", { HTTP_PROXY: "http://p", NO_PROXY: "10.0.0.0/8" }, "HTTP_PROXY"],
+    ["https://[fd00::5]/v1", { HTTPS_PROXY: "http://p", no_proxy: "fd00::/8" }, undefined],
+    ["https://[fe80::5]/v1", { HTTPS_PROXY: "http://p", no_proxy: "fd00::/8" }, "HTTPS_PROXY"],
+    ["https://[::1]:8443/v1", { HTTPS_PROXY: "http://p", no_proxy: "::1" }, undefined],
+    ["https://[::1]:8443/v1", { HTTPS_PROXY: "http://p", no_proxy: "[::1]:8443" }, undefined],
+    ["https://[::1]:8443/v1", { HTTPS_PROXY: "http://p", no_proxy: "[::1]:9" }, "HTTPS_PROXY"],
+    // a range matches addresses, never a name that happens to resolve into it
+    ["http://ten.example/v1", { HTTP_PROXY: "http://p", NO_PROXY: "10.0.0.0/8" }, "HTTP_PROXY"],
   ] as const)("%s with %o: %s", ([url, env, expected]) => {
     expect(proxyVariableFor(url, env)).toBe(expected);
   });
@@ -55,6 +71,9 @@ describe("the proxy variables a run can use, as curl reads them", () => {
     [{ HTTPS_PROXY: "socks5://p:1080" }, /^\$HTTPS_PROXY \(socks5:\/\/p:1080\): only http:\/\/ and https:\/\/ proxies/],
     [{ HTTP_PROXY: "ftp://u:secret@p:2121" }, /\(ftp:\/\/u:\*\*\*@p:2121\/\)/],
     [{ http_proxy: "" }, undefined],
+    [{ NO_PROXY: "10.0.0.0/8, fd00::/8 ,.corp" }, undefined],
+    [{ NO_PROXY: "localhost,10.0.0.0/33" }, /^\$NO_PROXY: 10\.0\.0\.0\/33 is not an IP range/],
+    [{ no_proxy: "corp/8" }, /^\$NO_PROXY: corp\/8 is not an IP range/],
   ] as const)("%o: %s", ([env, problem]) => {
     if (problem === undefined) expect(proxyProblem(env)).toBeUndefined();
     else expect(proxyProblem(env)).toMatch(problem);
@@ -66,6 +85,56 @@ describe("the proxy variables a run can use, as curl reads them", () => {
       agent = networkAgent(1, { HTTPS_PROXY: "proxy.corp:3128", HTTP_PROXY: "127.0.0.1:9" });
     }).not.toThrow();
     await agent?.close();
+  });
+});
+
+describe("the dispatcher sends each origin where proxyVariableFor says", () => {
+  /** A proxy that answers 502 to anything and counts what reached it (a CONNECT, or a request in absolute form). */
+  async function countingProxy() {
+    const reached: string[] = [];
+    const server = createServer((req, res) => {
+      reached.push(`${req.method} ${req.url}`);
+      res.writeHead(502).end();
+    });
+    server.on("connect", (req: IncomingMessage, socket: Duplex) => {
+      reached.push(`CONNECT ${req.url}`);
+      socket.end("HTTP/1.1 502 Bad Gateway\r\n\r\n");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, reached, server };
+  }
+  const target = async () => {
+    const server = createServer((_req, res) => res.end("direct"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server };
+  };
+
+  test.for([
+    ["127.0.0.0/8", "direct"],
+    ["10.0.0.0/8", "proxy"],
+    ["127.0.0.1", "direct"],
+    ["", "proxy"],
+  ] as const)("NO_PROXY=%o: %s", async ([noProxy, expected]) => {
+    const proxy = await countingProxy();
+    const service = await target();
+    const agent = networkAgent(1, { HTTP_PROXY: proxy.url, NO_PROXY: noProxy });
+    try {
+      const res = await request(service.url, { dispatcher: agent }).then(
+        async (r) => `${r.statusCode} ${await r.body.text()}`,
+        (err: unknown) => String(err),
+      );
+      if (expected === "direct") {
+        expect(res).toBe("200 direct");
+        expect(proxy.reached).toEqual([]);
+      } else {
+        expect(res).not.toBe("200 direct");
+        expect(proxy.reached).toHaveLength(1);
+      }
+    } finally {
+      await agent.destroy();
+      proxy.server.close();
+      service.server.close();
+    }
   });
 });
 

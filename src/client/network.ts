@@ -1,12 +1,13 @@
 import { readFileSync } from "node:fs";
+import { BlockList, isIP } from "node:net";
 import { createSecureContext, rootCertificates } from "node:tls";
-import { type Dispatcher, EnvHttpProxyAgent } from "undici";
+import { Agent, Dispatcher, ProxyAgent } from "undici";
 
 /**
  * The network between the harness and a deployment: a corporate proxy, a TLS terminator with a
  * company CA, one that demands a client certificate. Every connection the harness opens with
  * undici goes through `networkAgent`, which honours HTTP_PROXY, HTTPS_PROXY and NO_PROXY (and
- * their lower-case forms) as curl does, by undici's EnvHttpProxyAgent, and adds the TLS material
+ * their lower-case forms) as curl does, IP ranges in NO_PROXY included, and adds the TLS material
  * the run was given. That material travels in environment variables so that the suites' worker
  * processes, which inherit the run's environment, connect exactly as the run does.
  */
@@ -101,9 +102,46 @@ function shownProxy(value: string): string {
   }
 }
 
+/** NO_PROXY's value: the lower-case variable first, as curl reads it. */
+const noProxyValue = (env: NodeJS.ProcessEnv): string => env.no_proxy ?? env.NO_PROXY ?? "";
+
+/** An IP range in CIDR notation, as curl (7.86 and later) takes it in NO_PROXY: `10.0.0.0/8`, `fd00::/8`. */
+const CIDR = /^([^/]+)\/(\d{1,3})$/;
+
+/**
+ * NO_PROXY read as curl reads it: `*` (every host), host names (a leading `.` or `*.` for the
+ * whole domain; a host also matches its subdomains), `host:port`, IP addresses, and IP ranges in
+ * CIDR notation, which node's BlockList matches. A range that is not one is the message.
+ */
+function readNoProxy(
+  env: NodeJS.ProcessEnv,
+): { every: boolean; ranges: BlockList; hosts: { host: string; port?: string }[] } | string {
+  const out = { every: false, ranges: new BlockList(), hosts: [] as { host: string; port?: string }[] };
+  for (const entry of noProxyValue(env)
+    .split(/[,\s]+/)
+    .filter(Boolean)) {
+    if (entry === "*") out.every = true;
+    const range = CIDR.exec(entry);
+    if (range) {
+      const [, address = "", bits = ""] = range;
+      const family = isIP(address);
+      const prefix = Number(bits);
+      if (!family || prefix > (family === 4 ? 32 : 128))
+        return `$NO_PROXY: ${entry} is not an IP range (give it as 10.0.0.0/8 or fd00::/8)`;
+      out.ranges.addSubnet(address, prefix, family === 4 ? "ipv4" : "ipv6");
+      continue;
+    }
+    // an IPv6 address is no host:port (`::1`); with a port it comes in brackets (`[::1]:8443`)
+    const [host = "", port] = isIP(entry) ? [entry.toLowerCase()] : entry.toLowerCase().split(/:(?=\d+$)/);
+    out.hosts.push({ host: host.replace(/^\[|\]$/g, "").replace(/^\*?\./, ""), ...(port ? { port } : {}) });
+  }
+  return out;
+}
+
 /**
  * A message naming the proxy variable the harness cannot use (not a URL once curl's default scheme
- * is added, or not an http(s) proxy), else undefined: checked before a run, as the PEM files are.
+ * is added, or not an http(s) proxy), or NO_PROXY's range that is none, else undefined: checked
+ * before a run, as the PEM files are.
  */
 export function proxyProblem(env: NodeJS.ProcessEnv = process.env): string | undefined {
   for (const name of PROXY_VARIABLES) {
@@ -118,7 +156,74 @@ export function proxyProblem(env: NodeJS.ProcessEnv = process.env): string | und
     if (url.protocol !== "http:" && url.protocol !== "https:")
       return `$${name} (${shownProxy(value)}): only http:// and https:// proxies are supported, not ${url.protocol}//`;
   }
-  return undefined;
+  const noProxy = readNoProxy(env);
+  return typeof noProxy === "string" ? noProxy : undefined;
+}
+
+/**
+ * The harness's dispatcher: each origin goes straight to the service or through the proxy its
+ * variable names, by `proxyVariableFor`, the one reading of the variables that the hints use too
+ * (undici's EnvHttpProxyAgent reads NO_PROXY without IP ranges: a deployment on 10.1.2.3 under
+ * `NO_PROXY=10.0.0.0/8` would have gone to the proxy). The choice is made once an origin.
+ */
+class ProxyRouter extends Dispatcher {
+  readonly #direct: Agent;
+  readonly #proxies = new Map<string, ProxyAgent>();
+  readonly #byOrigin = new Map<string, Dispatcher>();
+
+  constructor(
+    private readonly options: Agent.Options & { requestTls?: ProxyAgent.Options["requestTls"] },
+    private readonly env: NodeJS.ProcessEnv,
+  ) {
+    super();
+    const { requestTls: _proxiedOnly, ...direct } = options;
+    this.#direct = new Agent(direct);
+  }
+
+  #route(origin: string): Dispatcher {
+    const variable = proxyVariableFor(origin, this.env);
+    const uri = proxyUrl(variable ? this.env[variable] : undefined);
+    if (!uri) return this.#direct;
+    const known = this.#proxies.get(uri);
+    if (known) return known;
+    const proxy = new ProxyAgent({ ...this.options, uri });
+    this.#proxies.set(uri, proxy);
+    return proxy;
+  }
+
+  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    const origin = String(options.origin);
+    let to = this.#byOrigin.get(origin);
+    if (!to) {
+      to = this.#route(origin);
+      this.#byOrigin.set(origin, to);
+    }
+    return to.dispatch(options, handler);
+  }
+
+  #every(): Dispatcher[] {
+    return [this.#direct, ...this.#proxies.values()];
+  }
+
+  override close(): Promise<void>;
+  override close(callback: () => void): void;
+  override close(callback?: () => void): Promise<void> | void {
+    const closed = Promise.all(this.#every().map((d) => d.close())).then(() => {});
+    if (!callback) return closed;
+    closed.then(callback, callback);
+  }
+
+  override destroy(): Promise<void>;
+  override destroy(err: Error | null): Promise<void>;
+  override destroy(callback: () => void): void;
+  override destroy(err: Error | null, callback: () => void): void;
+  override destroy(errOrCallback?: Error | null | (() => void), callback?: () => void): Promise<void> | void {
+    const err = typeof errOrCallback === "function" ? null : (errOrCallback ?? null);
+    const done = typeof errOrCallback === "function" ? errOrCallback : callback;
+    const destroyed = Promise.all(this.#every().map((d) => d.destroy(err))).then(() => {});
+    if (!done) return destroyed;
+    destroyed.then(done, done);
+  }
 }
 
 /** An undici dispatcher for the harness's requests: the proxy variables honoured, the run's TLS material added. */
@@ -126,33 +231,31 @@ export function networkAgent(connections: number, env: NodeJS.ProcessEnv = proce
   const tls = tlsOptionsOf(networkSettings(env));
   // the CLI checked the files before the run; a worker that cannot read them is a harness error
   if (typeof tls === "string") throw new Error(tls);
-  // the variables read once, from `env`: left to itself the agent reads NO_PROXY from process.env
-  // again on every request (a share of each request's CPU), and never from the env it was given
-  return new EnvHttpProxyAgent({
-    connections,
-    connect: tls,
-    requestTls: tls,
-    // an empty lower-case variable gives way to the upper-case one, as proxyVariableFor reads them
-    httpProxy: proxyUrl(env.http_proxy || env.HTTP_PROXY),
-    httpsProxy: proxyUrl(env.https_proxy || env.HTTPS_PROXY),
-    noProxy: env.no_proxy ?? env.NO_PROXY ?? "",
-  });
+  // the variables are read from `env` (the run's, or the one a test gives), once an origin
+  return new ProxyRouter({ connections, connect: tls, requestTls: tls }, env);
 }
 
-/** The proxy variable curl and undici would use for `url`, unless NO_PROXY exempts it. */
+/**
+ * The proxy variable a request to `url` goes through (curl's order; an https URL falls back to
+ * the http proxy, as undici does), unless NO_PROXY exempts the host.
+ */
 export function proxyVariableFor(url: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const { protocol, hostname, port } = new URL(url);
   const names = protocol === "https:" ? PROXY_VARIABLES : PROXY_VARIABLES.slice(2);
+  // an empty lower-case variable gives way to the upper-case one
   const name = names.find((n) => env[n]);
   if (!name) return undefined;
-  const noProxy = env.no_proxy ?? env.NO_PROXY ?? "";
+  const noProxy = readNoProxy(env);
+  // the CLI refused a NO_PROXY it cannot read before the run: here it exempts nothing
+  if (typeof noProxy === "string") return name;
+  if (noProxy.every) return undefined;
   const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  for (const entry of noProxy.split(/[,\s]+/).filter(Boolean)) {
-    if (entry === "*") return undefined;
-    const [entryHost = "", entryPort] = entry.toLowerCase().split(/:(?=\d+$)/);
-    if (entryPort && entryPort !== (port || (protocol === "https:" ? "443" : "80"))) continue;
-    const bare = entryHost.replace(/^\*?\./, "");
-    if (host === bare || host.endsWith(`.${bare}`)) return undefined;
+  const family = isIP(host);
+  if (family && noProxy.ranges.check(host, family === 4 ? "ipv4" : "ipv6")) return undefined;
+  const effectivePort = port || (protocol === "https:" ? "443" : "80");
+  for (const entry of noProxy.hosts) {
+    if (entry.port && entry.port !== effectivePort) continue;
+    if (host === entry.host || host.endsWith(`.${entry.host}`)) return undefined;
   }
   return name;
 }
