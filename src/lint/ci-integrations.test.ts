@@ -200,6 +200,17 @@ describe.concurrent("the action's steps, run as the runner runs them", () => {
     expect(steps.at(-1)?.run).toBeUndefined();
   }, 180_000);
 
+  test("base-url given but empty (a secret a fork's run does not get): exit code 2 and the step fails, nothing verified; left out: the embedded server", async () => {
+    const { steps, outputs } = await runAction({ "base-url": "", profile: "smoke" }, QUICK);
+    const verify = steps.find((s) => s.step.id === "verify")?.run;
+    expect(verify?.output).toMatch(/^::error title=agent-harness::the base-url input is empty/m);
+    expect(verify?.output).not.toMatch(/passed/);
+    expect(outputs["exit-code"]).toBe("2");
+    expect(outputs["report-dir"] ?? "").toBe("");
+    expect(steps.at(-1)?.run?.code).toBe(2);
+    expect(action.inputs["base-url"]?.default).toBe("embedded");
+  }, 180_000);
+
   test("an injected fault: exit code 1, one finding in the outputs and the summary, the step fails with 1", async () => {
     const { steps, outputs, summary, upload } = await runAction(
       { profile: "smoke", "report-dir": "reports" },
