@@ -26,7 +26,7 @@ const compiledCli = (project: string) => ({
 const SUITES_GROUP = { groupOrder: 1, maxWorkers: EMBEDDED_DEFAULTS.workers } as const;
 
 /**
- * `npm run test:sides` (scripts/test.ts) runs the projects in two vitest processes at once. The timed side
+ * `npm test` (scripts/test.ts) runs the projects in two vitest processes at once. The timed side
  * (every project whose verdicts ride on timing, and the unit files) runs at the normal CPU
  * priority; the untimed side (the meta-cli files: arguments, dry runs, exit codes, secrets) at the
  * lowest (nice 19), its CLI runs included, on what the timed side leaves idle: the meta fault runs
@@ -35,7 +35,7 @@ const SUITES_GROUP = { groupOrder: 1, maxWorkers: EMBEDDED_DEFAULTS.workers } as
  * checks keep their cores (measured: the meta project 600 s, every row passing, beside the
  * meta-cli files, which ended in 194 s, all passing; one after the other they took 627 + 74 s in
  * one precheck, 692 + 91 s in another). AGENT_HARNESS_TEST_SIDE names the side a process runs;
- * unset, every project runs in it, one group after another (`npm test`, CI's run, and `npx vitest run`).
+ * unset, every project runs in it, one group after another (`npm run test:one`, and `npx vitest run`).
  */
 const UNTIMED_PROJECTS: readonly string[] = ["meta-cli"];
 const SIDE = process.env.AGENT_HARNESS_TEST_SIDE;
@@ -68,7 +68,7 @@ export default defineConfig({
     // the long files first in their groups, so none starts last and ends alone: the typecheck
     // (about 9 s of CPU, on two threads) among the unit files; the harness image's build (about 80 s) and the
     // long load scenarios (about 50 s) in the waiting group. The fault runs first among the meta
-    // files: the untimed side of `npm run test:sides` runs beside them, and not beside the capacity file's
+    // files: the untimed side of `npm test` runs beside them, and not beside the capacity file's
     // latency verdicts
     sequence: {
       sequencer: startingFirst([
@@ -185,7 +185,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "meta-cli",
-          // the untimed side of `npm run test:sides` (above); in one process with every project, last: after the
+          // the untimed side of `npm test` (above); in one process with every project, last: after the
           // network rows and the matrix, whose verdicts ride on timing
           sequence: { groupOrder: 8 },
           ...compiledCli("meta-cli"),

@@ -1,5 +1,5 @@
 /**
- * `npm run test:sides` after the lint (`npm test`, CI's run, is one plain `vitest run`): every vitest project, as two vitest processes at once (vitest.config.ts,
+ * `npm test` (CI's run) after the lint: every vitest project, as two vitest processes at once (vitest.config.ts,
  * AGENT_HARNESS_TEST_SIDE). The timed side runs at the normal CPU priority, its output live; the
  * untimed side at the lowest (nice 19: its workers and the CLI runs they start inherit it), its
  * output kept in reports/vitest-untimed.log and shown once the timed side has ended, so the two
@@ -7,8 +7,9 @@
  * here into reports/vitest-results.json and reports/vitest-projects.json, which `.ci/run` reads.
  * The exit code is the first side's that failed.
  *
- *   npm run test:sides                  both sides
- *   npm run test:sides -- ARGS…         one plain `vitest run ARGS…` over every project (a file, -t, --project)
+ *   npm test                  both sides
+ *   npm test -- ARGS…         one plain `vitest run ARGS…` over every project (a file, -t, --project)
+ *   npm run test:one          every project in one plain `vitest run`, one group after another
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -72,7 +73,7 @@ function vitest(args: string[], side: Side | undefined, log?: NodeJS.WritableStr
 function ended(child: ChildProcess): Promise<number> {
   return new Promise((resolve) => {
     child.once("error", (err) => {
-      console.error(`test:sides: vitest did not start: ${err.message}`);
+      console.error(`npm test: vitest did not start: ${err.message}`);
       resolve(1);
     });
     child.once("close", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
