@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { RESPONSE_CHECKS } from "../checks/registry.js";
 import { errorCodeSchema } from "../contract/index.js";
-import { createdId, judgeAnswer, parseCurlOutput } from "../run/judge.js";
+import { createdId, parseCurlOutput, replayVerdict } from "../run/judge.js";
 import { UsageError } from "../run/usage-error.js";
 
 /**
@@ -77,7 +77,7 @@ export async function judge(argv: string[]): Promise<number> {
     if (i > 0) headers[h.slice(0, i).trim().toLowerCase()] = h.slice(i + 1).trim();
   }
   const { method, url } = values;
-  const found = judgeAnswer(
+  const verdict = replayVerdict(
     check,
     {
       method,
@@ -91,7 +91,7 @@ export async function judge(argv: string[]): Promise<number> {
     },
     response,
   );
-  for (const v of found) process.stdout.write(`still there: ${v.clause}: expected ${v.expected}; received ${v.received}\n`);
-  if (!found.length) process.stdout.write(`gone: ${check.id} finds nothing at ${method} ${url} (answered ${response.status})\n`);
-  return found.length ? 1 : 0;
+  process.stdout.write(verdict.stdout);
+  if (verdict.stderr) process.stderr.write(verdict.stderr);
+  return verdict.code;
 }

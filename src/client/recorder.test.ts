@@ -77,6 +77,7 @@ describe("curlCommand", () => {
     expect(shellWords(curl)).toEqual([
       "-sS",
       "-i",
+      "--suppress-connect-headers",
       "--path-as-is",
       "--globoff",
       "-X",

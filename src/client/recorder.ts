@@ -153,7 +153,8 @@ export function curlCommand(request: CurlRequest, redactor: Redactor): string {
   const method = /^[A-Za-z]+$/.test(request.method) ? request.method : literalWord(request.method);
   const word = (parts: readonly CurlPart[]) => shellWord(parts, redactor.keyVariable);
   const url = word(redactor.splitOnKey(request.url));
-  const words = ["curl", "-sS", "-i", "--path-as-is", "--globoff", "-X", method, url];
+  // an https proxy's answer to CONNECT is not the service's: left out of -i's output
+  const words = ["curl", "-sS", "-i", "--suppress-connect-headers", "--path-as-is", "--globoff", "-X", method, url];
   const names = Object.keys(request.headers).map((n) => n.toLowerCase());
   // A stream is shown as it arrives.
   if (Object.entries(request.headers).some(([n, v]) => n.toLowerCase() === "accept" && v.includes("event-stream")))

@@ -11,15 +11,22 @@ import { KEY_VARIABLES } from "../target/key-roles.js";
  * check on the answer curl printed, and the id of an agent the script created.
  */
 
-/** A `curl -i` output: the last non-1xx status block and the body after it. */
+/** A status line, then its header lines (none, for a proxy's `200 Connection established`), then the blank line. */
+const STATUS_BLOCK = /^HTTP\/[0-9.]+ (\d{3})[^\n]*\n((?:(?!\r?\n)[^\n]*\n)*)\r?\n/;
+
+/**
+ * A `curl -i` output: the service's answer, the last status block (after any 1xx, and after the
+ * `200 Connection established` an https proxy answers to curl's CONNECT), and the body after it.
+ */
 export function parseCurlOutput(raw: string): ObservedExchange["response"] | undefined {
   let rest = raw;
   for (;;) {
-    const m = /^HTTP\/[0-9.]+ (\d{3})[^\n]*\n([\s\S]*?)\r?\n\r?\n/.exec(rest);
+    const m = STATUS_BLOCK.exec(rest);
     if (!m) return undefined;
     rest = rest.slice(m[0].length);
     const status = Number(m[1]);
-    if (status >= 100 && status < 200) continue;
+    // an interim answer, or a proxy's answer to CONNECT: the service's own follows
+    if ((status >= 100 && status < 200) || /^HTTP\/[0-9.]+ \d{3}/.test(rest)) continue;
     const headers: Record<string, string> = {};
     for (const line of (m[2] ?? "").split(/\r?\n/)) {
       const i = line.indexOf(":");
@@ -82,4 +89,31 @@ export function judgeAnswer(check: ResponseCheck, request: JudgedRequest, respon
       ? findingKey({ check: check.id, clause: request.clause, expected: request.expected })
       : undefined;
   return runChecks(exchange, ctx, [check]).filter((v) => !wanted || findingKey(v) === wanted);
+}
+
+/**
+ * A replay's verdict on the answer it got: exit 1 with a line a violation when the check finds the
+ * finding again, 0 "gone" when it finds nothing, 2 "cannot tell" when the answer is a 401 to a
+ * request that carried a key: a refused key (rotated, or not the run's) answers before anything
+ * the finding was about, so nothing was judged (the 401 check alone judges exactly that answer).
+ */
+export function replayVerdict(
+  check: ResponseCheck,
+  request: JudgedRequest,
+  response: ObservedExchange["response"],
+): { code: 0 | 1 | 2; stdout: string; stderr?: string } {
+  const { method, url, headers } = request;
+  const found = judgeAnswer(check, request, response);
+  if (found.length)
+    return {
+      code: 1,
+      stdout: found.map((v) => `still there: ${v.clause}: expected ${v.expected}; received ${v.received}\n`).join(""),
+    };
+  if (response.status === 401 && /^bearer \S/i.test(headers.authorization ?? "") && check.id !== "www-authenticate")
+    return {
+      code: 2,
+      stdout: "",
+      stderr: `judge: cannot tell: the service refused the request's key (401 at ${method} ${url}), so ${check.id} judged nothing the finding was about: is $AGENT_API_KEY the run's key?\n`,
+    };
+  return { code: 0, stdout: `gone: ${check.id} finds nothing at ${method} ${url} (answered ${response.status})\n` };
 }
