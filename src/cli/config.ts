@@ -84,7 +84,8 @@ function envBoolean(variable: string, value: string): boolean {
 export function parseVerifyConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): VerifyConfig {
   const raw = readOptions(argv, VERIFY_OPTIONS, env);
   const parsed = verifySchema.safeParse(raw);
-  if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => i.message).join("\n"));
+  // one line, as every usage error, however many flags are wrong
+  if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => i.message).join("; "));
   // a base URL variable set but empty is a CI secret this run did not get (a fork's pull request):
   // run on, the harness would verify its embedded reference server and say green for a deployment
   // it never reached. Unset, the embedded server is what was asked for.

@@ -200,7 +200,7 @@ export function parseLoadArgs(argv: string[]) {
     out: raw.out,
     capacity: { share, duration, ramp, profile, shard, flood, floodRate, floodSockets },
   });
-  if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => i.message).join("\n"));
+  if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => i.message).join("; "));
   // the target options are verify's, validated by verify's schema
   const verifyArgs: string[] = [];
   for (let i = 0; i < argv.length; i++) {

@@ -134,7 +134,8 @@ export function readKeysFile(path: string, flag = "--keys"): KeysFile {
   const parsed = keysFileSchema.safeParse(json);
   if (!parsed.success)
     throw new UsageError(
-      `${flag} ${path} is not a keys file:\n${parsed.error.issues.map((i) => `  ${i.path.join(".") || "(root)"}: ${i.message}`).join("\n")}`,
+      // one line, as every usage error: each issue at its path
+      `${flag} ${path} is not a keys file: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}`,
     );
   return parsed.data;
 }

@@ -108,7 +108,8 @@ export class ServiceClient {
   private readonly basePath: string;
   private readonly apiKey: string;
   private readonly timeoutMs: number;
-  private readonly idField: string;
+  /** the record's identifier field (PROFILE §11): answers are read with it renamed to `id` */
+  readonly idField: string;
   private readonly dispatcher: Dispatcher;
   /** retry → (with pacing: act on a 429 it did not expect) → record → (the caller's layers) → redact → pace → undici (src/client/layers) */
   private readonly dispatch: Dispatch;

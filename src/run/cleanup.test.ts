@@ -1,12 +1,15 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { ServiceClient } from "../client/index.js";
 import { startReferenceServer } from "../target/embedded.js";
 import { EMBEDDED_DEFAULTS, type HarnessTarget, referenceKeys } from "../target/harness-target.js";
 import type { StartedReference } from "../target/types.js";
-import { sweepLedger } from "./cleanup.js";
+import { deleteByPrefix, sweepLedger } from "./cleanup.js";
 
 /**
  * The end-of-run sweep against a reference server with two key sets (two parallel workers, each its
@@ -89,5 +92,76 @@ describe("the end-of-run sweep", () => {
     const result = await sweepLedger(target, target.ledgerFile);
     expect(result.status).toBe("passed");
     expect(result.message).toBeUndefined();
+  });
+});
+
+/**
+ * `agent-harness cleanup` against a stand-in deployment whose records name their identifier
+ * `agentId` (PROFILE §11 lets a deployment choose it) and whose DELETE answers as it is told.
+ */
+describe("cleanup by prefix", () => {
+  const NAME = "ah-2026-12-01T00-00-00-000Z-abcdef-left";
+  let deleteStatus = 200;
+  const deletes: string[] = [];
+  const server = createServer((req, res) => {
+    res.setHeader("content-type", "application/json");
+    if (req.method === "DELETE") {
+      deletes.push(req.url ?? "");
+      const refused = deleteStatus !== 200;
+      res.statusCode = deleteStatus;
+      res.end(
+        JSON.stringify(
+          refused
+            ? { success: false, error: { code: deleteStatus === 403 ? "FORBIDDEN" : "UNAUTHORIZED", message: "no" } }
+            : { success: true, data: { agentId: "a1", deleted: true } },
+        ),
+      );
+      return;
+    }
+    res.end(
+      JSON.stringify({
+        success: true,
+        data: [{ agentId: "a1", name: NAME }],
+        pagination: { page: 1, limit: 100, total: 1, totalPages: 1, hasMore: false },
+      }),
+    );
+  });
+  const run = async (more: { idField?: string }) => {
+    const chunks = { out: "", err: "" };
+    const sink = (k: keyof typeof chunks) =>
+      new Writable({
+        write: (c, _e, done) => {
+          chunks[k] += String(c);
+          done();
+        },
+      });
+    const { port } = server.address() as AddressInfo;
+    const code = await deleteByPrefix(
+      { baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: "k", prefix: "ah-", windowSeconds: 1, dryRun: false, ...more },
+      sink("out"),
+      sink("err"),
+    );
+    return { code, ...chunks };
+  };
+  beforeAll(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve)));
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  test("records of another identifier field: without --id-field exit 2 naming it (never '0 agents', exit 0); with it, the agent is deleted", async () => {
+    deleteStatus = 200;
+    deletes.length = 0;
+    const blind = await run({});
+    expect(blind.code).toBe(2);
+    expect(blind.err).toMatch(/page 1 holds 1 agent\(s\), none with a string id and name: .*--id-field/);
+    expect(deletes).toEqual([]);
+    const seen = await run({ idField: "agentId" });
+    expect(seen).toMatchObject({ code: 0, out: `1 agent(s) named ah-…\ndeleted a1 ${NAME}\n` });
+    expect(deletes).toEqual(["/v1/agents/a1"]);
+  });
+
+  test.for([401, 403])("a key the service refuses to delete with (%i) is exit 2, no verdict on the service", async (status) => {
+    deleteStatus = status;
+    const refused = await run({ idField: "agentId" });
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(new RegExp(`DELETE a1 answered ${status} .*this key may not delete here`));
   });
 });

@@ -17,7 +17,9 @@ const namedAgent = z.object({ id: z.string(), name: z.string() });
 /**
  * Every agent of the account, walking all pages (PROFILE §5 List). Read leniently: a page whose
  * shape is wrong (a finding of the run) still names its agents, and the walk ends on an empty
- * page or the last one, whatever `hasMore` claims.
+ * page or the last one, whatever `hasMore` claims. A page of agents none of which has an id and a
+ * name (another identifier field than the client's) is an error: read as empty, it would say no
+ * agent is left.
  */
 async function listAll(client: ServiceClient): Promise<{ id: string; name: string }[]> {
   const all: { id: string; name: string }[] = [];
@@ -26,6 +28,10 @@ async function listAll(client: ServiceClient): Promise<{ id: string; name: strin
     const body = lenientPage.safeParse(res.body).data;
     if (res.status !== 200 || !body) throw new Error(`listing agents answered ${res.status} ${res.error?.code ?? ""}`);
     const rows = body.data.flatMap((a) => namedAgent.safeParse(a).data ?? []);
+    if (body.data.length && !rows.length)
+      throw new Error(
+        `listing agents: page ${page} holds ${body.data.length} agent(s), none with a string ${client.idField} and name: is the record's identifier field another? (--id-field)`,
+      );
     all.push(...rows);
     const totalPages = typeof body.pagination?.totalPages === "number" ? body.pagination.totalPages : page;
     if (rows.length === 0 || page >= totalPages) break;
@@ -216,10 +222,11 @@ async function sweepAccount(
 /**
  * `agent-harness cleanup`: every agent named `prefix…` by an earlier run (killed before its own
  * sweep) is deleted, or listed with `dryRun`. Exit 1 when a delete failed, 2 when the account
- * cannot be listed.
+ * cannot be listed or the key may not delete there (401, 403, or a 429 that outlasted the retries:
+ * no verdict on the service, whose refusal is right).
  */
 export async function deleteByPrefix(
-  options: { baseUrl: string; apiKey: string; prefix: string; windowSeconds: number; dryRun: boolean },
+  options: { baseUrl: string; apiKey: string; prefix: string; windowSeconds: number; dryRun: boolean; idField?: string },
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
 ): Promise<number> {
@@ -227,6 +234,7 @@ export async function deleteByPrefix(
   const client = new ServiceClient({
     baseUrl,
     apiKey,
+    ...(options.idField ? { idField: options.idField } : {}),
     pacing: new RateBudget({ windowSeconds: window }),
     retry: { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: (window + 1) * 1000 },
   });
@@ -234,14 +242,27 @@ export async function deleteByPrefix(
     const matches = (await listAll(client)).filter((a) => a.name.startsWith(prefix) && RUN_NAME_PATTERN.test(a.name));
     out.write(`${matches.length} agent(s) named ${prefix}…\n`);
     let failed = 0;
+    let deleted = 0;
     for (const a of matches) {
       if (dryRun) {
         out.write(`would delete ${a.id} ${a.name}\n`);
         continue;
       }
       const res = await client.deleteAgent(a.id);
+      if ([401, 403, 429].includes(res.status)) {
+        // the key's refusal, or the limit's: the service is right, and no later delete would fare better
+        err.write(
+          `agent-harness cleanup: DELETE ${a.id} answered ${res.status} ${res.error?.code ?? ""}: ${
+            res.status === 429
+              ? "still rate-limited after the retries; run it again later"
+              : "this key may not delete here (it needs agents:delete)"
+          }; ${matches.length - deleted} agent(s) left\n`,
+        );
+        return 2;
+      }
       const ok = res.status === 200 || res.status === 404;
-      if (!ok) failed++;
+      if (ok) deleted++;
+      else failed++;
       out.write(`${ok ? "deleted" : `FAILED (${res.status})`} ${a.id} ${a.name}\n`);
     }
     return failed ? 1 : 0;

@@ -263,6 +263,12 @@ const keyText = (flag: string) =>
     );
 const keyValue = (role: FlaggedRole) => keyText(KEY_ROLES[role].flag).optional();
 
+/** `--id-field`: the record's identifier field (PROFILE §11), for every command that reads agents. */
+export const idFieldSchema = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "--id-field must be a field name")
+  .default("id");
+
 export const verifySchema = z
   .object({
     target: z.enum(STARTED_TARGETS, { error: `--target must be ${STARTED_TARGETS.join(" or ")}` }).default("embedded"),
@@ -288,10 +294,7 @@ export const verifySchema = z
     rateWindow: number("--rate-window", { min: 0.5 }).optional(),
     messageTimeout: number("--message-timeout", { min: 0.5 }).optional(),
     referenceFaults: z.boolean().default(false),
-    idField: z
-      .string()
-      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "--id-field must be a field name")
-      .default("id"),
+    idField: idFieldSchema,
     suites: commaList(z.enum(SUITE_NAMES, { error: `--suites takes a list of: ${SUITE_NAMES.join(", ")}` })).optional(),
     reportDir: z.string().min(1).default("reports"),
     seed: number("--seed", { integer: true }).optional(),

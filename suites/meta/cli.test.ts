@@ -26,6 +26,8 @@ describe("meta: the agent-harness CLI", { concurrent: true }, () => {
     [["serve", "--port", "70000"], /--port must be at most 65535/],
     [["serve", "--keys", "/nonexistent/keys.json"], /cannot read --keys/],
     [["cleanup"], /needs --base-url/],
+    [["cleanup", "--base-url", "http://a b/v1", "--api-key", "k"], /needs --base-url: an http\(s\) URL ending with \/v1/],
+    [["cleanup", "--base-url", "http://h.example/v1", "--api-key", "k", "--id-field", "a-b"], /--id-field must be a field name/],
     [["openapi", "extra"], /takes no arguments/],
     [["serve", "--fault", "nope"], /unknown --fault "nope"/],
   ] as const)("%j exits 2 with a readable message", async ([args, message]) => {
@@ -47,6 +49,15 @@ describe("meta: the agent-harness CLI", { concurrent: true }, () => {
     expect(code).toBe(2);
     expect(stderr.trim().split("\n")).toHaveLength(1);
     expect(stderr).toMatch(message);
+  });
+
+  test("a keys file of the wrong shape names each issue at its path, in one line", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "ah-keys-")), "keys.json");
+    writeFileSync(file, JSON.stringify({ accounts: [{ id: 5 }], keys: "none" }));
+    const { code, stderr } = await run(["serve", "--keys", file]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/is not a keys file: accounts\.0\.id: .*; .*keys: /);
+    expect(stderr.trim().split("\n")).toHaveLength(1);
   });
 
   test("a malformed keys file names the line and column, in one line", async () => {
