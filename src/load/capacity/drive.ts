@@ -5,6 +5,7 @@ import { mulberry32 } from "../../arbitraries/json-schema.js";
 import { networkAgent } from "../../client/network.js";
 import { HEADERS, JSON_CONTENT_TYPE } from "../../contract/index.js";
 import { allowedCpus, listeningProcesses, portOf } from "../../target/cores.js";
+import { keysOfSet } from "../../target/key-roles.js";
 import { answerOf } from "../burst.js";
 import { nextRequestId } from "../concurrency-checks.js";
 import { dataFieldOf, type ScenarioContext, ScenarioSetupError } from "../context.js";
@@ -102,6 +103,16 @@ export class CapacityDrive {
     // the Remaining judgement needs each tenant's tier (src/load/concurrency-checks.ts)
     for (const a of this.accounts) for (const k of a.keys) ctx.concurrency.knowTier(k.key, a.tierLimit);
     this.timeoutMs = (ctx.target.messageTimeoutSeconds + 30) * 1000;
+  }
+
+  /**
+   * The tenant accounts that hold one of the run's own keys (a deployment's `--api-key` may be a
+   * tenant's): the run's requests before the drive (the reachability probe, earlier scenarios and
+   * their cleanups) sit in windows of those accounts that the ledger never saw.
+   */
+  accountsSharedWithTheRun(): string[] {
+    const own = new Set(keysOfSet(this.ctx.target.keys));
+    return this.accounts.filter((a) => a.keys.some((k) => own.has(k.key))).map((a) => a.id);
   }
 
   /** Each key that may create makes an agent of its own, counted in its buckets like any request. */

@@ -15,6 +15,24 @@ const agentIdService = serveDuringTests((req, res) => {
   res.end(JSON.stringify({ success: true, data: created ? { agentId: "agt_named" } : {} }));
 });
 
+describe("the run's own keys among the tenants", () => {
+  test("the accounts holding one are named: their earlier requests are in windows the drive's ledger never saw", () => {
+    const tenants = exampleTenants(3, 2, 300);
+    const inFile = deploymentAt(agentIdService.baseUrl, { keys: { main: tenants.keys[2]!.key } });
+    const apart = deploymentAt(agentIdService.baseUrl, { keys: { main: "ak_test_not_a_tenant_000001" } });
+    const driveOf = (target: typeof inFile) =>
+      new CapacityDrive(new ScenarioContext(target, new LoadRecorder(target, "capacity"), new AbortController().signal), {
+        tenants,
+        share: 0.8,
+        durationSeconds: 1,
+        rampSeconds: 0,
+        profile: "steady",
+      });
+    expect(driveOf(inFile).accountsSharedWithTheRun()).toEqual([tenants.keys[2]!.account]);
+    expect(driveOf(apart).accountsSharedWithTheRun()).toEqual([]);
+  });
+});
+
 describe("capacity on a deployment whose identifier field is not `id`", () => {
   test("each writer's agent is found under --id-field and its requests go to that agent", async () => {
     const tenants = exampleTenants(1, 1, 300);
