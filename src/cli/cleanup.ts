@@ -1,9 +1,13 @@
 import { RATE_LIMITS } from "../contract/index.js";
+import { parseDurationSeconds } from "../load/capacity/options.js";
 import { deleteByPrefix } from "../run/cleanup.js";
 import { idFieldSchema, VERIFY_OPTIONS } from "../run/config.js";
 import { UsageError } from "../run/usage-error.js";
 import { HARNESS_NAME_PREFIX } from "../target/harness-target.js";
 import { optionsHelp, parseOrHelp, readOptions } from "./config.js";
+
+/** How old a run must be for the sweep of every run's prefix to take its agents: longer than a run lasts. */
+const DEFAULT_OLDER_THAN = "1h";
 
 const CLEANUP_OPTIONS = {
   baseUrl: { flag: "base-url", env: "AGENT_API_BASE_URL", type: "string", help: "the deployment's base URL (ends with /v1)" },
@@ -17,6 +21,12 @@ const CLEANUP_OPTIONS = {
   dryRun: { flag: "dry-run", env: "AGENT_HARNESS_DRY_RUN", type: "boolean", help: "list what would be deleted, delete nothing" },
   // the record's identifier field as verify reads it: with another, no listed agent would parse
   idField: VERIFY_OPTIONS.idField,
+  olderThan: {
+    flag: "older-than",
+    env: "AGENT_HARNESS_OLDER_THAN",
+    type: "string",
+    help: `only runs started at least this long ago, e.g. 30m, 2h, 0 (default ${DEFAULT_OLDER_THAN} with the prefix of every run, 0 with one run's): a run still going keeps its agents`,
+  },
   rateWindow: {
     flag: "rate-window",
     env: "AGENT_API_RATE_WINDOW",
@@ -29,7 +39,7 @@ const CLEANUP_OPTIONS = {
 export async function cleanup(argv: string[]): Promise<number> {
   const raw = parseOrHelp(
     () => readOptions(argv, CLEANUP_OPTIONS, process.env),
-    `usage: agent-harness cleanup --base-url URL --api-key KEY [--prefix P] [--id-field NAME] [--dry-run]\n${optionsHelp(CLEANUP_OPTIONS)}`,
+    `usage: agent-harness cleanup --base-url URL --api-key KEY [--prefix P] [--older-than 1h] [--id-field NAME] [--dry-run]\n${optionsHelp(CLEANUP_OPTIONS)}`,
   );
   if (!raw) return 0;
   const baseUrl = String(raw.baseUrl ?? "").replace(/\/+$/, "");
@@ -42,10 +52,23 @@ export async function cleanup(argv: string[]): Promise<number> {
     throw new UsageError(`--prefix must start with ${HARNESS_NAME_PREFIX}: the harness only deletes agents it named`);
   const idField = idFieldSchema.safeParse(raw.idField);
   if (!idField.success) throw new UsageError(idField.error.issues.map((i) => i.message).join("; "));
+  // another pipeline's run on the same account may be going: the sweep of every run's prefix keeps
+  // recent runs' agents unless told; one run's prefix names what to take
+  const olderThanRaw = String(raw.olderThan ?? (prefix === HARNESS_NAME_PREFIX ? DEFAULT_OLDER_THAN : "0"));
+  const olderThan = /^\s*0+\s*[smh]?\s*$/.test(olderThanRaw) ? 0 : parseDurationSeconds(olderThanRaw, "--older-than");
+  if (typeof olderThan === "string") throw new UsageError(olderThan);
   const window = raw.rateWindow ? Number(raw.rateWindow) : RATE_LIMITS.defaultWindowSeconds;
   if (!(window > 0)) throw new UsageError("--rate-window must be a number > 0");
   return deleteByPrefix(
-    { baseUrl, apiKey: String(raw.apiKey), prefix, windowSeconds: window, dryRun: raw.dryRun === true, idField: idField.data },
+    {
+      baseUrl,
+      apiKey: String(raw.apiKey),
+      prefix,
+      windowSeconds: window,
+      dryRun: raw.dryRun === true,
+      idField: idField.data,
+      olderThanSeconds: olderThan,
+    },
     process.stdout,
     process.stderr,
   );

@@ -101,6 +101,7 @@ describe("the end-of-run sweep", () => {
  */
 describe("cleanup by prefix", () => {
   const NAME = "ah-2026-12-01T00-00-00-000Z-abcdef-left";
+  let listed: { agentId: string; name: string }[] = [{ agentId: "a1", name: NAME }];
   let deleteStatus = 200;
   const deletes: string[] = [];
   const server = createServer((req, res) => {
@@ -121,12 +122,12 @@ describe("cleanup by prefix", () => {
     res.end(
       JSON.stringify({
         success: true,
-        data: [{ agentId: "a1", name: NAME }],
-        pagination: { page: 1, limit: 100, total: 1, totalPages: 1, hasMore: false },
+        data: listed,
+        pagination: { page: 1, limit: 100, total: listed.length, totalPages: 1, hasMore: false },
       }),
     );
   });
-  const run = async (more: { idField?: string }) => {
+  const run = async (more: { idField?: string; olderThanSeconds?: number }) => {
     const chunks = { out: "", err: "" };
     const sink = (k: keyof typeof chunks) =>
       new Writable({
@@ -156,6 +157,27 @@ describe("cleanup by prefix", () => {
     const seen = await run({ idField: "agentId" });
     expect(seen).toMatchObject({ code: 0, out: `1 agent(s) named ah-…\ndeleted a1 ${NAME}\n` });
     expect(deletes).toEqual(["/v1/agents/a1"]);
+  });
+
+  test("a run that started within --older-than keeps its agents (it may still be going); older runs' are deleted", async () => {
+    deleteStatus = 200;
+    deletes.length = 0;
+    const recent = `ah-${new Date(Date.now() - 60_000).toISOString().replace(/[:.]/g, "-")}-fedcba-going`;
+    listed = [
+      { agentId: "a1", name: NAME },
+      { agentId: "a2", name: recent },
+    ];
+    try {
+      const swept = await run({ idField: "agentId", olderThanSeconds: 3600 });
+      expect(swept.code).toBe(0);
+      expect(swept.out).toMatch(/^1 agent\(s\) named ah-…; 1 more of runs started in the last 1h kept .*--older-than 0/);
+      expect(deletes).toEqual(["/v1/agents/a1"]);
+      deletes.length = 0;
+      expect((await run({ idField: "agentId", olderThanSeconds: 0 })).code).toBe(0);
+      expect(deletes).toEqual(["/v1/agents/a1", "/v1/agents/a2"]);
+    } finally {
+      listed = [{ agentId: "a1", name: NAME }];
+    }
   });
 
   test.for([401, 403])("a key the service refuses to delete with (%i) is exit 2, no verdict on the service", async (status) => {

@@ -219,14 +219,36 @@ async function sweepAccount(
   };
 }
 
+/** 3600 → "1h", 90 → "90s": as --older-than takes it. */
+const spanOf = (seconds: number) =>
+  seconds % 3600 === 0 ? `${seconds / 3600}h` : seconds % 60 === 0 ? `${seconds / 60}m` : `${seconds}s`;
+
+/** When the run that named an agent started (its run id's time, ms since the epoch), if the name holds one. */
+export function runStartedAt(name: string): number | undefined {
+  const m = /^ah-(\d{4})-(\d{2})-(\d{2})T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z/.exec(name);
+  if (!m) return undefined;
+  const [y, mo, d, h, mi, s, ms] = m.slice(1).map(Number) as [number, number, number, number, number, number, number];
+  return Date.UTC(y, mo - 1, d, h, mi, s, ms);
+}
+
 /**
  * `agent-harness cleanup`: every agent named `prefix…` by an earlier run (killed before its own
  * sweep) is deleted, or listed with `dryRun`. Exit 1 when a delete failed, 2 when the account
  * cannot be listed or the key may not delete there (401, 403, or a 429 that outlasted the retries:
- * no verdict on the service, whose refusal is right).
+ * no verdict on the service, whose refusal is right). The agents of runs that started less than
+ * `olderThanSeconds` ago are kept: a run may still be using them (another pipeline's, on the
+ * same account), and deleting them would turn its reads into false findings.
  */
 export async function deleteByPrefix(
-  options: { baseUrl: string; apiKey: string; prefix: string; windowSeconds: number; dryRun: boolean; idField?: string },
+  options: {
+    baseUrl: string;
+    apiKey: string;
+    prefix: string;
+    windowSeconds: number;
+    dryRun: boolean;
+    idField?: string;
+    olderThanSeconds?: number;
+  },
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
 ): Promise<number> {
@@ -239,8 +261,13 @@ export async function deleteByPrefix(
     retry: { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: (window + 1) * 1000 },
   });
   try {
-    const matches = (await listAll(client)).filter((a) => a.name.startsWith(prefix) && RUN_NAME_PATTERN.test(a.name));
-    out.write(`${matches.length} agent(s) named ${prefix}…\n`);
+    const named = (await listAll(client)).filter((a) => a.name.startsWith(prefix) && RUN_NAME_PATTERN.test(a.name));
+    const since = Date.now() - (options.olderThanSeconds ?? 0) * 1000;
+    const matches = named.filter((a) => (runStartedAt(a.name) ?? 0) <= since);
+    const kept = named.length - matches.length;
+    out.write(
+      `${matches.length} agent(s) named ${prefix}…${kept ? `; ${kept} more of runs started in the last ${spanOf(options.olderThanSeconds ?? 0)} kept (a run may still be using them; --older-than 0 takes them too)` : ""}\n`,
+    );
     let failed = 0;
     let deleted = 0;
     for (const a of matches) {
