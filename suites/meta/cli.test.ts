@@ -28,7 +28,10 @@ describe("meta: the agent-harness CLI", { concurrent: true }, () => {
     [["cleanup"], /needs --base-url/],
     [["cleanup", "--base-url", "http://a b/v1", "--api-key", "k"], /needs --base-url: an http\(s\) URL ending with \/v1/],
     [["cleanup", "--base-url", "http://h.example/v1", "--api-key", "k", "--id-field", "a-b"], /--id-field must be a field name/],
-    [["cleanup", "--base-url", "http://h.example/v1", "--api-key", "k", "--older-than", "5x"], /--older-than "5x": expected a duration/],
+    [
+      ["cleanup", "--base-url", "http://h.example/v1", "--api-key", "k", "--older-than", "5x"],
+      /--older-than "5x": expected a duration/,
+    ],
     [["openapi", "extra"], /takes no arguments/],
     [["serve", "--fault", "nope"], /unknown --fault "nope"/],
   ] as const)("%j exits 2 with a readable message", async ([args, message]) => {
