@@ -38,9 +38,11 @@ export interface HarnessImage extends LocalImage {
 let pending: Promise<HarnessImage> | undefined;
 
 /** Builds {@link HARNESS_IMAGE} unless an image of the same tarball, node and recipe exists. Once per process. */
-export function ensureHarnessImage(options: { log?: (line: string) => void } = {}): Promise<HarnessImage> {
+export function ensureHarnessImage(
+  options: { log?: (line: string) => void; installTimeoutMs?: number } = {},
+): Promise<HarnessImage> {
   if (pending === undefined) {
-    pending = buildIfChanged(options.log ?? ((line) => console.info(`[harness-image] ${line}`)));
+    pending = buildIfChanged(options.log ?? ((line) => console.info(`[harness-image] ${line}`)), options.installTimeoutMs);
     // a failed build is retried by the next caller rather than cached
     pending.catch(() => {
       pending = undefined;
@@ -49,7 +51,7 @@ export function ensureHarnessImage(options: { log?: (line: string) => void } = {
   return pending;
 }
 
-async function buildIfChanged(log: (line: string) => void): Promise<HarnessImage> {
+async function buildIfChanged(log: (line: string) => void, installTimeoutMs?: number): Promise<HarnessImage> {
   const started = performance.now();
   const context = await mkdtemp(join(tmpdir(), "agent-harness-harness-image-"));
   try {
@@ -72,7 +74,10 @@ async function buildIfChanged(log: (line: string) => void): Promise<HarnessImage
 
     const rootfs = join(context, "rootfs");
     // installed in place: the folder is the image's /app as it is
-    const installed = await installTarball(packed.path, { dir: join(rootfs, APP_IN_IMAGE) });
+    const installed = await installTarball(packed.path, {
+      dir: join(rootfs, APP_IN_IMAGE),
+      ...(installTimeoutMs ? { timeoutMs: installTimeoutMs } : {}),
+    });
     // native addons (vite's bundler, lightningcss, …) load libraries of their own
     const addonLibraries = await Promise.all(
       (await nativeAddons(join(installed.dir, "node_modules"))).map((addon) => sharedLibraries(addon)),
@@ -127,8 +132,10 @@ async function imageSize(image: string): Promise<number> {
   return Number(stdout.trim());
 }
 
-// `npx tsx src/package/harness-image.ts` builds (or reuses) the image by hand.
+// `npx tsx src/package/harness-image.ts` builds (or reuses) the image by hand, and CI's early build
+// at the lowest CPU priority beside the tests: there the install, starved by both sides of npm test,
+// took over 300 s twice (its CPU is what the tests leave), so it gets 8 of its 10 minutes
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const image = await ensureHarnessImage();
+  const image = await ensureHarnessImage({ installTimeoutMs: 8 * 60_000 });
   console.log(JSON.stringify({ ...image, imageBytes: await imageSize(image.name) }));
 }

@@ -70,12 +70,15 @@ export interface InstalledPackage {
  * `npm i <tarball>` into a fresh folder under the system temp folder, nowhere near the checkout,
  * through the npm cache; the registry is asked only for what the cache lacks.
  */
-export async function installTarball(tarball: string, options: { dir?: string } = {}): Promise<InstalledPackage> {
+export async function installTarball(
+  tarball: string,
+  options: { dir?: string; timeoutMs?: number } = {},
+): Promise<InstalledPackage> {
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "agent-harness-install-")));
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, "package.json"), `${JSON.stringify({ name: "install-check", private: true })}\n`);
   const started = performance.now();
-  await npm(["install", "--no-audit", "--no-fund", "--prefer-offline", "--omit=dev", tarball], dir, 300_000);
+  await npm(["install", "--no-audit", "--no-fund", "--prefer-offline", "--omit=dev", tarball], dir, options.timeoutMs ?? 300_000);
   return {
     dir,
     bin: join(dir, "node_modules/agent-harness/bin/agent-harness.js"),
