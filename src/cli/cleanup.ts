@@ -55,7 +55,7 @@ export async function cleanup(argv: string[]): Promise<number> {
   // another pipeline's run on the same account may be going: the sweep of every run's prefix keeps
   // recent runs' agents unless told; one run's prefix names what to take
   const olderThanRaw = String(raw.olderThan ?? (prefix === HARNESS_NAME_PREFIX ? DEFAULT_OLDER_THAN : "0"));
-  const olderThan = /^\s*0+\s*[smh]?\s*$/.test(olderThanRaw) ? 0 : parseDurationSeconds(olderThanRaw, "--older-than");
+  const olderThan = parseDurationSeconds(olderThanRaw, "--older-than", { zero: true });
   if (typeof olderThan === "string") throw new UsageError(olderThan);
   const window = raw.rateWindow ? Number(raw.rateWindow) : RATE_LIMITS.defaultWindowSeconds;
   if (!(window > 0)) throw new UsageError("--rate-window must be a number > 0");

@@ -32,6 +32,12 @@ export function newRunId(now: Date = new Date()): string {
   return `${now.toISOString().replace(/[:.]/g, "-")}-${randomBytes(3).toString("hex")}`;
 }
 
+/** When the run whose id `text` starts with began (newRunId's time, ms since the epoch), if it starts with one. */
+export function runIdStartedAt(text: string): number | undefined {
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z/.exec(text);
+  return m ? Date.parse(`${m[1]}T${m[2]}:${m[3]}:${m[4]}.${m[5]}Z`) : undefined;
+}
+
 const SAFE_RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /**

@@ -6,8 +6,9 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { ServiceClient } from "../client/index.js";
+import { newRunId } from "../report/write.js";
 import { startReferenceServer } from "../target/embedded.js";
-import { EMBEDDED_DEFAULTS, type HarnessTarget, referenceKeys } from "../target/harness-target.js";
+import { EMBEDDED_DEFAULTS, type HarnessTarget, referenceKeys, runPrefixFor } from "../target/harness-target.js";
 import type { StartedReference } from "../target/types.js";
 import { deleteByPrefix, sweepLedger } from "./cleanup.js";
 
@@ -162,7 +163,7 @@ describe("cleanup by prefix", () => {
   test("a run that started within --older-than keeps its agents (it may still be going); older runs' are deleted", async () => {
     deleteStatus = 200;
     deletes.length = 0;
-    const recent = `ah-${new Date(Date.now() - 60_000).toISOString().replace(/[:.]/g, "-")}-fedcba-going`;
+    const recent = `${runPrefixFor(newRunId(new Date(Date.now() - 60_000)))}going`;
     listed = [
       { agentId: "a1", name: NAME },
       { agentId: "a2", name: recent },

@@ -2,9 +2,10 @@ import { existsSync, readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { z } from "zod";
 import { RateBudget, ServiceClient } from "../client/index.js";
-import { LIST_LIMITS, type Permission } from "../contract/index.js";
+import { LIST_LIMITS, type Permission, STATUS_OF_CODE } from "../contract/index.js";
 import type { CheckResult } from "../report/index.js";
-import { type HarnessTarget, RUN_NAME_PATTERN } from "../target/harness-target.js";
+import { runIdStartedAt } from "../report/write.js";
+import { HARNESS_NAME_PREFIX, type HarnessTarget, RUN_NAME_PATTERN } from "../target/harness-target.js";
 import { KEY_ROLE_NAMES, KEY_ROLES, keysOfRole } from "../target/key-roles.js";
 
 /** A list page read leniently: `data` an array of anything, `totalPages` when it is a number. */
@@ -219,17 +220,16 @@ async function sweepAccount(
   };
 }
 
+/** A DELETE the service is right to refuse this key: no later delete of the sweep would fare better. */
+const REFUSALS_OF_A_KEY = new Set<number>([
+  STATUS_OF_CODE.UNAUTHORIZED,
+  STATUS_OF_CODE.FORBIDDEN,
+  STATUS_OF_CODE.RATE_LIMIT_EXCEEDED,
+]);
+
 /** 3600 → "1h", 90 → "90s": as --older-than takes it. */
 const spanOf = (seconds: number) =>
   seconds % 3600 === 0 ? `${seconds / 3600}h` : seconds % 60 === 0 ? `${seconds / 60}m` : `${seconds}s`;
-
-/** When the run that named an agent started (its run id's time, ms since the epoch), if the name holds one. */
-export function runStartedAt(name: string): number | undefined {
-  const m = /^ah-(\d{4})-(\d{2})-(\d{2})T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z/.exec(name);
-  if (!m) return undefined;
-  const [y, mo, d, h, mi, s, ms] = m.slice(1).map(Number) as [number, number, number, number, number, number, number];
-  return Date.UTC(y, mo - 1, d, h, mi, s, ms);
-}
 
 /**
  * `agent-harness cleanup`: every agent named `prefix…` by an earlier run (killed before its own
@@ -263,7 +263,7 @@ export async function deleteByPrefix(
   try {
     const named = (await listAll(client)).filter((a) => a.name.startsWith(prefix) && RUN_NAME_PATTERN.test(a.name));
     const since = Date.now() - (options.olderThanSeconds ?? 0) * 1000;
-    const matches = named.filter((a) => (runStartedAt(a.name) ?? 0) <= since);
+    const matches = named.filter((a) => (runIdStartedAt(a.name.slice(HARNESS_NAME_PREFIX.length)) ?? 0) <= since);
     const kept = named.length - matches.length;
     out.write(
       `${matches.length} agent(s) named ${prefix}…${kept ? `; ${kept} more of runs started in the last ${spanOf(options.olderThanSeconds ?? 0)} kept (a run may still be using them; --older-than 0 takes them too)` : ""}\n`,
@@ -276,11 +276,11 @@ export async function deleteByPrefix(
         continue;
       }
       const res = await client.deleteAgent(a.id);
-      if ([401, 403, 429].includes(res.status)) {
+      if (REFUSALS_OF_A_KEY.has(res.status)) {
         // the key's refusal, or the limit's: the service is right, and no later delete would fare better
         err.write(
           `agent-harness cleanup: DELETE ${a.id} answered ${res.status} ${res.error?.code ?? ""}: ${
-            res.status === 429
+            res.status === STATUS_OF_CODE.RATE_LIMIT_EXCEEDED
               ? "still rate-limited after the retries; run it again later"
               : "this key may not delete here (it needs agents:delete)"
           }; ${matches.length - deleted} agent(s) left\n`,

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { CheckContext, ObservedExchange, ResponseCheck } from "../checks/define.js";
 import { runChecks } from "../checks/run.js";
 import { NO_LITERALS } from "../client/literals.js";
-import { matchEndpoint } from "../contract/index.js";
+import { matchEndpoint, STATUS_OF_CODE } from "../contract/index.js";
 import { findingKey } from "../report/index.js";
 import { KEY_VARIABLES } from "../target/key-roles.js";
 
@@ -65,6 +65,9 @@ export interface JudgedRequest {
   expected?: string;
 }
 
+/** The recorded request carried a key (its credential shows as `Bearer ***`). */
+const carriesKey = (headers: Record<string, string>) => /^bearer \S/i.test(headers.authorization ?? "");
+
 /** The violations `check` finds again in `response`, limited to the replayed finding when it is named. */
 export function judgeAnswer(check: ResponseCheck, request: JudgedRequest, response: ObservedExchange["response"]) {
   const { method, url, headers } = request;
@@ -74,7 +77,7 @@ export function judgeAnswer(check: ResponseCheck, request: JudgedRequest, respon
   const now = Date.now();
   const ctx: CheckContext = {
     endpoint: matchEndpoint(method, url, { baseUrl })?.spec,
-    authenticated: /^bearer \S/i.test(headers.authorization ?? ""),
+    authenticated: carriesKey(headers),
     keys,
     tokens: NO_LITERALS,
     windowSeconds: request.windowSeconds,
@@ -109,7 +112,7 @@ export function replayVerdict(
       code: 1,
       stdout: found.map((v) => `still there: ${v.clause}: expected ${v.expected}; received ${v.received}\n`).join(""),
     };
-  if (response.status === 401 && /^bearer \S/i.test(headers.authorization ?? "") && check.id !== "www-authenticate")
+  if (response.status === STATUS_OF_CODE.UNAUTHORIZED && carriesKey(headers) && check.id !== "www-authenticate")
     return {
       code: 2,
       stdout: "",

@@ -18,6 +18,9 @@ test("durations, shares and profiles", () => {
     90, 600, 3600,
   ]);
   expect(parseDurationSeconds("0s", "--duration")).toMatch(/more than 0/);
+  // cleanup's --older-than takes 0 (every run's agents), in any unit
+  expect(["0", "0s", "0m", "00h"].map((raw) => parseDurationSeconds(raw, "--older-than", { zero: true }))).toEqual([0, 0, 0, 0]);
+  expect(parseDurationSeconds("-1", "--older-than", { zero: true })).toMatch(/expected a duration/);
   const tenants = exampleTenants(2, 2, 60);
   expect(capacityOptionsOf(tenants, { share: "80%", duration: "20s" }, {})).toMatchObject({
     share: 0.8,

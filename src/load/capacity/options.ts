@@ -2,12 +2,12 @@ import type { KeysFile } from "../../contract/index.js";
 import { FLOOD_DEFAULTS, FLOOD_SHAPES, type FloodShape } from "./floods.js";
 import { CAPACITY_DEFAULTS, CAPACITY_PROFILES, type CapacityOptions, type CapacityProfile, type Shard } from "./plan.js";
 
-/** `90`, `90s`, `10m`, `1h` → seconds; a reason when it is none of these. */
-export function parseDurationSeconds(raw: string, flag: string): number | string {
+/** `90`, `90s`, `10m`, `1h` → seconds (0 only where `zero` allows it); a reason when it is none of these. */
+export function parseDurationSeconds(raw: string, flag: string, options: { zero?: boolean } = {}): number | string {
   const m = /^\s*([0-9]+(?:\.[0-9]+)?)\s*(s|m|h)?\s*$/.exec(raw);
   if (!m) return `${flag} "${raw}": expected a duration such as 90, 90s, 10m or 1h`;
   const seconds = Number(m[1]) * { s: 1, m: 60, h: 3600 }[m[2] === "m" || m[2] === "h" ? m[2] : "s"];
-  return seconds > 0 ? seconds : `${flag} "${raw}": must be more than 0`;
+  return seconds > 0 || (options.zero && seconds === 0) ? seconds : `${flag} "${raw}": must be more than 0`;
 }
 
 /**
