@@ -14,7 +14,7 @@ const USAGE = `usage: npm run bench:package [-- --runs N] [-- --json]
   --runs N   start-ups timed per side (default 9); the median is reported
   --json     print the figures as JSON
 Packs the checkout, installs the tarball into a temporary folder through the npm cache, and times
-'agent-harness --help' there (node bin, and npx) and in the checkout (node bin, through tsx).`;
+'agent-harness --help' there (node bin, and npx) and in the checkout (node bin, its compiled tree).`;
 
 const { values } = parseArgs({
   options: { runs: { type: "string", default: "9" }, json: { type: "boolean", default: false }, help: { type: "boolean" } },
@@ -79,7 +79,7 @@ try {
           `install (npm i)    ${(figures.installMs / 1000).toFixed(1)} s into an empty folder, npm cache as found`,
           `--help installed   ${startup(figures.helpInstalled)}  node node_modules/agent-harness/bin/agent-harness.js`,
           `--help via npx     ${startup(figures.helpInstalledNpx)}  npx agent-harness`,
-          `--help checkout    ${startup(figures.helpCheckout)}  node bin/agent-harness.js (tsx)`,
+          `--help checkout    ${startup(figures.helpCheckout)}  node bin/agent-harness.js (compiled tree)`,
         ].join("\n"),
       );
     }

@@ -13,6 +13,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { build } from "esbuild";
+import { COMPILE_OPTIONS } from "./compile-options.mjs";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({ options: { outdir: { type: "string", default: "dist" } } });
@@ -43,19 +44,7 @@ const filesUnder = (dir) =>
 const entryPoints = SOURCE_DIRS.flatMap(filesUnder)
   .filter((path) => path.endsWith(".ts") && !LEFT_OUT.test(path))
   .sort();
-await build({
-  absWorkingDir: repoRoot,
-  entryPoints,
-  outdir,
-  outbase: ".",
-  bundle: false,
-  platform: "node",
-  format: "esm",
-  // engines: node >= 20.18
-  target: "node20",
-  legalComments: "none",
-  logLevel: "warning",
-});
+await build({ ...COMPILE_OPTIONS, absWorkingDir: repoRoot, entryPoints, outdir, outbase: "." });
 for (const path of DATA) cpSync(join(repoRoot, path), join(outdir, path), { recursive: true });
 
 const files = readdirSync(outdir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,12 +21,19 @@ import { cancelOnce } from "./cancel-once.js";
 import { NOT_RUN_AFTER_BAIL, NOT_RUN_AFTER_STOP, type PlannedCheck, STOPPED_BY_BAIL, STOPPED_BY_STOP } from "./completeness.js";
 import { SUITE_NAMES, type SuiteName } from "./config.js";
 import { FileTimes } from "./file-times.js";
+import { PACKAGE_ROOT } from "./package-root.js";
 import { SectionIndex } from "./section-index.js";
 import { SUITE_FILE_NEEDS } from "./suite-needs.generated.js";
 import { needsOfFile } from "./suite-needs.js";
 
-/** the checkout's root, or dist/ in the installed package (scripts/build-package.mjs keeps the layout) */
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/**
+ * Where the suites are: beside this module's tree when it has them (dist/ in the installed package,
+ * whose layout scripts/build-package.mjs keeps; a tree the meta tests compile), else the checkout's
+ * TypeScript, as for a checkout's CLI, compiled without the suites (scripts/checkout-tree.mjs) so a
+ * report names the files a developer edits.
+ */
+const HERE = fileURLToPath(new URL("../../", import.meta.url));
+const ROOT = existsSync(join(HERE, "suites")) ? HERE : `${PACKAGE_ROOT}${sep}`;
 
 /** This copy of the harness, in the name of the folder its vitest caches go to (runVitest). */
 const CACHE_KEY = createHash("sha256").update(ROOT).digest("hex").slice(0, 8);
