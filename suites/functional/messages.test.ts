@@ -1,5 +1,6 @@
 import { afterAll, describe } from "vitest";
 import type { ServiceClient } from "../../src/client/index.js";
+import { MESSAGE_TIMING } from "../../src/contract/index.js";
 import { declareFile } from "../support/declare-file.js";
 import { loadBoundaries } from "../support/fixtures.js";
 import type { AgentFactory } from "../support/harness.js";
@@ -182,6 +183,13 @@ describe("POST /agents/{agentId}/messages: conversations", () => {
     ["reference.deterministic", "message.turn"],
     "two messages sent at once in one conversation: turns 1 and 2, each the reply its turn gives in order",
     async ({ api, agents, skip }) => {
+      // PROFILE §5 counts a message's budget from its arrival, so the one that waits its turn has
+      // two slow replies to fit in it: a shorter budget answers it 503, conformantly, every time
+      const inTurnSeconds = 2 * MESSAGE_TIMING.slowModelSeconds;
+      if (target.messageTimeoutSeconds < inTurnSeconds)
+        skip(
+          `needs a message budget of at least ${inTurnSeconds} s (--message-timeout): the second of two messages in one conversation waits for the first, two mock-slow replies of about ${MESSAGE_TIMING.slowModelSeconds} s; this run's is ${target.messageTimeoutSeconds} s`,
+        );
       const agent = await agents.withMockModel("mock-slow", skip);
       const texts = ["first", "second"];
       const sendTogether = (userId: string) =>
