@@ -84,6 +84,9 @@ const describe = (c: MatrixConfig) =>
     c.flood && `--flood ${c.flood.shapes.join(",")} at ${c.flood.rate}/s, ${c.flood.sockets} sockets`,
     c.pinned && "serve pinned, --service-cores",
     c.failingModel && "its model fails every message",
+    c.proxy === "through" && "through a forward proxy (HTTP(S)_PROXY)",
+    c.proxy === "bypassed" && "proxy variables bypassed (NO_PROXY=127.0.0.0/8)",
+    c.tenantMainKey && "--api-key a tenant's key",
     `W=${c.windowSeconds} T=${c.messageTimeoutSeconds}`,
   ]
     .filter(Boolean)

@@ -129,6 +129,50 @@ describe("the property suites against a deployment whose model fails every messa
   });
 });
 
+/**
+ * A message budget shorter than two mock-slow replies (T = 3 s): PROFILE §5 answers the message
+ * that waits its turn 503, conformantly, every time, so the check of two messages at once in one
+ * conversation can never judge its turns. It was an error (exit 2) in every such run; it is a
+ * skip naming --message-timeout, and the run exits 0.
+ */
+describe("a message budget shorter than two slow replies in turn", { concurrent: true }, () => {
+  test("verify --sections message.turn at T = 3 s: exit 0, the check skipped", { timeout: 300_000 }, async () => {
+    const config: MatrixConfig = {
+      ...onIndependentServer({ command: "verify", selection: ["functional"], referenceFaults: true }),
+      sections: ["message.turn"],
+      target: "embedded",
+      workers: 2,
+    };
+    const outcome = await runConfig(config, SEED);
+    expect(outcome.broken, `${outcome.lastLine}\nreplay: ${replayCommand(outcome)}`).toEqual([]);
+    expect(outcome.code, outcome.lastLine).toBe(0);
+  });
+});
+
+/**
+ * A capacity shard against a deployment reached through a forward proxy (tinyproxy, HTTP_PROXY),
+ * with `--api-key` one of the tenants' keys of `--keys-file`: the run shares an account with the
+ * tenants it drives, and every request goes through the proxy. Drawn by the full matrix; held here
+ * in every CI run.
+ */
+describe("a capacity shard through a forward proxy, its main key a tenant's", { concurrent: true }, () => {
+  const config: MatrixConfig = {
+    ...onIndependentServer({ command: "load", selection: ["capacity"], referenceFaults: false }),
+    keySet: "main",
+    target: "serve",
+    shard: true,
+    tenantMainKey: true,
+    proxy: "through",
+  };
+  test("exit 0, no finding, the proxy's log holds the run's requests", { timeout: 300_000 }, async (context) => {
+    const unavailable = await targetUnavailable(config);
+    if (unavailable) context.skip(unavailable);
+    const outcome = await runConfig(config, SEED);
+    expect(outcome.broken, `${outcome.lastLine}\nreplay: ${replayCommand(outcome)}`).toEqual([]);
+    expect(outcome.code, outcome.lastLine).toBe(0);
+  });
+});
+
 describe(`matrix slice (seed ${SEED})`, { concurrent: true }, () => {
   test.for(
     SLICE.map(

@@ -12,6 +12,7 @@ import { onCpus, splitCores } from "../../src/target/cores.js";
 import { EMBEDDED_DEFAULTS } from "../../src/target/reference-plan.js";
 import { STARTED_TARGETS, type StartedTargetKind } from "../../src/target/types.js";
 import { FLOOD_DRIVE_MESSAGE_TIMEOUT_SECONDS, load, type VerifyRun, verify } from "../meta/verify-run.js";
+import { startTinyproxy, tinyproxyMissing } from "../network/support/enterprise.js";
 import { type AltKeys, altKeysFile } from "./alt-server/keys.js";
 import { startAltServer } from "./alt-server/server.js";
 import { comparePromises, lastLineOf, remoteWriteReceiver, shardArgs, tlsFront } from "./options.js";
@@ -81,6 +82,15 @@ export interface MatrixConfig {
    * upper half of the CPUs) and the harness is told so with --service-cores
    */
   pinned?: true;
+  /**
+   * proxy variables in the harness's environment: `through`, a deployment reached through a
+   * forward proxy (tinyproxy; HTTP_PROXY and HTTPS_PROXY, NO_PROXY empty), whose log must then hold
+   * the run's requests; `bypassed`, both variables naming a proxy that answers nothing and NO_PROXY
+   * the loopback range (127.0.0.0/8): every request must go direct, as curl would send it
+   */
+  proxy?: "through" | "bypassed";
+  /** load's capacity rows (a flood or a shard): `--api-key` is one of the tenants' keys of `--keys-file` */
+  tenantMainKey?: true;
 }
 
 const subset = <T>(items: readonly T[], max = items.length) =>
@@ -125,6 +135,8 @@ export function configArbitrary(): fc.Arbitrary<MatrixConfig> {
       workers: fc.constantFrom(1, 2, EMBEDDED_DEFAULTS.workers ?? 1),
       pinned: fc.boolean(),
       failingModel: fc.boolean(),
+      proxy: fc.constantFrom(undefined, "through" as const, "bypassed" as const),
+      tenantMainKey: fc.boolean(),
     })
     .map((r) => normalise(r));
 }
@@ -152,6 +164,8 @@ function normalise(r: {
   workers: number;
   pinned: boolean;
   failingModel?: boolean;
+  proxy: MatrixConfig["proxy"];
+  tenantMainKey: boolean;
 }): MatrixConfig {
   const verifying = r.command === "verify";
   const ours = startedByHarness(r.target);
@@ -160,6 +174,9 @@ function normalise(r: {
   const flood = verifying ? undefined : r.flood;
   // a capacity shard drives the tenants of --keys-file (a flood has its own)
   const shard = !verifying && r.shard && !flood;
+  // through a forward proxy: a deployment, without the delaying proxy in between (the harness's
+  // own, which forwards plain HTTP to one upstream); bypassed: any target, every request direct
+  const through = r.proxy === "through" && !ours && r.network === "none";
   return {
     command: r.command,
     selection: verifying ? r.suites : flood || shard ? ["capacity"] : r.scenarios,
@@ -169,7 +186,8 @@ function normalise(r: {
     bail: verifying && r.bail,
     ...(verifying && r.sections ? { sections: r.sections } : {}),
     // a target the harness starts makes its own accounts; another client needs a deployment to share
-    keySet: ours ? "all+tier" : r.keySet,
+    // a tenant's key as the main key: the other roles' keys are of accounts of their own
+    keySet: ours ? "all+tier" : (flood || shard) && r.tenantMainKey ? "main" : r.keySet,
     target: r.target,
     network: r.network,
     busy: !ours && r.busy,
@@ -192,10 +210,14 @@ function normalise(r: {
     // --service-cores names a deployment's own process reached directly: the delaying proxy and the
     // TLS terminator run in the harness and the matrix, between the storm and the service
     // (and only where this machine can give it cores of its own)
-    ...(flood && r.target === "serve" && r.network === "none" && !r.tls && r.pinned && canPin() ? { pinned: true as const } : {}),
+    ...(flood && r.target === "serve" && r.network === "none" && !r.tls && !through && r.pinned && canPin()
+      ? { pinned: true as const }
+      : {}),
     // the independent server with a model that fails every message (PROFILE §5 allows it): a target
     // that then honours no mock model, so never with --reference-faults (§10)
     ...(verifying && r.target === "alt" && !r.referenceFaults && r.failingModel ? { failingModel: true as const } : {}),
+    ...(through || r.proxy === "bypassed" ? { proxy: r.proxy } : {}),
+    ...(!ours && (flood || shard) && r.tenantMainKey ? { tenantMainKey: true as const } : {}),
   };
 }
 
@@ -234,7 +256,8 @@ export function harnessArgs(
       String(config.workers ?? 2),
     ];
   const { keys } = started;
-  args.push("--base-url", started.baseUrl, "--api-key", keys.main, ...(started.args ?? []));
+  const mainKey = config.tenantMainKey ? capacityTenants().file.keys[0]!.key : keys.main;
+  args.push("--base-url", started.baseUrl, "--api-key", mainKey, ...(started.args ?? []));
   if (config.keySet !== "main") args.push("--read-only-key", keys.readOnly);
   if (config.keySet.includes("other") || config.keySet === "all+tier") args.push("--other-account-key", keys.other);
   if (config.keySet.includes("quota") || config.keySet === "all+tier") args.push("--quota-key", keys.quota);
@@ -277,14 +300,29 @@ const canPin = () => {
 let docker: Promise<string | undefined> | undefined;
 /**
  * Why this machine cannot run the configuration's target, or undefined: the container target
- * needs a Docker daemon (asked once). Under CI=true a missing daemon is the CI's fault, not a
+ * needs a Docker daemon (asked once), a row through a forward proxy needs tinyproxy. Under CI=true a missing daemon is the CI's fault, not a
  * reason: the row runs and fails, as the container suite does.
  */
-export function targetUnavailable(config: Pick<MatrixConfig, "target">): Promise<string | undefined> {
+export function targetUnavailable(config: Pick<MatrixConfig, "target" | "proxy">): Promise<string | undefined> {
+  // a missing tinyproxy is a reason here, and CI's fault under CI=true (tinyproxyMissing throws)
+  const noProxy = config.proxy === "through" ? tinyproxyMissing() : undefined;
+  if (noProxy) return Promise.resolve(noProxy);
   if (config.target !== "container" || process.env.CI === "true") return Promise.resolve(undefined);
   docker ??= dockerUnavailableReason();
   return docker.then((reason) => reason && `Docker is not reachable (${reason})`);
 }
+
+/**
+ * The proxy variables of a configuration (curl's reading: the harness's too). Bypassed, they name a
+ * port nothing listens on, so a request sent through it fails and the run shows it.
+ */
+export function proxyEnv(config: Pick<MatrixConfig, "proxy">, proxyUrl?: string): NodeJS.ProcessEnv {
+  if (config.proxy === "through" && proxyUrl) return { HTTP_PROXY: proxyUrl, HTTPS_PROXY: proxyUrl, NO_PROXY: "" };
+  if (config.proxy === "bypassed") return { HTTP_PROXY: DEAD_PROXY, HTTPS_PROXY: DEAD_PROXY, NO_PROXY: "127.0.0.0/8" };
+  return {};
+}
+/** the discard port on loopback: nothing listens there here, so a connection to it is refused at once */
+const DEAD_PROXY = "http://127.0.0.1:9";
 
 /** The standard tier (PROFILE §7), every account of the targets the matrix starts. */
 const TIER = 60;
@@ -463,7 +501,7 @@ export interface Outcome {
 }
 
 /** `--dry-run` of the same command: its exit code and output (a dry run writes no report). */
-function dryRun(args: string[], seed: number): Promise<{ code: number | null; output: string }> {
+function dryRun(args: string[], seed: number, env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -476,7 +514,7 @@ function dryRun(args: string[], seed: number): Promise<{ code: number | null; ou
         "--report-dir",
         mkdtempSync(join(tmpdir(), "ah-dry-")),
       ],
-      { env: { ...process.env, NO_COLOR: "1" }, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 },
+      { env: { ...process.env, ...env, NO_COLOR: "1" }, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 },
       (err, stdout, stderr) =>
         resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, output: `${stdout}\n${stderr}` }),
     );
@@ -503,6 +541,8 @@ export async function runConfig(config: MatrixConfig, seed: number): Promise<Out
   const target = await startTarget(config);
   const busy = target && config.busy ? busyClient(target.plainUrl ?? target.baseUrl, target.keys.main) : undefined;
   const receiver = config.out ? await remoteWriteReceiver() : undefined;
+  const proxy = config.proxy === "through" ? await startTinyproxy() : undefined;
+  const env = proxyEnv(config, proxy?.url);
   const broken: string[] = [];
   let run: VerifyRun | undefined;
   let crash = "";
@@ -513,7 +553,7 @@ export async function runConfig(config: MatrixConfig, seed: number): Promise<Out
       ...(config.shard ? shardArgs(capacityTenants().path) : []),
     ];
     const args = harnessArgs(config, target, extra);
-    const dry = await dryRun([config.command, ...args], seed);
+    const dry = await dryRun([config.command, ...args], seed, env);
     const will = /will run: (\d+) checks/.exec(dry.output);
     promised = will ? Number(will[1]) : undefined;
     if (dry.code !== 0 && dry.code !== 2)
@@ -522,7 +562,7 @@ export async function runConfig(config: MatrixConfig, seed: number): Promise<Out
     // a dry run says so and runs nothing; one that ran the checks also spent the target's buckets before the run
     if (!/dry run/i.test(dry.output)) broken.push("--dry-run ran the checks: its output never says it is a dry run");
     try {
-      run = await (config.command === "verify" ? verify(args, seed) : load(args, seed));
+      run = await (config.command === "verify" ? verify(args, seed, env) : load(args, seed, env));
     } catch (err) {
       crash = err instanceof Error ? err.message : String(err);
     }
@@ -530,11 +570,14 @@ export async function runConfig(config: MatrixConfig, seed: number): Promise<Out
     await busy?.stop();
     await target?.stop();
     await receiver?.close();
+    await proxy?.stop();
   }
   // the options that promise something of their own, judged where the run kept its main promises
   if (run?.code === 0 && ranIn(run) > 0) {
     if (receiver && receiver.writes() === 0) broken.push("--out prometheus-rw: the receiver got no write while the run ran");
     if (config.compare) broken.push(...(await comparePromises(run.runDir)));
+    if (proxy && !proxy.log().includes(new URL(target!.baseUrl).host))
+      broken.push(`through the proxy: its log holds no request to ${new URL(target!.baseUrl).host}`);
   }
   if (!run) {
     broken.push(`the run wrote no report: ${crash.split("\n").slice(0, 3).join(" / ")}`);
@@ -621,7 +664,8 @@ export const replayCommand = (o: Pick<Outcome, "config" | "seed">) =>
 /**
  * The cheap corner of the matrix the npm-test slice draws from: one suite, the smoke profile, one
  * or two small sections, W = 2 s, on loopback or near; every target and key set; a deployment
- * plain or behind a TLS terminator (a company CA, a client certificate: a second of openssl once).
+ * plain or behind a TLS terminator (a company CA, a client certificate: a second of openssl once),
+ * through a forward proxy or with proxy variables that NO_PROXY bypasses.
  */
 export function sliceArbitrary(): fc.Arbitrary<MatrixConfig> {
   return fc
@@ -633,6 +677,7 @@ export function sliceArbitrary(): fc.Arbitrary<MatrixConfig> {
       referenceFaults: fc.boolean(),
       tls: fc.constantFrom(undefined, "ca" as const, "mutual" as const),
       workers: fc.constantFrom(1, 2, EMBEDDED_DEFAULTS.workers ?? 1),
+      proxy: fc.constantFrom(undefined, "through" as const, "bypassed" as const),
     })
     .map((r) => ({
       command: "verify" as const,
@@ -649,5 +694,7 @@ export function sliceArbitrary(): fc.Arbitrary<MatrixConfig> {
       messageTimeoutSeconds: 3,
       ...(!startedByHarness(r.target) && r.network === "none" && r.tls ? { tls: r.tls } : {}),
       ...(startedByHarness(r.target) ? { workers: r.workers } : {}),
+      // a forward proxy fronts a deployment; proxy variables bypassed by NO_PROXY, any target
+      ...(r.proxy === "bypassed" || (r.proxy === "through" && !startedByHarness(r.target)) ? { proxy: r.proxy } : {}),
     }));
 }
