@@ -4,7 +4,8 @@
  * a time, the faulty server answers like the clean one: that is the functional suite's view.)
  */
 import { describe } from "vitest";
-import { ACCOUNTS, BUDGET_SECONDS, eventually, seedAgents, type TestServer, track } from "../test-support.js";
+import { ACCOUNTS, BUDGET_SECONDS, eventually, KEYS, QUOTA, seedAgents, type TestServer, track } from "../test-support.js";
+import type { Res } from "../test-support-answers.js";
 import { LOAD_FAULTS, UNDER_LOAD_IN_FLIGHT } from "./load.js";
 import { type FaultProbe, probesOfFaults } from "./test-probes.js";
 
@@ -56,6 +57,20 @@ const PROBES: Record<string, FaultProbe> = {
       await s.clock.advance(10_000);
       await Promise.all(streams.map((m) => m.promise));
       return allDone;
+    },
+  },
+  "quota-refusals-counted-once-a-turn": {
+    // the quota spent, then ten refusals at once and one after them: eleven more counted
+    expected: 11,
+    probe: async (s) => {
+      const [id] = seedAgents(s.ctx, ACCOUNTS.quota, [{ name: "Q" }]).map((a) => a.id);
+      for (let i = 0; i < QUOTA; i++) await s.send(id!, { text: "spend" }, KEYS.quota);
+      const remaining = (r: Res) => Number(r.headers["x-ratelimit-remaining"]);
+      const before = await s.send(id!, { text: "refused" }, KEYS.quota);
+      await Promise.all(Array.from({ length: 10 }, () => s.send(id!, { text: "refused" }, KEYS.quota)));
+      const after = await s.send(id!, { text: "refused" }, KEYS.quota);
+      if (before.status !== 429 || after.status !== 429) throw new Error(`not refused: ${before.status}, ${after.status}`);
+      return remaining(before) - remaining(after);
     },
   },
   "budget-late-under-load": {

@@ -115,6 +115,36 @@ export const LOAD_FAULTS: FaultRecord = {
       });
     },
   ),
+  "quota-refusals-counted-once-a-turn": fault(
+    "limits.quota",
+    "INSUFFICIENT_QUOTA refusals of one account arriving in one turn of the event loop are counted in its buckets once, not each",
+    (_app, ctx) => {
+      // the accounts whose quota a refusal has shown spent
+      const spentAccounts = new Set<string>();
+      const spend = ctx.spendQuota.bind(ctx);
+      ctx.spendQuota = (principal) => {
+        const spent = spend(principal);
+        if (!spent) spentAccounts.add(principal.account.id);
+        return spent;
+      };
+      const refusedThisTurn = new Set<string>();
+      let uncounted = 0;
+      const chosen = ctx.seam.rateBuckets;
+      ctx.seam.rateBuckets = (buckets, principal, req) => {
+        const own = chosen(buckets, principal, req);
+        const account = principal.account.id;
+        if (!isSendMessage(req) || !spentAccounts.has(account)) return own;
+        if (!refusedThisTurn.has(account)) {
+          refusedThisTurn.add(account);
+          setImmediate(() => refusedThisTurn.delete(account));
+          return own;
+        }
+        // counted in buckets of its own that nobody reads again: as good as not counted
+        uncounted++;
+        return own.map((b) => ({ ...b, key: `${b.key}#uncounted-${uncounted}` }));
+      };
+    },
+  ),
   "budget-late-under-load": fault(
     "message.budget",
     `with ${UNDER_LOAD_IN_FLIGHT}+ messages in flight the budget fires ${LATE_BUDGET_MS / 1000} s late`,
