@@ -1,3 +1,4 @@
+import { exportNetworkSettings, proxyProblem, tlsOptionsOf } from "../client/network.js";
 import { RATE_LIMITS } from "../contract/index.js";
 import { parseDurationSeconds } from "../load/capacity/options.js";
 import { deleteByPrefix } from "../run/cleanup.js";
@@ -21,6 +22,10 @@ const CLEANUP_OPTIONS = {
   dryRun: { flag: "dry-run", env: "AGENT_HARNESS_DRY_RUN", type: "boolean", help: "list what would be deleted, delete nothing" },
   // the record's identifier field as verify reads it: with another, no listed agent would parse
   idField: VERIFY_OPTIONS.idField,
+  // a deployment behind a company CA or demanding a client certificate is swept as it was verified
+  caFile: VERIFY_OPTIONS.caFile,
+  clientCert: VERIFY_OPTIONS.clientCert,
+  clientKey: VERIFY_OPTIONS.clientKey,
   olderThan: {
     flag: "older-than",
     env: "AGENT_HARNESS_OLDER_THAN",
@@ -39,7 +44,7 @@ const CLEANUP_OPTIONS = {
 export async function cleanup(argv: string[]): Promise<number> {
   const raw = parseOrHelp(
     () => readOptions(argv, CLEANUP_OPTIONS, process.env),
-    `usage: agent-harness cleanup --base-url URL --api-key KEY [--prefix P] [--older-than 1h] [--id-field NAME] [--dry-run]\n${optionsHelp(CLEANUP_OPTIONS)}`,
+    `usage: agent-harness cleanup --base-url URL --api-key KEY [--prefix P] [--older-than 1h] [--id-field NAME] [--ca-file PEM] [--dry-run]\n${optionsHelp(CLEANUP_OPTIONS)}`,
   );
   if (!raw) return 0;
   const baseUrl = String(raw.baseUrl ?? "").replace(/\/+$/, "");
@@ -59,6 +64,15 @@ export async function cleanup(argv: string[]): Promise<number> {
   if (typeof olderThan === "string") throw new UsageError(olderThan);
   const window = raw.rateWindow ? Number(raw.rateWindow) : RATE_LIMITS.defaultWindowSeconds;
   if (!(window > 0)) throw new UsageError("--rate-window must be a number > 0");
+  // the TLS material and the proxy variables, checked as verify checks them: a file it cannot use
+  // or a proxy it cannot reach through is one line naming the flag or variable, never a crash
+  const tls = { caFile: optional(raw.caFile), clientCert: optional(raw.clientCert), clientKey: optional(raw.clientKey) };
+  const tlsProblem = tlsOptionsOf(tls);
+  if (typeof tlsProblem === "string") throw new UsageError(tlsProblem);
+  const proxy = proxyProblem(process.env);
+  if (proxy) throw new UsageError(proxy);
+  // the sweep's client connects with them, as every client of a run does
+  exportNetworkSettings(tls);
   return deleteByPrefix(
     {
       baseUrl,
@@ -73,3 +87,5 @@ export async function cleanup(argv: string[]): Promise<number> {
     process.stderr,
   );
 }
+
+const optional = (value: unknown): string | undefined => (typeof value === "string" && value ? value : undefined);

@@ -118,3 +118,40 @@ describe("a target that demands a client certificate", () => {
     }
   });
 });
+
+/**
+ * `cleanup` reaches a deployment the way verify does: behind a TLS terminator with a company CA
+ * and a demand for a client certificate, it sweeps a killed run's agent with the three flags, and
+ * without them says in one line which flag fixes it (exit 2).
+ */
+describe("cleanup behind mutual TLS with a company CA", () => {
+  test("with --ca-file, --client-cert and --client-key: the leftover deleted, exit 0; without --ca-file: exit 2 naming it", async () => {
+    const terminator = await tlsTerminator(pki, portOf(reference.baseUrl), true);
+    try {
+      const key = reference.keys.keys[0]!.key;
+      // a killed run's agent (its name a run's prefix, two hours old), made straight at the reference
+      const runId = `${new Date(Date.now() - 2 * 3600_000).toISOString().replace(/[:.]/g, "-")}-abc123`;
+      const made = await fetch(`${reference.baseUrl}/agents`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: `ah-${runId}-leftover` }),
+      });
+      expect(made.status).toBe(201);
+      const { data } = (await made.json()) as { data: { id: string } };
+      const target = ["--base-url", `${terminator.origin}/v1`, "--api-key", key, "--rate-window", "2"];
+      const untrusted = await harnessExit(["cleanup", ...target]);
+      expect(untrusted.code, untrusted.output).toBe(2);
+      expect(untrusted.output).toMatch(/--ca-file/);
+      const swept = await harnessExit([
+        ...["cleanup", ...target, "--ca-file", pki.ca],
+        ...["--client-cert", pki.clientCert, "--client-key", pki.clientKey],
+      ]);
+      expect(swept.code, swept.output).toBe(0);
+      expect(swept.output).toContain(`deleted ${data.id}`);
+      const gone = await fetch(`${reference.baseUrl}/agents/${data.id}`, { headers: { authorization: `Bearer ${key}` } });
+      expect(gone.status).toBe(404);
+    } finally {
+      await terminator.close();
+    }
+  });
+});
