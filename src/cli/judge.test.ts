@@ -25,3 +25,15 @@ test.for([
   expect(code).toBe(2);
   expect(written).toMatch(message);
 });
+
+test("judge --help prints its usage, exit 0, reading no answer", async () => {
+  const chunks: string[] = [];
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((chunk: string) => chunks.push(String(chunk)) > 0) as typeof process.stdout.write;
+  try {
+    expect(await main(["judge", "--help"])).toBe(0);
+  } finally {
+    process.stdout.write = write;
+  }
+  expect(chunks.join("")).toMatch(/^usage: .*agent-harness judge --check ID/);
+});

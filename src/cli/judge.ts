@@ -29,7 +29,19 @@ const JUDGE_OPTIONS = {
 /** An error body read leniently, for its code: one the contract knows (PROFILE §3), so the code compared is typed. */
 const errorCode = z.object({ error: z.object({ code: errorCodeSchema }) });
 
+const USAGE = `usage: <curl -i output> | agent-harness judge --check ID --clause ID --url URL [--method M] [--expected TEXT]
+       [--window S] [--id-field NAME] [--sent-at MS] [--header 'Name: value' ...]
+       agent-harness judge --print-id FIELD | --retry-after [--window S]   (reading the same output)
+The verdict of one response-level check on one answer, as a finding's replay script asks it: exit 1
+while the check finds the defect again, 0 once it does not, 2 when it cannot tell (no answer, or a
+refusal of the replay's own key). --print-id prints the created agent's id; --retry-after prints the
+seconds to wait when the answer is 429 RATE_LIMIT_EXCEEDED (exit 0), else exits 1.`;
+
 export async function judge(argv: string[]): Promise<number> {
+  if (argv.length === 1 && (argv[0] === "--help" || argv[0] === "-h")) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
   let values: ReturnType<typeof parseArgs<{ args: string[]; strict: true; options: typeof JUDGE_OPTIONS }>>["values"];
   try {
     ({ values } = parseArgs({ args: argv, strict: true, options: JUDGE_OPTIONS }));
