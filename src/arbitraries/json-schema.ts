@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { JSONSchemaFaker, type Schema } from "json-schema-faker";
 import { z } from "zod";
 import { NOT_BLANK_PATTERN } from "../contract/index.js";
+import { mulberry32 } from "./mulberry32.js";
 
 /**
  * json-schema-faker on the JSON Schema the contract emits (`z.toJSONSchema`), driven by
@@ -49,16 +50,4 @@ function forJsonSchemaFaker(node: unknown): unknown {
       .map(([key, value]) => [key, forJsonSchemaFaker(value)]),
   );
   return out.type === "array" && out.minItems === undefined ? { ...out, minItems: 0 } : out;
-}
-
-/** A tiny seeded PRNG (mulberry32): [0, 1) numbers from a 32-bit seed. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

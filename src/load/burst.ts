@@ -7,16 +7,13 @@ import { nextRequestId } from "./concurrency-checks.js";
 import { closesConnections, noteConnectionHeader, noteConnectionsClosed } from "./connection-close.js";
 import { InconclusiveError } from "./context.js";
 import type { LoadRecorder, LoadResponse } from "./recorder.js";
-import { type LoadRequest, labelOf } from "./requests.js";
+import { BURST_PIPELINING, type LoadRequest, labelOf } from "./requests.js";
 
 /** An answer waits at most this long unless told otherwise (a slow message takes about 2 s). */
 const DEFAULT_TIMEOUT_SECONDS = 30;
 
 /** autocannon's sample interval for a bounded shot, ms: how soon it ends once every answer is in */
 const BOUNDED_SAMPLE_MS = 10;
-
-/** requests per connection in a burst */
-export const BURST_PIPELINING = 10;
 
 let idSeq = 0;
 const ID_PREFIX = Date.now().toString(36);

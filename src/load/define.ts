@@ -2,9 +2,9 @@ import { proxyVariableFor } from "../client/network.js";
 import type { ClauseId } from "../contract/index.js";
 import type { HarnessTarget } from "../target/harness-target.js";
 import { flagOf, needsKey } from "../target/key-roles.js";
-import { BURST_PIPELINING } from "./burst.js";
 import { loadTierOf, type ScenarioContext } from "./context.js";
 import type { LoadOptions } from "./options.js";
+import { BURST_PIPELINING } from "./requests.js";
 
 export type { LoadOptions };
 

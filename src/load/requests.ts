@@ -1,6 +1,12 @@
 import { type BodyOf, ENDPOINTS, type EndpointId, type EndpointSpec, endpointPath, matchEndpoint } from "../contract/index.js";
 import { endpointLabel } from "../report/findings.js";
 
+/**
+ * Requests per connection in a pipelined burst (src/load/burst.ts): here, beside the requests'
+ * shapes, so that a scenario's description can name it without loading autocannon.
+ */
+export const BURST_PIPELINING = 10;
+
 /** One request shape a scenario sends: a row of the endpoint table with its path filled in. */
 export interface LoadRequest {
   endpoint: EndpointId;

@@ -3,7 +3,7 @@ import { createServer, type Server as TcpServer } from "node:net";
 import { performance } from "node:perf_hooks";
 import { Agent, request } from "undici";
 import { afterEach, describe, expect, test } from "vitest";
-import { mulberry32 } from "../arbitraries/json-schema.js";
+import { mulberry32 } from "../arbitraries/mulberry32.js";
 import { DelayLine, type DelayProxy, parseDelay, startDelayProxy } from "./delay-proxy.js";
 import { ResponseFramer } from "./response-framer.js";
 

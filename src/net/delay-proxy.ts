@@ -1,6 +1,6 @@
 import { connect, createServer, type Socket } from "node:net";
 import { performance } from "node:perf_hooks";
-import { mulberry32 } from "../arbitraries/json-schema.js";
+import { mulberry32 } from "../arbitraries/mulberry32.js";
 import { ResponseFramer } from "./response-framer.js";
 
 /**

@@ -4,8 +4,6 @@ import { performance } from "node:perf_hooks";
 import { z } from "zod";
 import { describeServiceClock, estimateServiceClock, handOverClock } from "../client/index.js";
 import { selects } from "../contract/index.js";
-import { whyUnavailable } from "../load/scenario-run.js";
-import { SCENARIOS } from "../load/scenarios.js";
 import { formatSeconds, RUN_BOUND_ALLOWANCE_SECONDS, runBoundSeconds } from "../plan/plan.js";
 import { formatRatio, PlannedRun } from "../plan/session.js";
 import {
@@ -43,11 +41,17 @@ import { UsageError } from "./usage-error.js";
  * Asked for, the scenarios are outside the request plan (bursts are the point) but bounded, each
  * by its own estimate: the plan says how long they add.
  */
-function loadOnDeployment(
+async function loadOnDeployment(
   target: HarnessTarget,
   { suites, sections, profile }: ReturnType<typeof suiteOptionsOf>,
   asked: boolean,
-): { line: string; runnable: number; skipped: string[] } {
+): Promise<{ line: string; runnable: number; skipped: string[] }> {
+  // imported here: the scenarios bring autocannon, fast-check and the histograms, which the
+  // embedded default (whose quick load runs in the suites' workers) has no use for in this process
+  const [{ SCENARIOS }, { whyUnavailable }] = await Promise.all([
+    import("../load/scenarios.js"),
+    import("../load/scenario-run.js"),
+  ]);
   const chosen = SCENARIOS.filter((s) =>
     s.tenants ? false : suites.includes("load") ? true : suites.includes("quick-load") && s.quickGroup !== undefined,
   )
@@ -148,7 +152,7 @@ async function dryRun(target: HarnessTarget, config: VerifyConfig, keyRequests: 
   if (planned) {
     const runs = checks.filter((c) => c.status !== "skipped");
     // the load scenarios are outside the plan's calibration, but each that can run here is a check of the run
-    const load = loadOnDeployment(target, suiteOptions, config.suites !== undefined);
+    const load = await loadOnDeployment(target, suiteOptions, config.suites !== undefined);
     const bySuite = countBy(runs, (c) => c.suite);
     if (load.runnable) bySuite.set("load", (bySuite.get("load") ?? 0) + load.runnable);
     const suites = [...bySuite].map(([s, n]) => `${s} ${n}`).join(", ");
@@ -157,7 +161,7 @@ async function dryRun(target: HarnessTarget, config: VerifyConfig, keyRequests: 
     out.write(`${load.line}\n`);
   } else if (target.kind === "external") {
     // load scenarios alone: no request plan (each scenario bounds its own bursts), but a count all the same
-    const load = loadOnDeployment(target, suiteOptions, config.suites !== undefined);
+    const load = await loadOnDeployment(target, suiteOptions, config.suites !== undefined);
     out.write(`will run: ${load.runnable} checks${load.runnable ? ` (load ${load.runnable})` : ""}\n`);
     writeSkipped(load.skipped);
     out.write(`${load.line}\n`);
@@ -303,7 +307,8 @@ async function runChecks(
   try {
     const planned = await planFor(target, suiteOptions, (c) => Object.assign(result, { calibrated: c }), run.signal);
     if (planned) result.planned = planned;
-    if (target.kind === "external") out.write(`${loadOnDeployment(target, suiteOptions, config.suites !== undefined).line}\n`);
+    if (target.kind === "external")
+      out.write(`${(await loadOnDeployment(target, suiteOptions, config.suites !== undefined)).line}\n`);
     planned?.start();
     const started = performance.now();
     bound = runBound(planned);

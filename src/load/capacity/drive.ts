@@ -1,7 +1,7 @@
 import { availableParallelism } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Dispatcher, request } from "undici";
-import { mulberry32 } from "../../arbitraries/json-schema.js";
+import { mulberry32 } from "../../arbitraries/mulberry32.js";
 import { networkAgent } from "../../client/network.js";
 import { HEADERS, JSON_CONTENT_TYPE } from "../../contract/index.js";
 import { allowedCpus, listeningProcesses, portOf } from "../../target/cores.js";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { mulberry32 } from "../../arbitraries/json-schema.js";
+import { mulberry32 } from "../../arbitraries/mulberry32.js";
 import { LatencyBlocks } from "../blocks.js";
 import { encodeHistogram } from "../capacity/tally.js";
 import { newHistogram, summarizeHistogram } from "../recorder.js";

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import * as hdr from "hdr-histogram-js";
-import { mulberry32 } from "../../arbitraries/json-schema.js";
+import { mulberry32 } from "../../arbitraries/mulberry32.js";
 import { decodeBlock } from "../blocks.js";
 import { decodeHistogram } from "../capacity/tally.js";
 import { OUTCOMES, type Outcome } from "../recorder.js";

@@ -1,9 +1,9 @@
 import { MESSAGE_TIMING, MOCK_MODELS, RATE_LIMITS } from "../../contract/index.js";
-import { BURST_PIPELINING, burst } from "../burst.js";
+import { burst } from "../burst.js";
 import type { ScenarioContext } from "../context.js";
 import { countEach, defineScenario, needsReference } from "../define.js";
 import type { LoadResponse } from "../recorder.js";
-import { messageTo, refusedMessageTo } from "../requests.js";
+import { BURST_PIPELINING, messageTo, refusedMessageTo } from "../requests.js";
 
 const CAP = RATE_LIMITS.messageConcurrency;
 const CAP_RETRY_AFTER = RATE_LIMITS.concurrencyRetryAfterSeconds;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { mulberry32 } from "../../arbitraries/json-schema.js";
+import { mulberry32 } from "../../arbitraries/mulberry32.js";
 import { FLOOD_SHORT, type FloodOutcome } from "../capacity/floods.js";
 import { type CapacitySettings, CapacityTally, encodeHistogram } from "../capacity/tally.js";
 import { loadSection } from "../charts.js";
