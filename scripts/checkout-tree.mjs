@@ -65,9 +65,15 @@ export async function compiledCheckout(root = checkoutRoot) {
     }
     const now = new Date();
     utimesSync(tree, now, now);
-    for (const other of readdirSync(treesDir))
-      if (other !== name && now.getTime() - statSync(join(treesDir, other)).mtimeMs > UNUSED_MS)
-        rmSync(join(treesDir, other), { recursive: true, force: true });
+    for (const other of readdirSync(treesDir)) {
+      if (other === name) continue;
+      try {
+        if (now.getTime() - statSync(join(treesDir, other)).mtimeMs > UNUSED_MS)
+          rmSync(join(treesDir, other), { recursive: true, force: true });
+      } catch {
+        // another start's partial tree, renamed or removed meanwhile
+      }
+    }
     return join(".build", "cli", name);
   } catch {
     return undefined;
