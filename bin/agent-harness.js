@@ -2,14 +2,14 @@
 // The installed package runs the JavaScript compiled into dist/ (scripts/build-package.mjs). A
 // checkout, which has the TypeScript sources, compiles them at the first start after an edit
 // (scripts/checkout-tree.mjs, into .build/cli/), so it needs no build step and never runs a stale
-// tree; where it cannot (no esbuild, a checkout it may not write) it runs them through tsx.
+// tree; where it cannot (no esbuild, a checkout it may not write) it runs them through tsx. A
+// source that does not compile stops it, in one line naming the file and line.
 import { existsSync } from "node:fs";
 
 const source = new URL("../src/cli/main.ts", import.meta.url);
 // A checkout's test suites start the CLI hundreds of times (a verify run per injected fault): they
-// compile it once (scripts/build-package.mjs --outdir DIR, in their globalSetup) and name the tree
-// here, so no start pays for checking the sources' version (about 1 s CPU of the 8 a fault run took
-// through tsx: docs/figures.md).
+// compile it once with its suites (scripts/build-package.mjs --outdir DIR, in their globalSetup)
+// and name the tree here, so that every child run loads that one tree.
 const compiled = process.env.AGENT_HARNESS_COMPILED;
 try {
   let main;

@@ -23,11 +23,12 @@ const sources = (root) =>
     .map((path) => join("src", path))
     .sort();
 
-/** A hash of the sources and of how they are compiled (these options, esbuild's version). */
+/** A hash of the sources and of how they are compiled (these options, tsconfig.json, esbuild's version). */
 function versionOf(root, files) {
   const hash = createHash("sha256");
   hash.update(JSON.stringify(COMPILE_OPTIONS));
-  hash.update(readFileSync(join(root, "node_modules/esbuild/package.json")));
+  for (const file of ["node_modules/esbuild/package.json", "tsconfig.json"])
+    hash.update(existsSync(join(root, file)) ? readFileSync(join(root, file)) : "").update("\0");
   for (const file of files)
     hash
       .update(file)
@@ -37,45 +38,84 @@ function versionOf(root, files) {
   return hash.digest("hex").slice(0, 16);
 }
 
+/** A compile error of the sources: the CLI says it in one line, as running them would. */
+export class CompileError extends Error {}
+
 /**
  * The folder (relative to the checkout `root`) of the compiled CLI for the sources as they are now,
- * compiled first if no start has; undefined when it cannot be made (no esbuild installed, a
- * checkout it may not write): the caller then runs the sources through tsx.
+ * compiled first if no start has. Undefined when it cannot be made here (no esbuild installed, a
+ * checkout it may not write, sources that changed while they compiled): the caller then runs the
+ * sources through tsx. A source esbuild cannot compile is a CompileError.
+ *
+ * A folder named by a version is always whole: it is made under another name and renamed into
+ * place, and renamed away before it is deleted.
  */
 export async function compiledCheckout(root = checkoutRoot) {
+  const treesDir = join(root, ".build", "cli");
+  let name;
   try {
-    const treesDir = join(root, ".build", "cli");
     const files = sources(root);
-    const name = versionOf(root, files);
+    name = versionOf(root, files);
     const tree = join(treesDir, name);
-    if (!existsSync(join(tree, "src/cli/main.js"))) {
-      // compiled aside and renamed into place: a start at the same moment never loads half a tree
-      const partial = `${tree}.${process.pid}.partial`;
+    if (!existsSync(tree)) {
+      const partial = join(treesDir, `${name}.${process.pid}.partial`);
       const { build } = await import("esbuild");
       mkdirSync(treesDir, { recursive: true });
       try {
-        await build({ ...COMPILE_OPTIONS, absWorkingDir: root, entryPoints: files, outdir: partial, outbase: "." });
+        await build({
+          ...COMPILE_OPTIONS,
+          logLevel: "silent",
+          absWorkingDir: root,
+          entryPoints: files,
+          outdir: partial,
+          outbase: ".",
+        });
+        // an edit while it compiled: the tree may hold either version, so it is named by neither
+        if (versionOf(root, sources(root)) !== name) return undefined;
         renameSync(partial, tree);
       } catch (err) {
-        if (!existsSync(join(tree, "src/cli/main.js"))) throw err;
+        const first = err?.errors?.[0];
+        if (first)
+          throw new CompileError(
+            `${first.location ? `${first.location.file}:${first.location.line}:${first.location.column + 1}: ` : ""}${first.text}`,
+          );
+        if (!existsSync(tree)) throw err;
         // another start put the same tree there first
       } finally {
         rmSync(partial, { recursive: true, force: true });
       }
     }
-    const now = new Date();
-    utimesSync(tree, now, now);
-    for (const other of readdirSync(treesDir)) {
-      if (other === name) continue;
-      try {
-        if (now.getTime() - statSync(join(treesDir, other)).mtimeMs > UNUSED_MS)
-          rmSync(join(treesDir, other), { recursive: true, force: true });
-      } catch {
-        // another start's partial tree, renamed or removed meanwhile
-      }
-    }
-    return join(".build", "cli", name);
-  } catch {
+  } catch (err) {
+    if (err instanceof CompileError) throw err;
     return undefined;
+  }
+  sweep(treesDir, name);
+  return join(".build", "cli", name);
+}
+
+/**
+ * Marks the tree in use (a start's date on it), and deletes the trees no start has used for a
+ * day, and what starts that died left: each is renamed away first, so no start ever loads half of
+ * one. Nothing here stops the run: a tree it cannot date or delete is left.
+ */
+function sweep(treesDir, inUse) {
+  const now = new Date();
+  try {
+    utimesSync(join(treesDir, inUse), now, now);
+  } catch {}
+  let entries = [];
+  try {
+    entries = readdirSync(treesDir);
+  } catch {}
+  for (const other of entries) {
+    if (other === inUse) continue;
+    try {
+      if (now.getTime() - statSync(join(treesDir, other)).mtimeMs <= UNUSED_MS) continue;
+      const doomed = /\.(partial|deleting)$/.test(other) ? other : `${other}.${process.pid}.deleting`;
+      if (doomed !== other) renameSync(join(treesDir, other), join(treesDir, doomed));
+      rmSync(join(treesDir, doomed), { recursive: true, force: true });
+    } catch {
+      // another start's tree, renamed or removed meanwhile
+    }
   }
 }

@@ -14,15 +14,12 @@ import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain JavaScript module of the checkout's scripts, without types
-import { compiledCheckout } from "../../scripts/checkout-tree.mjs";
+import { CompileError, compiledCheckout } from "../../scripts/checkout-tree.mjs";
 
 const REPO_ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 const made: string[] = [];
 afterEach(() => {
-  for (const dir of made.splice(0)) {
-    chmodSync(dir, 0o755);
-    rmSync(dir, { recursive: true, force: true });
-  }
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 /** A checkout of two modules, with the harness's node_modules (esbuild) beside them. */
@@ -34,6 +31,8 @@ function checkout(message: string): string {
   writeMessage(root, message);
   writeFileSync(join(root, "src/cli/main.ts"), 'export { message } from "./message.js";\n');
   writeFileSync(join(root, "src/cli/main.test.ts"), "this is no module the CLI loads;\n");
+  // as the checkout's own: the compiled .js files are ES modules
+  writeFileSync(join(root, "package.json"), '{ "type": "module" }\n');
   return root;
 }
 const writeMessage = (root: string, message: string) =>
@@ -65,11 +64,21 @@ describe("the checkout's compiled CLI (scripts/checkout-tree.mjs)", () => {
     expect(readdirSync(join(root, ".build/cli"))).toEqual([next.split("/").pop()]);
   });
 
+  it("stops at a source that does not compile, in one line naming the file and line", async () => {
+    const root = checkout("fine");
+    writeFileSync(join(root, "src/cli/message.ts"), "export const message = ;\n");
+    const error = await compiledCheckout(root).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(CompileError);
+    expect((error as Error).message).toMatch(/^src\/cli\/message\.ts:1:\d+: .+$/);
+    // nothing half made is left to be run
+    expect(readdirSync(join(root, ".build/cli"))).toEqual([]);
+  });
+
   it("gives no tree when it cannot write one, so the CLI runs the sources through tsx", async () => {
-    const root = checkout("read-only");
-    chmodSync(root, 0o555);
-    // root may write anywhere: the case is then a checkout without esbuild
-    if (process.getuid?.() === 0) rmSync(join(root, "node_modules"), { force: true });
+    const root = checkout("nowhere to write");
+    // .build/cli a file, not a folder: no tree can go there, whoever runs the test (root ignores modes)
+    mkdirSync(join(root, ".build"));
+    writeFileSync(join(root, ".build/cli"), "");
     expect(await compiledCheckout(root)).toBeUndefined();
   });
 });
