@@ -117,7 +117,7 @@ export const LOAD_FAULTS: FaultRecord = {
   ),
   "quota-refusals-counted-once-a-turn": fault(
     "limits.quota",
-    "INSUFFICIENT_QUOTA refusals of one account arriving in one turn of the event loop are counted in its buckets once, not each",
+    "an account's quota refusals of one event-loop turn are counted in its buckets once",
     (_app, ctx) => {
       // the accounts whose quota a refusal has shown spent
       const spentAccounts = new Set<string>();
