@@ -185,10 +185,11 @@ describe("POST /agents/{agentId}/messages: conversations", () => {
     async ({ api, agents, skip }) => {
       // PROFILE §5 counts a message's budget from its arrival, so the one that waits its turn has
       // two slow replies to fit in it: a shorter budget answers it 503, conformantly, every time
-      const inTurnSeconds = 2 * MESSAGE_TIMING.slowModelSeconds;
+      // (half a second of slack for the exchanges themselves: a budget of exactly two replies fails too)
+      const inTurnSeconds = 2 * MESSAGE_TIMING.slowModelSeconds + 0.5;
       if (target.messageTimeoutSeconds < inTurnSeconds)
         skip(
-          `needs a message budget of at least ${inTurnSeconds} s (--message-timeout): the second of two messages in one conversation waits for the first, two mock-slow replies of about ${MESSAGE_TIMING.slowModelSeconds} s; this run's is ${target.messageTimeoutSeconds} s`,
+          `needs a message budget of at least ${inTurnSeconds} s (--message-timeout): the second of two messages in one conversation waits for the first, two mock-slow replies of about ${MESSAGE_TIMING.slowModelSeconds} s and their exchanges; this run's is ${target.messageTimeoutSeconds} s`,
         );
       const agent = await agents.withMockModel("mock-slow", skip);
       const texts = ["first", "second"];

@@ -130,26 +130,6 @@ describe("the property suites against a deployment whose model fails every messa
 });
 
 /**
- * A message budget shorter than two mock-slow replies (T = 3 s): PROFILE §5 answers the message
- * that waits its turn 503, conformantly, every time, so the check of two messages at once in one
- * conversation can never judge its turns. It was an error (exit 2) in every such run; it is a
- * skip naming --message-timeout, and the run exits 0.
- */
-describe("a message budget shorter than two slow replies in turn", { concurrent: true }, () => {
-  test("verify --sections message.turn at T = 3 s: exit 0, the check skipped", { timeout: 300_000 }, async () => {
-    const config: MatrixConfig = {
-      ...onIndependentServer({ command: "verify", selection: ["functional"], referenceFaults: true }),
-      sections: ["message.turn"],
-      target: "embedded",
-      workers: 2,
-    };
-    const outcome = await runConfig(config, SEED);
-    expect(outcome.broken, `${outcome.lastLine}\nreplay: ${replayCommand(outcome)}`).toEqual([]);
-    expect(outcome.code, outcome.lastLine).toBe(0);
-  });
-});
-
-/**
  * A capacity shard against a deployment reached through a forward proxy (tinyproxy, HTTP_PROXY),
  * with `--api-key` one of the tenants' keys of `--keys-file`: the run shares an account with the
  * tenants it drives, and every request goes through the proxy. Drawn by the full matrix; held here

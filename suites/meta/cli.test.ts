@@ -1,5 +1,5 @@
 import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
@@ -77,6 +77,26 @@ describe("meta: the agent-harness CLI", { concurrent: true }, () => {
     const { code, stdout } = await run([command!, "--help"]);
     expect(code).toBe(0);
     expect(stdout).toMatch(/usage: agent-harness/);
+  });
+
+  // PROFILE §5 counts a message's budget from its arrival: under two mock-slow replies in turn, the
+  // check of two messages at once in one conversation can never judge its turns (the waiting one is
+  // rightly 503). It erred in every such run (exit 2 against a conformant service, found by a matrix
+  // row at T = 3 s); it is a skip naming --message-timeout. Its verdict rides on no timing: here.
+  test("verify --message-timeout 3: the two-messages-at-once check is skipped naming the flag, exit 0", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ah-budget-"));
+    const { code, stdout, stderr } = await run([
+      ...["verify", "--suites", "functional", "--sections", "message.turn", "--message-timeout", "3"],
+      ...["--workers", "1", "--report-dir", dir],
+    ]);
+    expect(code, `${stdout.slice(-1500)}\n${stderr}`).toBe(0);
+    const [runDir] = readdirSync(dir);
+    const results = JSON.parse(readFileSync(join(dir, runDir!, "results.json"), "utf8")) as {
+      checks: { title: string; status: string; message?: string }[];
+    };
+    const check = results.checks.find((c) => c.title.includes("two messages sent at once in one conversation"));
+    expect(check?.status).toBe("skipped");
+    expect(check?.message).toMatch(/--message-timeout/);
   });
 
   test("the children run the CLI compiled for this project; a compiled tree that is not there is exit 2 in one line", async () => {
