@@ -303,13 +303,15 @@ let docker: Promise<string | undefined> | undefined;
  * needs a Docker daemon (asked once), a row through a forward proxy needs tinyproxy. Under CI=true a missing daemon is the CI's fault, not a
  * reason: the row runs and fails, as the container suite does.
  */
-export function targetUnavailable(config: Pick<MatrixConfig, "target" | "proxy">): Promise<string | undefined> {
-  // a missing tinyproxy is a reason here, and CI's fault under CI=true (tinyproxyMissing throws)
+export async function targetUnavailable(config: Pick<MatrixConfig, "target" | "proxy">): Promise<string | undefined> {
+  // a missing tinyproxy is a reason here, and CI's fault under CI=true (tinyproxyMissing throws:
+  // the promise rejects, and the row fails)
   const noProxy = config.proxy === "through" ? tinyproxyMissing() : undefined;
-  if (noProxy) return Promise.resolve(noProxy);
-  if (config.target !== "container" || process.env.CI === "true") return Promise.resolve(undefined);
+  if (noProxy) return noProxy;
+  if (config.target !== "container" || process.env.CI === "true") return undefined;
   docker ??= dockerUnavailableReason();
-  return docker.then((reason) => reason && `Docker is not reachable (${reason})`);
+  const reason = await docker;
+  return reason && `Docker is not reachable (${reason})`;
 }
 
 /**
@@ -317,8 +319,12 @@ export function targetUnavailable(config: Pick<MatrixConfig, "target" | "proxy">
  * port nothing listens on, so a request sent through it fails and the run shows it.
  */
 export function proxyEnv(config: Pick<MatrixConfig, "proxy">, proxyUrl?: string): NodeJS.ProcessEnv {
-  if (config.proxy === "through" && proxyUrl) return { HTTP_PROXY: proxyUrl, HTTPS_PROXY: proxyUrl, NO_PROXY: "" };
-  if (config.proxy === "bypassed") return { HTTP_PROXY: DEAD_PROXY, HTTPS_PROXY: DEAD_PROXY, NO_PROXY: "127.0.0.0/8" };
+  const both = (name: string, value: string) => ({ [name.toUpperCase()]: value, [name]: value });
+  // the lower-case forms too: they come first in curl's reading, so a runner's own would win otherwise
+  if (config.proxy === "through" && proxyUrl)
+    return { ...both("http_proxy", proxyUrl), ...both("https_proxy", proxyUrl), ...both("no_proxy", "") };
+  if (config.proxy === "bypassed")
+    return { ...both("http_proxy", DEAD_PROXY), ...both("https_proxy", DEAD_PROXY), ...both("no_proxy", "127.0.0.0/8") };
   return {};
 }
 /** the discard port on loopback: nothing listens there here, so a connection to it is refused at once */
@@ -541,13 +547,14 @@ export async function runConfig(config: MatrixConfig, seed: number): Promise<Out
   const target = await startTarget(config);
   const busy = target && config.busy ? busyClient(target.plainUrl ?? target.baseUrl, target.keys.main) : undefined;
   const receiver = config.out ? await remoteWriteReceiver() : undefined;
-  const proxy = config.proxy === "through" ? await startTinyproxy() : undefined;
-  const env = proxyEnv(config, proxy?.url);
+  let proxy: Awaited<ReturnType<typeof startTinyproxy>> | undefined;
   const broken: string[] = [];
   let run: VerifyRun | undefined;
   let crash = "";
   let promised: number | undefined;
   try {
+    proxy = config.proxy === "through" ? await startTinyproxy() : undefined;
+    const env = proxyEnv(config, proxy?.url);
     const extra = [
       ...(receiver ? ["--out", `prometheus-rw=${receiver.url}`] : []),
       ...(config.shard ? shardArgs(capacityTenants().path) : []),

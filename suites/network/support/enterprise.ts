@@ -154,7 +154,10 @@ export async function startTinyproxy() {
   // ready once it accepts a connection (bounded: 50 tries over at most 10 s)
   for (let i = 0; ; i++) {
     if (await accepts(port)) break;
-    if (i >= 50 || child.exitCode !== null) throw new Error(`tinyproxy did not start: ${stderr}`);
+    if (i >= 50 || child.exitCode !== null) {
+      if (child.exitCode === null) child.kill("SIGTERM"); // never left running behind the error
+      throw new Error(`tinyproxy did not start: ${stderr}`);
+    }
     await sleep(200);
   }
   return {
