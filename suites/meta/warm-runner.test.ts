@@ -64,7 +64,9 @@ const stable = (output: string) =>
         .replace(/\d{4}-\d\d-\d\dT[\d-]+Z-[0-9a-f]+/g, "RUN")
         .replace(/req_[\w-]+/g, "req_")
         // a check's time is shown in ms or s as it came out: the same check may cross a second on a busy runner
-        .replace(/\b\d+(\.\d+)? m?s\b/g, "TIME")
+        // (and a run's, which may cross a minute: "58 s" in one, "1 min 3 s" in the other)
+        .replace(/\b(\d+ min )?\d+(\.\d+)? m?s\b/g, "TIME")
+        .replace(/\b\d+ min\b/g, "TIME")
         .replace(/\d+([.:]\d+)*/g, "N"),
     )
     .join("\n");
