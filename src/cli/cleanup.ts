@@ -44,7 +44,7 @@ const CLEANUP_OPTIONS = {
 export async function cleanup(argv: string[]): Promise<number> {
   const raw = parseOrHelp(
     () => readOptions(argv, CLEANUP_OPTIONS, process.env),
-    `usage: agent-harness cleanup --base-url URL --api-key KEY [--prefix P] [--older-than 1h] [--id-field NAME] [--ca-file PEM] [--dry-run]\n${optionsHelp(CLEANUP_OPTIONS)}`,
+    `usage: agent-harness cleanup --base-url URL --api-key KEY [--prefix P] [--older-than 1h] [--id-field NAME] [--ca-file PEM] [--client-cert PEM --client-key PEM] [--dry-run]\n${optionsHelp(CLEANUP_OPTIONS)}`,
   );
   if (!raw) return 0;
   const baseUrl = String(raw.baseUrl ?? "").replace(/\/+$/, "");

@@ -38,7 +38,7 @@ refusal of the replay's own key). --print-id prints the created agent's id; --re
 seconds to wait when the answer is 429 RATE_LIMIT_EXCEEDED (exit 0), else exits 1.`;
 
 export async function judge(argv: string[]): Promise<number> {
-  if (argv.length === 1 && (argv[0] === "--help" || argv[0] === "-h")) {
+  if (argv.includes("--help") || argv.includes("-h")) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
