@@ -82,6 +82,16 @@ export const MESSAGE_TIMING = {
 } as const;
 
 /**
+ * PROFILE §5: a message whose exchange outlasts the budget is answered 503 AGENT_UNAVAILABLE (a
+ * stream closes with that `error` event instead). Whether an answer is that one, as the client saw
+ * it: measured from sending, the service's from arrival, so at least the budget (a twentieth
+ * spared for the timers' grain). A check that needed another answer then judges nothing: the
+ * runner or the service was too slow for the run's budget, which is no defect.
+ */
+export const endedByTheBudget = (code: string | undefined, elapsedMs: number, budgetSeconds: number): boolean =>
+  code === "AGENT_UNAVAILABLE" && elapsedMs >= 0.95 * budgetSeconds * 1000;
+
+/**
  * The least a mock-slow reply may take and still be PROFILE §10's "about 2 s", as every check
  * reads it: half of it. A check may rely on a held mock-slow exchange keeping its slot this long.
  */

@@ -19,6 +19,7 @@ import {
   type Agent,
   type ClauseId,
   type CreateAgentBody,
+  endedByTheBudget,
   HEADERS,
   isRecord,
   JSON_CONTENT_TYPE,
@@ -372,10 +373,18 @@ export class ScenarioContext {
     this.recorder.fail(clause, check, expected, received, requestId);
   }
 
-  /** Expect `r` admitted (200); a finding shows what came instead, its status and error code. */
+  /**
+   * Whether `r` was admitted: 200, or a message the budget ended (PROFILE §5: 503 AGENT_UNAVAILABLE
+   * at the budget, an admitted exchange's end on a runner or service too slow for the run's budget).
+   */
+  admittedAnswer(r: LoadResponse): boolean {
+    return r.status === 200 || endedByTheBudget(r.code, r.latencyMs, this.target.messageTimeoutSeconds);
+  }
+
+  /** Expect `r` admitted (200, or ended by the budget); a finding shows what came instead, its status and error code. */
   expectAdmitted(r: LoadResponse, clause: ClauseId, check: string, expected: string): boolean {
     const received = () => `${r.status} ${r.code ?? ""}`;
-    return this.recorder.expect(r.status === 200, clause, check, expected, received, r.requestId);
+    return this.recorder.expect(this.admittedAnswer(r), clause, check, expected, received, r.requestId);
   }
 }
 

@@ -99,6 +99,28 @@ describe("meta: the agent-harness CLI", { concurrent: true }, () => {
     expect(check?.message).toMatch(/--message-timeout/);
   });
 
+  // A budget no mock-slow reply fits in (T = 2 s): PROFILE §5 ends each such exchange 503
+  // AGENT_UNAVAILABLE, conformantly. Each check that needed the reply said "expected 200; received
+  // 503" as a finding, and the quick load's cap burst counted the ten admitted as not admitted:
+  // exit 1 against a conformant service. Now such a check cannot judge and says why: exit 2, no finding.
+  test("verify --message-timeout 2: the checks the budget ends judge nothing, naming it; no finding", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ah-budget-"));
+    const { code, stdout, stderr } = await run([
+      ...["verify", "--suites", "functional,quick-load", "--message-timeout", "2", "--workers", "2"],
+      ...["--sections", "message.turn,reference.mock-models,limits.concurrency", "--report-dir", dir],
+    ]);
+    const [runDir] = readdirSync(dir);
+    const results = JSON.parse(readFileSync(join(dir, runDir!, "results.json"), "utf8")) as {
+      checks: { status: string; message?: string }[];
+      findings: unknown[];
+    };
+    expect(results.findings, stdout.slice(-2000)).toEqual([]);
+    expect(code, `${stdout.slice(-1500)}\n${stderr}`).toBe(2);
+    const erred = results.checks.filter((c) => c.status === "error");
+    expect(erred.length).toBeGreaterThan(0);
+    for (const c of erred) expect(c.message).toMatch(/the 2 s message budget ended it|past the 2 s budget/);
+  });
+
   test("the children run the CLI compiled for this project; a compiled tree that is not there is exit 2 in one line", async () => {
     const compiled = process.env.AGENT_HARNESS_COMPILED;
     expect(compiled && existsSync(join(compiled, "src/cli/main.js")), `compiled CLI in ${compiled}`).toBe(true);

@@ -1,9 +1,10 @@
 import { expect } from "vitest";
 import type { ApiResult, Exchange } from "../../src/client/index.js";
-import { type ErrorCode, STATUS_OF_CODE } from "../../src/contract/index.js";
+import { type ErrorCode, endedByTheBudget, STATUS_OF_CODE } from "../../src/contract/index.js";
 import { endpointLabel } from "../../src/report/findings.js";
-import { Blocked, ConformanceFailure } from "../../src/report/verdict.js";
+import { Blocked, ConformanceFailure, HarnessError } from "../../src/report/verdict.js";
 import { isMasked } from "./exchanges.js";
+import { target } from "./target.js";
 
 /**
  * The suites' assertions on an answer, as vitest matchers: each counts as an assertion (so
@@ -33,9 +34,18 @@ function conformance(this: { isNot: boolean }, res: Answer, pass: boolean, messa
   if (!pass && !this.isNot) {
     if (isMasked(res.exchange))
       throw new Blocked(`${message()} — the answer could not be read (its envelope or status is broken)`);
+    if (res.status === STATUS_OF_CODE.AGENT_UNAVAILABLE) unlessEndedByTheBudget(res.error?.code, res.exchange, message());
     throw new ConformanceFailure(message());
   }
   return { pass, message };
+}
+
+/** A message the budget ended (PROFILE §5, `endedByTheBudget`): the check cannot judge, and says so. */
+export function unlessEndedByTheBudget(code: string | undefined, exchange: Exchange, expected: string): void {
+  if (exchange.endpoint === "sendMessage" && endedByTheBudget(code, exchange.durationMs, target.messageTimeoutSeconds))
+    throw new HarnessError(
+      `${expected} after ${Math.round(exchange.durationMs)} ms: the ${target.messageTimeoutSeconds} s message budget ended it, as PROFILE §5 asks (a starved runner or a slow service, not a defect); inconclusive`,
+    );
 }
 
 expect.extend({

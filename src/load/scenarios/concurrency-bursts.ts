@@ -47,13 +47,14 @@ async function concurrencyBursts(ctx: ScenarioContext): Promise<void> {
       burst(ctx.generator(key), [{ request: messageTo(slow.id), count: n }]),
       ctx.single(key, messageTo(other.id, { text: "unaffected" })),
     ]);
-    const ok = answers.filter((r) => r.status === 200);
+    // admitted: answered, or ended by the budget (a short budget, a starved runner: still one of the ten in flight)
+    const ok = answers.filter((r) => ctx.admittedAnswer(r));
     const refused = answers.filter((r) => r.status === 429);
     ctx.recorder.expect(
       ok.length === CAP && refused.length === n - CAP,
       "limits.concurrency",
       check,
-      `of ${n} simultaneous messages to one mock-slow agent, exactly ${CAP} answered 200 and ${n - CAP} 429`,
+      `of ${n} simultaneous messages to one mock-slow agent, exactly ${CAP} admitted (200, or 503 at the budget) and ${n - CAP} 429`,
       () => `statuses ${countEach(answers.map((r) => r.status))}`,
     );
     // a refusal comes while ten are in flight: they and the other agent's message are all that was counted
