@@ -1,6 +1,6 @@
 import { afterAll, describe } from "vitest";
 import type { ServiceClient } from "../../src/client/index.js";
-import { MESSAGE_TIMING } from "../../src/contract/index.js";
+import { endedByTheBudget, MESSAGE_TIMING } from "../../src/contract/index.js";
 import { declareFile } from "../support/declare-file.js";
 import { loadBoundaries } from "../support/fixtures.js";
 import type { AgentFactory } from "../support/harness.js";
@@ -213,11 +213,7 @@ describe("POST /agents/{agentId}/messages: conversations", () => {
       // fit in it ran on a starved runner (or service): the turns cannot be judged. Two rounds (each
       // in conversations of their own) before calling it inconclusive.
       const lateIn = (answers: Awaited<ReturnType<typeof round>>) =>
-        answers
-          .flat()
-          .find(
-            (res) => res.error?.code === "AGENT_UNAVAILABLE" && res.exchange.durationMs >= target.messageTimeoutSeconds * 1000,
-          );
+        answers.flat().find((res) => endedByTheBudget(res.error?.code, res.exchange.durationMs, target.messageTimeoutSeconds));
       // a counted answer of this agent's bucket first (an empty text: 400 at once), so that pacing
       // knows the bucket and lets the paced replays go with the two, not after the first answer
       await api.sendMessage(agent.id, { text: "" });
