@@ -92,6 +92,12 @@ export const endedByTheBudget = (code: string | undefined, elapsedMs: number, bu
   code === "AGENT_UNAVAILABLE" && elapsedMs >= 0.95 * budgetSeconds * 1000;
 
 /**
+ * The words every check uses when such an answer left it unjudged: one phrase, so that whoever
+ * reads a run (a person, the configuration matrix) can tell this reason from any other.
+ */
+export const budgetEndedWords = (budgetSeconds: number): string => `the ${budgetSeconds} s message budget ended it`;
+
+/**
  * The least a mock-slow reply may take and still be PROFILE §10's "about 2 s", as every check
  * reads it: half of it. A check may rely on a held mock-slow exchange keeping its slot this long.
  */

@@ -8,6 +8,7 @@ import { buildServer } from "./app.js";
 import { CAPACITY_FAULTS } from "./faults/capacity.js";
 import { CONCURRENCY_FAULTS } from "./faults/concurrency.js";
 import { FAULT_NAMES as ALL_FAULT_NAMES, FAULTS } from "./faults/index.js";
+import { SHED_AFTER_MS } from "./faults/limits.js";
 import { LOAD_FAULTS } from "./faults/load.js";
 import {
   ACCOUNTS,
@@ -565,6 +566,17 @@ const PROBES: Record<string, Probe> = {
       const { id } = await whileCapFull(s, async () => undefined);
       return (await s.send(id, { text: "" })).status;
     },
+  },
+  "sheds-past-eight-in-flight": {
+    // ten budgets running while the ten are held: none may end before the budget
+    expected: 10,
+    probe: async (s) =>
+      (
+        await whileCapFull(s, async () => {
+          await s.clock.advance(SHED_AFTER_MS);
+          return s.clock.pendingTimers;
+        })
+      ).result,
   },
   "gone-client-keeps-slot": {
     expected: 400,

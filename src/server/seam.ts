@@ -12,7 +12,7 @@ export interface FaultSeam {
   /** the rate buckets one authenticated request is counted in (PROFILE §7), as the guard chose them */
   rateBuckets(buckets: readonly RateBucket[], principal: Principal, req: FastifyRequest): readonly RateBucket[];
   /** the length of one message exchange's time budget (PROFILE §5), in milliseconds */
-  messageBudgetMs(configuredMs: number): number;
+  messageBudgetMs(configuredMs: number, req: FastifyRequest): number;
   /** the rewriter of one event stream's frames (PROFILE §5): the frame to write, or null to drop it */
   streamFrames(): (frame: string) => string | null;
 }

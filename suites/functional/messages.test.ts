@@ -1,6 +1,6 @@
 import { afterAll, describe } from "vitest";
 import type { ServiceClient } from "../../src/client/index.js";
-import { endedByTheBudget, MESSAGE_TIMING } from "../../src/contract/index.js";
+import { budgetEndedWords, endedByTheBudget, MESSAGE_TIMING } from "../../src/contract/index.js";
 import { declareFile } from "../support/declare-file.js";
 import { loadBoundaries } from "../support/fixtures.js";
 import type { AgentFactory } from "../support/harness.js";
@@ -222,7 +222,7 @@ describe("POST /agents/{agentId}/messages: conversations", () => {
       const late = lateIn(answered);
       if (late)
         throw new HarnessError(
-          `a reply answered 503 AGENT_UNAVAILABLE after ${Math.round(late.exchange.durationMs)} ms, past the ${target.messageTimeoutSeconds} s budget, in both rounds: slow replies in turn did not fit in it (a starved runner or service); inconclusive`,
+          `a reply answered 503 AGENT_UNAVAILABLE after ${Math.round(late.exchange.durationMs)} ms in both rounds: ${budgetEndedWords(target.messageTimeoutSeconds)}; slow replies in turn did not fit in it (a starved runner or service); inconclusive`,
         );
       const [answers, forward, backward] = answered;
       const together = answers.map((res, i) => ({ text: texts[i]!, reply: expectOk(res) }));

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { untilReady } from "../../src/cli/ready-line.js";
+import { budgetEndedWords } from "../../src/contract/index.js";
 
 /** The CLI's contract with CI: exit 0 pass, 1 a check failed, 2 bad usage or unreachable target. */
 function run(
@@ -111,7 +112,7 @@ describe("meta: the agent-harness CLI", { concurrent: true }, () => {
     expect(code, `${stdout.slice(-1500)}\n${stderr}`).toBe(2);
     const erred = results.checks.filter((c) => c.status === "error").map((c) => c.message ?? "");
     expect(
-      erred.some((m) => /the 2 s message budget ended it|past the 2 s budget/.test(m)),
+      erred.some((m) => m.includes(budgetEndedWords(2))),
       erred.join("\n"),
     ).toBe(true);
     const twoAtOnce = results.checks.find((c) => c.title.includes("two messages sent at once in one conversation"));

@@ -1,6 +1,6 @@
 import { expect } from "vitest";
 import type { ApiResult, Exchange } from "../../src/client/index.js";
-import { type ErrorCode, endedByTheBudget, STATUS_OF_CODE } from "../../src/contract/index.js";
+import { budgetEndedWords, type ErrorCode, endedByTheBudget, STATUS_OF_CODE } from "../../src/contract/index.js";
 import { endpointLabel } from "../../src/report/findings.js";
 import { Blocked, ConformanceFailure, HarnessError } from "../../src/report/verdict.js";
 import { isMasked } from "./exchanges.js";
@@ -44,7 +44,7 @@ function conformance(this: { isNot: boolean }, res: Answer, pass: boolean, messa
 export function unlessEndedByTheBudget(code: string | undefined, exchange: Exchange, expected: string): void {
   if (exchange.endpoint === "sendMessage" && endedByTheBudget(code, exchange.durationMs, target.messageTimeoutSeconds))
     throw new HarnessError(
-      `${expected} after ${Math.round(exchange.durationMs)} ms: the ${target.messageTimeoutSeconds} s message budget ended it, as PROFILE §5 asks (a starved runner or a slow service, not a defect); inconclusive`,
+      `${expected} after ${Math.round(exchange.durationMs)} ms: ${budgetEndedWords(target.messageTimeoutSeconds)}, as PROFILE §5 asks (a starved runner or a slow service, not a defect); inconclusive`,
     );
 }
 

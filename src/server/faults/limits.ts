@@ -1,3 +1,4 @@
+import type { FastifyRequest } from "fastify";
 import { ENDPOINTS, HEADERS, MESSAGE_TIMING, RATE_LIMITS } from "../../contract/index.js";
 import { agentIdParam } from "../http.js";
 import { agentSlotKey } from "../ratelimit.js";
@@ -5,6 +6,11 @@ import { accountOf, endpointOf, type FaultRecord, fault, replaceError, rewriteBu
 
 /** budget-keeps-slot: how far short of the budget an exchange the budget ended may look by Date.now() */
 const BUDGET_END_SLACK_MS = 250;
+
+/** sheds-past-eight-in-flight: how many messages in flight to one agent the faulty server holds to the end */
+export const HELD_TO_THE_END = 8;
+/** sheds-past-eight-in-flight: when it gives up on the ones past those (mock-slow answers in about 2 s) */
+export const SHED_AFTER_MS = 1_500;
 
 /** Injected faults of PROFILE §7 limits. */
 export const LIMITS_FAULTS: FaultRecord = {
@@ -234,6 +240,28 @@ export const LIMITS_FAULTS: FaultRecord = {
           else release();
         };
       });
+    },
+  ),
+  // PROFILE §7: an agent holds 10 exchanges at once; §5: one ends with AGENT_UNAVAILABLE only for an
+  // agent not active or a spent budget. A service shedding load early keeps the cap's 429s right
+  "sheds-past-eight-in-flight": fault(
+    "limits.concurrency",
+    `the 9th and 10th messages in flight to an agent are admitted, then given up after ${SHED_AFTER_MS / 1000} s (503)`,
+    (app, ctx) => {
+      const inFlight = new Map<string, number>();
+      const shed = new WeakSet<FastifyRequest>();
+      // after the guard's hook: only the messages it admitted reach it, each holding a slot until its close
+      app.addHook("onRequest", async (req, reply) => {
+        const account = accountOf(req);
+        if (endpointOf(req) !== "sendMessage" || !account) return;
+        const key = `${account}:${agentIdParam(req)}`;
+        const held = (inFlight.get(key) ?? 0) + 1;
+        inFlight.set(key, held);
+        if (held > HELD_TO_THE_END) shed.add(req);
+        reply.raw.once("close", () => inFlight.set(key, (inFlight.get(key) ?? 1) - 1));
+      });
+      const before = ctx.seam.messageBudgetMs;
+      ctx.seam.messageBudgetMs = (ms, req) => (shed.has(req) ? SHED_AFTER_MS : before(ms, req));
     },
   ),
   "quota-not-enforced": fault("limits.quota", "the message quota is never spent", (_app, ctx) => {

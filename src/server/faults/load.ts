@@ -152,7 +152,7 @@ export const LOAD_FAULTS: FaultRecord = {
       const inFlight = countInFlight(app);
       // the budget of a message that starts while the server is busy is measured late
       const before = ctx.seam.messageBudgetMs;
-      ctx.seam.messageBudgetMs = (ms) => before(ms) + (inFlight.value >= UNDER_LOAD_IN_FLIGHT ? LATE_BUDGET_MS : 0);
+      ctx.seam.messageBudgetMs = (ms, req) => before(ms, req) + (inFlight.value >= UNDER_LOAD_IN_FLIGHT ? LATE_BUDGET_MS : 0);
     },
   ),
 };

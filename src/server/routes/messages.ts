@@ -90,8 +90,9 @@ function failureOf(
 /** The exchange ends at the budget, or when the client goes away: the signal that says which, and the budget's timer. */
 function exchangeEnds(ctx: ServerContext, reply: FastifyReply): { abort: AbortController; budget: TimerHandle } {
   const abort = new AbortController();
-  const budget: TimerHandle = ctx.clock.setTimer(ctx.seam.messageBudgetMs(ctx.options.messageTimeoutSeconds * 1000), () =>
-    abort.abort(new BudgetSpent()),
+  const budget: TimerHandle = ctx.clock.setTimer(
+    ctx.seam.messageBudgetMs(ctx.options.messageTimeoutSeconds * 1000, reply.request),
+    () => abort.abort(new BudgetSpent()),
   );
   reply.raw.once("close", () => {
     if (!reply.raw.writableFinished) abort.abort(new ClientGone());
