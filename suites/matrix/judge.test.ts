@@ -1,4 +1,5 @@
 import { describe, expect, test, vi } from "vitest";
+import { budgetEndedWords } from "../../src/contract/index.js";
 import { FLOOD_SHORT } from "../../src/load/capacity/floods.js";
 import { judgeRun, type RunSeen, targetUnavailable } from "./matrix.js";
 
@@ -9,7 +10,14 @@ const run = (over: Partial<RunSeen> & { checks?: RunSeen["results"]["checks"]; f
   output: over.output ?? "3 passed, 0 failed",
   results: { checks: over.checks ?? checks(3), ...(over.findings ? { findings: over.findings } : {}) },
 });
-const quiet = { promised: 3, busy: false, deployment: true, command: "verify" as const };
+const quiet = { promised: 3, busy: false, deployment: true, command: "verify" as const, messageTimeoutSeconds: 3 };
+/** a run whose checks erred, each with its message */
+const erring = (...messages: string[]) =>
+  run({
+    code: 2,
+    checks: [...checks(2), ...messages.map((message, i) => ({ status: "error", suite: "functional", id: `e${i}`, message }))],
+  });
+const budgetEnded = (T: number) => `expected 200 after ${T * 1000} ms: ${budgetEndedWords(T)}, as PROFILE §5 asks; inconclusive`;
 
 describe("the matrix's judge", () => {
   test("a clean run that ran what the dry run promised keeps every promise", () => {
@@ -56,6 +64,15 @@ describe("the matrix's judge", () => {
   test("exit 2 naming the other client's activity keeps the promise", () => {
     const seen = run({ code: 2, output: "inconclusive: another client is busy in the account (agents the run did not make)" });
     expect(judgeRun(seen, { ...quiet, busy: true })).toEqual([]);
+  });
+  test("exit 2 at a budget no mock-slow reply fits in, every error naming it, keeps the promise", () => {
+    expect(judgeRun(erring(budgetEnded(2), budgetEnded(2)), { ...quiet, messageTimeoutSeconds: 2 })).toEqual([]);
+  });
+  test.for([
+    ["at a budget a mock-slow reply fits in", erring(budgetEnded(3)), 3],
+    ["with another error beside the budget's", erring(budgetEnded(2), "the buckets never refilled: inconclusive"), 2],
+  ] as const)("exit 2 on a quiet conformant server %s is named", ([, seen, T]) => {
+    expect(judgeRun(seen, { ...quiet, messageTimeoutSeconds: T }).join("\n")).toMatch(/quiet conformant server/);
   });
   test("exit 2 naming a flood the generator could not make keeps the promise", () => {
     const seen = run({
