@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
-import { compiledSource, nativeModules } from "./compiled-source.js";
+import { compiledSource, nativeModules, nativeSource } from "./compiled-source.js";
 
 const root = mkdtempSync(join(tmpdir(), "agent-harness-compiled source+(1)-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -46,5 +46,21 @@ describe("nativeModules", () => {
     expect(native.test(join(sourceSrc, "load", "index.ts"))).toBe(false);
     expect(native.test(`${compiledSrc}-other/index.js`)).toBe(false);
     expect(native.test(`/elsewhere${compiledSrc}/index.js`)).toBe(false);
+  });
+});
+
+describe("nativeSource", () => {
+  test("a CLI run through tsx leaves the TypeScript sources to vite: a worker's node cannot load them", () => {
+    expect(nativeSource(sourceSrc, sourceSrc, false)).toEqual({ plugins: [], external: [] });
+  });
+  test("a checkout's compiled CLI sends the suites to its tree, and node loads the tree", () => {
+    const { plugins, external } = nativeSource(sourceSrc, compiledSrc, true);
+    expect(plugins.map((p) => p.name)).toEqual([compiledSource(sourceSrc, compiledSrc).name]);
+    expect(external.map((e) => e.test(join(compiledSrc, "load", "index.js")))).toEqual([true]);
+  });
+  test("the package's compiled tree, its suites beside it, needs no redirect", () => {
+    const { plugins, external } = nativeSource(compiledSrc, compiledSrc, true);
+    expect(plugins).toEqual([]);
+    expect(external.map((e) => e.test(join(compiledSrc, "load", "index.js")))).toEqual([true]);
   });
 });

@@ -21,18 +21,38 @@ interface ResolveContext {
  * makes another) is never reused against the next.
  */
 export function compiledSource(sourceSrc: string, compiledSrc: string) {
+  const under = `${posix(sourceSrc)}/`;
   return {
     name: `agent-harness:compiled-source:${compiledSrc}`,
     enforce: "pre" as const,
     async resolveId(this: ResolveContext, source: string, importer: string | undefined, options: object) {
       if (!importer) return null;
       const resolved = await this.resolve(source, importer, { ...options, skipSelf: true });
-      if (!resolved?.id.startsWith(sourceSrc + sep) || !resolved.id.endsWith(".ts")) return null;
-      const compiled = join(compiledSrc, relative(sourceSrc, resolved.id)).replace(/\.ts$/, ".js");
+      const id = resolved && posix(resolved.id);
+      if (!id?.startsWith(under) || !id.endsWith(".ts")) return null;
+      const compiled = posix(join(compiledSrc, relative(sourceSrc, id))).replace(/\.ts$/, ".js");
       return existsSync(compiled) ? compiled : null;
     },
   };
 }
 
 /** vitest's `server.deps.external` entry that loads every module under `dir` with node's own loader. */
-export const nativeModules = (dir: string): RegExp => new RegExp(`^${(dir + sep).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`);
+export const nativeModules = (dir: string): RegExp => new RegExp(`^${`${posix(dir)}/`.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`);
+
+/** vite and vitest name modules by paths with forward slashes, Windows' included. */
+const posix = (path: string) => path.split(sep).join("/");
+
+/**
+ * How a run's vitest loads the harness's own modules: `compiledSrc` is the `src/` beside the
+ * running CLI's modules, `sourceSrc` the one beside the suites. Only a CLI that runs compiled
+ * JavaScript (`compiled`) has a tree node's loader can take; one run through tsx (the checkout's
+ * fallback when it cannot compile) has the TypeScript sources there, which a worker's node cannot
+ * load (tsx's hooks are the CLI process's alone): vite transforms them, as for any suite.
+ */
+export function nativeSource(sourceSrc: string, compiledSrc: string, compiled: boolean) {
+  if (!compiled) return { plugins: [], external: [] };
+  return {
+    plugins: sourceSrc === compiledSrc ? [] : [compiledSource(sourceSrc, compiledSrc)],
+    external: [nativeModules(compiledSrc)],
+  };
+}

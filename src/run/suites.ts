@@ -18,7 +18,7 @@ import {
 import type { HarnessTarget } from "../target/harness-target.js";
 import { releaseClaims } from "../target/key-set-claim.js";
 import { cancelOnce } from "./cancel-once.js";
-import { compiledSource, nativeModules } from "./compiled-source.js";
+import { nativeSource } from "./compiled-source.js";
 import { NOT_RUN_AFTER_BAIL, NOT_RUN_AFTER_STOP, type PlannedCheck, STOPPED_BY_BAIL, STOPPED_BY_STOP } from "./completeness.js";
 import { SUITE_NAMES, type SuiteName } from "./config.js";
 import { FileTimes } from "./file-times.js";
@@ -37,12 +37,12 @@ const HERE = fileURLToPath(new URL("../../", import.meta.url));
 const ROOT = existsSync(join(HERE, "suites")) ? HERE : `${PACKAGE_ROOT}${sep}`;
 
 /**
- * The harness's own modules as compiled JavaScript, which the suites' workers load with node's own
- * loader: `src/` beside this module's tree. In a checkout that is the CLI's compiled copy, and the
- * suites' imports of the TypeScript sources are sent to it (src/run/compiled-source.ts).
+ * The harness's own modules, which the suites' workers load with node's own loader when this CLI
+ * runs compiled JavaScript: `src/` beside this module's tree (the installed package's, or a
+ * checkout's compiled copy, to which the suites' imports of the TypeScript sources are sent);
+ * through tsx, vite transforms them (src/run/compiled-source.ts).
  */
-const COMPILED_SRC = join(HERE, "src");
-const SOURCE_SRC = join(ROOT, "src");
+const NATIVE_SOURCE = nativeSource(join(ROOT, "src"), join(HERE, "src"), import.meta.url.endsWith(".js"));
 
 /** This copy of the harness, in the name of the folder its vitest caches go to (runVitest). */
 const CACHE_KEY = createHash("sha256").update(ROOT).digest("hex").slice(0, 8);
@@ -460,7 +460,7 @@ function vitestConfig(
     fileParallelism: workersFor(options.target) > 1,
     maxWorkers: workersFor(options.target),
     isolate: false,
-    server: { deps: { external: [nativeModules(COMPILED_SRC)] } },
+    server: { deps: { external: NATIVE_SOURCE.external } },
     testTimeout: timeoutFor(options.target),
     hookTimeout: timeoutFor(options.target),
     expect: { requireAssertions: true },
@@ -505,7 +505,7 @@ async function runVitest(
   const vitest = await createVitest("test", vitestConfig(options, files, reporter, run), {
     logLevel: "silent",
     cacheDir: cacheDir(),
-    plugins: COMPILED_SRC === SOURCE_SRC ? [] : [compiledSource(SOURCE_SRC, COMPILED_SRC)],
+    plugins: NATIVE_SOURCE.plugins,
   });
   takeSignalsBack(run.held);
   // two files failing at once under --bail must not become vitest's forced cancel, which loses both
