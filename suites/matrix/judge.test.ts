@@ -71,6 +71,7 @@ describe("the matrix's judge", () => {
   test.for([
     ["at a budget a mock-slow reply fits in", erring(budgetEnded(3)), 3],
     ["with another error beside the budget's", erring(budgetEnded(2), "the buckets never refilled: inconclusive"), 2],
+    ["with an internal error beside the budget's", { ...erring(budgetEnded(2)), output: "agent-harness: internal error: x" }, 2],
   ] as const)("exit 2 on a quiet conformant server %s is named", ([, seen, T]) => {
     expect(judgeRun(seen, { ...quiet, messageTimeoutSeconds: T }).join("\n")).toMatch(/quiet conformant server/);
   });

@@ -665,7 +665,10 @@ export function judgeRun(
   // that needed such a reply say, each in the same words, that the budget ended it
   const T = context.messageTimeoutSeconds;
   const budgetTooShort =
-    T <= MESSAGE_TIMING.slowModelSeconds && erred.length > 0 && erred.every((m) => m.includes(budgetEndedWords(T)));
+    T <= MESSAGE_TIMING.slowModelSeconds &&
+    erred.length > 0 &&
+    erred.every((m) => m.includes(budgetEndedWords(T))) &&
+    !/internal error/.test(run.output);
   if (run.code === 2 && ran > 0 && !busy && !floodShort && !budgetTooShort)
     broken.push(`exit 2 on a quiet conformant server (${erred.length} erred: ${erred.join(" | ").slice(0, 600)}): ${lastLine}`);
   if (run.code === 2 && ran > 0 && busy && !/inconclusive|another client|foreign|not the run's/i.test(run.output))
