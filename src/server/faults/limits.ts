@@ -8,7 +8,7 @@ import { accountOf, endpointOf, type FaultRecord, fault, replaceError, rewriteBu
 const BUDGET_END_SLACK_MS = 250;
 
 /** sheds-past-eight-in-flight: how many messages in flight to one agent the faulty server holds to the end */
-export const HELD_TO_THE_END = 8;
+const HELD_TO_THE_END = 8;
 /** sheds-past-eight-in-flight: when it gives up on the ones past those (mock-slow answers in about 2 s) */
 export const SHED_AFTER_MS = 1_500;
 
@@ -246,15 +246,14 @@ export const LIMITS_FAULTS: FaultRecord = {
   // agent not active or a spent budget. A service shedding load early keeps the cap's 429s right
   "sheds-past-eight-in-flight": fault(
     "limits.concurrency",
-    `the 9th and 10th messages in flight to an agent are admitted, then given up after ${SHED_AFTER_MS / 1000} s (503)`,
+    `a message past ${HELD_TO_THE_END} in flight to an agent is admitted, then given up after ${SHED_AFTER_MS / 1000} s (503)`,
     (app, ctx) => {
       const inFlight = new Map<string, number>();
       const shed = new WeakSet<FastifyRequest>();
       // after the guard's hook: only the messages it admitted reach it, each holding a slot until its close
       app.addHook("onRequest", async (req, reply) => {
-        const account = accountOf(req);
-        if (endpointOf(req) !== "sendMessage" || !account) return;
-        const key = `${account}:${agentIdParam(req)}`;
+        if (endpointOf(req) !== "sendMessage" || !req.principal) return;
+        const key = agentSlotKey(req.principal, agentIdParam(req));
         const held = (inFlight.get(key) ?? 0) + 1;
         inFlight.set(key, held);
         if (held > HELD_TO_THE_END) shed.add(req);
