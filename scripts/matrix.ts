@@ -69,6 +69,7 @@ const describe = (c: MatrixConfig) =>
   [
     c.command,
     c.selection.join(","),
+    c.sweep && `sweep ${c.sweep} of a killed run's, a running run's and another client's agents`,
     c.profile && `--profile ${c.profile}`,
     c.bail && "--bail",
     c.sections && `--sections ${c.sections.join(",")}`,

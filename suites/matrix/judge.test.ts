@@ -1,7 +1,9 @@
+import fc from "fast-check";
 import { describe, expect, test, vi } from "vitest";
 import { budgetEndedWords } from "../../src/contract/index.js";
 import { FLOOD_SHORT } from "../../src/load/capacity/floods.js";
-import { judgeRun, type RunSeen, targetUnavailable } from "./matrix.js";
+import { judgeCleanup, leftovers, sweptBy } from "./cleanup-row.js";
+import { configArbitrary, judgeRun, type RunSeen, targetUnavailable } from "./matrix.js";
 
 /** The matrix's own judge can fail: each promise, broken on purpose, is named. */
 const checks = (n: number, status = "passed") => Array.from({ length: n }, () => ({ status, suite: "functional" }));
@@ -81,6 +83,99 @@ describe("the matrix's judge", () => {
       output: `! capacity error — InconclusiveError: ${FLOOD_SHORT} (refusal-storm 400 req/s of 1,500)`,
     });
     expect(judgeRun(seen, { ...quiet, command: "load" })).toEqual([]);
+  });
+});
+
+describe("the matrix's judge of a cleanup sweep", () => {
+  const l = leftovers(Date.parse("2026-12-02T12:00:00Z"));
+  const all = [...l.old, ...l.recent, ...l.foreign];
+  /** what a sweep leaves when it deletes exactly what it must */
+  const exactly = (sweep: "every-run" | "one-run" | "dry-run") => all.filter((name) => !sweptBy(sweep, l).includes(name));
+  const listing = l.old.map((name) => `would delete agt_1 ${name}`).join("\n");
+  test.for(["every-run", "one-run"] as const)("a %s sweep that deletes exactly its agents keeps every promise", (sweep) => {
+    expect(judgeCleanup({ code: 0, output: "deleted …", remaining: exactly(sweep) }, sweep, l)).toEqual([]);
+    // the names: a killed run two hours before, a run of now, another client's
+    expect(l.old[0]).toMatch(/^ah-2026-12-02T10-00-00-000Z-[0-9a-f]{6}-/);
+    expect(l.recent[0]).toMatch(/^ah-2026-12-02T12-00-00-000Z-[0-9a-f]{6}-/);
+  });
+  test("a dry run that lists what it would delete and deletes nothing keeps every promise", () => {
+    expect(judgeCleanup({ code: 0, output: listing, remaining: all }, "dry-run", l)).toEqual([]);
+  });
+  test.for([
+    [
+      "exit 0 with a killed run's agent left",
+      { code: 0, output: "", remaining: [l.old[1]!, ...exactly("every-run")] },
+      "every-run",
+      /exit 0, yet .*killed-2 is still there/,
+    ],
+    [
+      "a running run's agents deleted",
+      { code: 0, output: "", remaining: [...l.foreign] },
+      "every-run",
+      /going-1 was deleted: a run started less than/,
+    ],
+    [
+      "another client's agent deleted",
+      { code: 0, output: "", remaining: [...l.old, ...l.recent.slice(1)].slice(0, 2) },
+      "one-run",
+      /someone-else-kept was deleted: another client's/,
+    ],
+    [
+      "an agent outside --prefix deleted",
+      { code: 0, output: "", remaining: [...l.foreign] },
+      "one-run",
+      /killed-1 was deleted: another run's, outside --prefix/,
+    ],
+    [
+      "a dry run that deleted",
+      { code: 0, output: listing, remaining: exactly("every-run") },
+      "dry-run",
+      /killed-1 was deleted: --dry-run deletes nothing/,
+    ],
+    [
+      "a dry run that listed nothing",
+      { code: 0, output: "0 agent(s)", remaining: all },
+      "dry-run",
+      /--dry-run did not list .*killed-1/,
+    ],
+    [
+      "an exit 1 on a conformant deployment",
+      { code: 1, output: "FAILED (500) agt_1", remaining: exactly("every-run") },
+      "every-run",
+      /cleanup exited 1 on a conformant deployment: FAILED/,
+    ],
+  ] as const)("%s is named", ([, seen, sweep, pattern]) => {
+    expect(judgeCleanup(seen, sweep, l).join("\n")).toMatch(pattern);
+  });
+});
+
+describe("the cleanup rows the matrix draws", () => {
+  test("sweep a deployment directly, with none of verify's or load's flags; no other row has a sweep", () => {
+    const drawn = fc.sample(configArbitrary(), { seed: 7, numRuns: 300 });
+    const sweeps = drawn.filter((c) => c.command === "cleanup");
+    expect(sweeps.length).toBeGreaterThan(50);
+    expect(new Set(sweeps.map((c) => c.sweep)).size).toBe(3);
+    for (const c of sweeps) {
+      expect(["serve", "alt"]).toContain(c.target);
+      expect(c).toMatchObject({ network: "none", selection: [], referenceFaults: false, bail: false, keySet: "main" });
+      for (const flag of [
+        "profile",
+        "sections",
+        "flood",
+        "out",
+        "compare",
+        "shard",
+        "workers",
+        "failingModel",
+        "pinned",
+      ] as const)
+        expect(c[flag], flag).toBeUndefined();
+    }
+    // the connections a sweep may take are drawn among them
+    expect(
+      sweeps.some((c) => c.tls === "mutual") && sweeps.some((c) => c.proxy === "through") && sweeps.some((c) => c.busy),
+    ).toBe(true);
+    expect(drawn.filter((c) => c.command !== "cleanup" && c.sweep !== undefined)).toEqual([]);
   });
 });
 

@@ -191,3 +191,28 @@ describe("load bursts against a server that closes each connection, on another c
     expect(outcome.code, outcome.lastLine).toBe(0);
   });
 });
+
+/**
+ * `agent-harness cleanup` in each of its sweeps, reaching the deployment as verify does (behind a
+ * TLS terminator with a company CA, a client certificate, through a forward proxy), with another
+ * client busy in the account: it deletes exactly the agents its sweep names and keeps the rest
+ * (./cleanup-row.ts). A few seconds each; the full matrix draws the rest of the combinations.
+ */
+describe("cleanup's sweeps of a deployment", { concurrent: true }, () => {
+  const sweepRow = (over: Partial<MatrixConfig>): MatrixConfig => ({
+    ...onIndependentServer({ command: "cleanup", selection: [], referenceFaults: false }),
+    keySet: "main",
+    ...over,
+  });
+  test.for([
+    sweepRow({ sweep: "every-run", tls: "mutual", busy: true }),
+    sweepRow({ sweep: "one-run", target: "serve", tls: "ca", proxy: "through" }),
+    sweepRow({ sweep: "dry-run", target: "serve", proxy: "bypassed" }),
+  ])("$sweep: exactly its agents deleted, the rest kept, exit 0", { timeout: 120_000 }, async (config, context) => {
+    const unavailable = await targetUnavailable(config);
+    if (unavailable) context.skip(unavailable);
+    const outcome = await runConfig(config, SEED);
+    expect(outcome.broken, `${outcome.lastLine}\nreplay: ${replayCommand(outcome)}`).toEqual([]);
+    expect(outcome.code, outcome.lastLine).toBe(0);
+  });
+});

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { budgetEndedWords, CLAUSES, type KeysFile, MESSAGE_TIMING, SECTIONS } from "../../src/contract/index.js";
+import { budgetEndedWords, CLAUSES, type KeysFile, LIST_LIMITS, MESSAGE_TIMING, SECTIONS } from "../../src/contract/index.js";
 import { FLOOD_SHAPES, FLOOD_SHORT } from "../../src/load/capacity/floods.js";
 import { exampleTenants } from "../../src/load/capacity/plan.js";
 import { SCENARIO_IDS } from "../../src/load/scenarios.js";
@@ -15,6 +15,7 @@ import { FLOOD_DRIVE_MESSAGE_TIMEOUT_SECONDS, load, type VerifyRun, verify } fro
 import { startTinyproxy, tinyproxyMissing } from "../network/support/enterprise.js";
 import { type AltKeys, altKeysFile } from "./alt-server/keys.js";
 import { startAltServer } from "./alt-server/server.js";
+import { judgeCleanup, leftovers, SWEEPS, type Sweep, sweepArgs } from "./cleanup-row.js";
 import { comparePromises, lastLineOf, remoteWriteReceiver, shardArgs, tlsFront } from "./options.js";
 
 /**
@@ -44,9 +45,11 @@ const CLAUSE_IDS = CLAUSES.map((c) => c.id);
 export const NETWORKS = { none: undefined, near: "40±20", far: "150±50" } as const;
 
 export interface MatrixConfig {
-  command: "verify" | "load";
-  /** verify: --suites; load: --scenario */
+  command: "verify" | "load" | "cleanup";
+  /** verify: --suites; load: --scenario; cleanup: none */
   selection: string[];
+  /** cleanup: what the sweep takes (./cleanup-row.ts), on a deployment seeded with a killed run's agents and others' */
+  sweep?: Sweep;
   referenceFaults: boolean;
   profile?: "smoke";
   bail: boolean;
@@ -100,7 +103,8 @@ const subset = <T>(items: readonly T[], max = items.length) =>
 export function configArbitrary(): fc.Arbitrary<MatrixConfig> {
   return fc
     .record({
-      command: fc.constantFrom("verify" as const, "load" as const),
+      command: fc.constantFrom("verify" as const, "load" as const, "cleanup" as const),
+      sweep: fc.constantFrom(...SWEEPS),
       suites: subset(VERIFY_SUITES),
       scenarios: subset(LOAD_SCENARIOS, 3),
       referenceFaults: fc.boolean(),
@@ -144,6 +148,7 @@ export function configArbitrary(): fc.Arbitrary<MatrixConfig> {
 
 function normalise(r: {
   command: MatrixConfig["command"];
+  sweep: Sweep;
   suites: string[];
   scenarios: string[];
   referenceFaults: boolean;
@@ -169,41 +174,48 @@ function normalise(r: {
   tenantMainKey: boolean;
 }): MatrixConfig {
   const verifying = r.command === "verify";
-  const ours = startedByHarness(r.target);
+  const loading = r.command === "load";
+  // cleanup sweeps a deployment (a target the harness starts is gone with its run), which it
+  // reaches without --network-delay (verify's and load's)
+  const sweeping = r.command === "cleanup";
+  const target = sweeping && startedByHarness(r.target) ? "serve" : r.target;
+  const network = sweeping ? "none" : r.network;
+  const ours = startedByHarness(target);
   // capacity's tenants (--keys-file): a reference the harness starts serves them; a deployment the matrix
   // starts has them among its keys (startDeployment)
-  const flood = verifying ? undefined : r.flood;
+  const flood = loading ? r.flood : undefined;
   // a capacity shard drives the tenants of --keys-file (a flood has its own)
-  const shard = !verifying && r.shard && !flood;
+  const shard = loading && r.shard && !flood;
   // through a forward proxy: a deployment, without the delaying proxy in between (the harness's
   // own, which forwards plain HTTP to one upstream); bypassed: any target, every request direct
-  const through = r.proxy === "through" && !ours && r.network === "none";
+  const through = r.proxy === "through" && !ours && network === "none";
   return {
     command: r.command,
-    selection: verifying ? r.suites : flood || shard ? ["capacity"] : r.scenarios,
+    selection: verifying ? r.suites : sweeping ? [] : flood || shard ? ["capacity"] : r.scenarios,
+    ...(sweeping ? { sweep: r.sweep } : {}),
     ...(flood ? { flood } : {}),
-    referenceFaults: r.referenceFaults,
+    referenceFaults: !sweeping && r.referenceFaults,
     ...(verifying && r.smoke ? { profile: "smoke" as const } : {}),
     bail: verifying && r.bail,
     ...(verifying && r.sections ? { sections: r.sections } : {}),
     // a target the harness starts makes its own accounts; another client needs a deployment to share
     // a tenant's key as the main key: the other roles' keys are of accounts of their own
-    keySet: ours ? "all+tier" : (flood || shard) && r.tenantMainKey ? "main" : r.keySet,
-    target: r.target,
-    network: r.network,
+    keySet: ours ? "all+tier" : ((flood || shard) && r.tenantMainKey) || sweeping ? "main" : r.keySet,
+    target,
+    network,
     busy: !ours && r.busy,
     // ten round trips of the far network fit in 5 s, not in 2
-    windowSeconds: r.network === "far" ? 5 : r.windowSeconds,
+    windowSeconds: network === "far" ? 5 : r.windowSeconds,
     // a flood drive of 12 s gives each shape under 2 s of flood: the stream hog holds its slots
     // until the time budget ends them, so a budget of 3 s would leave it no verdict, every time
     messageTimeoutSeconds: flood?.shapes.includes("stream-hog") ? FLOOD_DRIVE_MESSAGE_TIMEOUT_SECONDS : r.messageTimeoutSeconds,
     // a flag of serve's: only the reference through serve takes it
-    ...(r.target === "serve" && r.wholeSecondWindows ? { wholeSecondWindows: true } : {}),
+    ...(target === "serve" && r.wholeSecondWindows ? { wholeSecondWindows: true } : {}),
     // a TLS terminator fronts a deployment (a target the harness starts is its own plain HTTP);
     // --network-delay's proxy forwards plain HTTP only, and says so (exit 2) when asked for more
-    ...(!ours && r.network === "none" && r.tls ? { tls: r.tls } : {}),
-    ...(!verifying && r.out ? { out: true as const } : {}),
-    ...(!verifying && r.compare ? { compare: true as const } : {}),
+    ...(!ours && network === "none" && r.tls ? { tls: r.tls } : {}),
+    ...(loading && r.out ? { out: true as const } : {}),
+    ...(loading && r.compare ? { compare: true as const } : {}),
     ...(shard ? { shard: true as const } : {}),
     // a target the harness starts has a key set per worker: one worker is a deployment's way (the
     // files take turns on one account), the embedded default's count the most
@@ -211,12 +223,12 @@ function normalise(r: {
     // --service-cores names a deployment's own process reached directly: the delaying proxy and the
     // TLS terminator run in the harness and the matrix, between the storm and the service
     // (and only where this machine can give it cores of its own)
-    ...(flood && r.target === "serve" && r.network === "none" && !r.tls && !through && r.pinned && canPin()
+    ...(flood && target === "serve" && network === "none" && !r.tls && !through && r.pinned && canPin()
       ? { pinned: true as const }
       : {}),
     // the independent server with a model that fails every message (PROFILE §5 allows it): a target
     // that then honours no mock model, so never with --reference-faults (§10)
-    ...(verifying && r.target === "alt" && !r.referenceFaults && r.failingModel ? { failingModel: true as const } : {}),
+    ...(verifying && target === "alt" && !r.referenceFaults && r.failingModel ? { failingModel: true as const } : {}),
     ...(through || r.proxy === "bypassed" ? { proxy: r.proxy } : {}),
     ...(!ours && (flood || shard) && r.tenantMainKey ? { tenantMainKey: true as const } : {}),
   };
@@ -445,20 +457,9 @@ function stopChild(child: ChildProcess): Promise<void> {
 export function busyClient(baseUrl: string, key: string): { stop: () => Promise<number> } {
   let stopped = false;
   let sent = 0;
-  const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
   const call = async (method: string, path: string, body?: unknown) => {
     sent++;
-    const res = await fetch(`${baseUrl}${path}`, {
-      method,
-      headers,
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(10_000),
-    }).catch(() => undefined);
-    const text = await res?.text().catch(() => "");
-    // a refusal says when to come back: wait for that, not a guess
-    const retry = Number(res?.headers.get("retry-after") ?? 0);
-    if (res?.status === 429 && retry > 0) await pause(retry * 1000);
-    return text ? safeJson(text) : undefined;
+    return (await directCall(baseUrl, key, method, path, body)).body;
   };
   const loop = (async () => {
     for (let i = 0; i < 2000 && !stopped; i++) {
@@ -480,6 +481,30 @@ export function busyClient(baseUrl: string, key: string): { stop: () => Promise<
       return sent;
     },
   };
+}
+
+/**
+ * One request of a client of the deployment's own, straight to it (not through the harness): its
+ * status (0 when it failed) and JSON body. A 429 says when to come back: the call waits for that
+ * (not a guess) before it returns.
+ */
+async function directCall(
+  baseUrl: string,
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(10_000),
+  }).catch(() => undefined);
+  const text = await res?.text().catch(() => "");
+  const retry = Number(res?.headers.get("retry-after") ?? 0);
+  if (res?.status === 429 && retry > 0) await pause(retry * 1000);
+  return { status: res?.status ?? 0, body: text ? safeJson(text) : undefined };
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -544,6 +569,7 @@ const ranIn = (run: Pick<RunSeen, "results">) =>
 
 /** Runs one configuration (its dry run, then the run) and holds it to the promises. */
 export async function runConfig(config: MatrixConfig, seed: number): Promise<Outcome> {
+  if (config.command === "cleanup") return runCleanup(config, seed);
   const started = Date.now();
   const target = await startTarget(config);
   const busy = target && config.busy ? busyClient(target.plainUrl ?? target.baseUrl, target.keys.main) : undefined;
@@ -623,6 +649,90 @@ export async function runConfig(config: MatrixConfig, seed: number): Promise<Out
     lastLine: lastLineOf(run.output),
   };
 }
+
+/**
+ * A cleanup row: the deployment seeded (straight, by a client of its own) with a killed run's
+ * agents, a running run's and another client's; `agent-harness cleanup` run with the sweep's
+ * flags and what reaches the deployment (its CA, client certificate, proxy variables); then what
+ * is left, listed straight again, held to the sweep's promises (./cleanup-row.ts).
+ */
+async function runCleanup(config: MatrixConfig, seed: number): Promise<Outcome> {
+  const started = Date.now();
+  const sweep = config.sweep ?? "every-run";
+  const target = await startTarget(config);
+  if (!target) throw new Error("a cleanup row needs a deployment: normalise() gives it one");
+  const direct = target.plainUrl ?? target.baseUrl;
+  const seeded = leftovers();
+  const busy = config.busy ? busyClient(direct, target.keys.main) : undefined;
+  let proxy: Awaited<ReturnType<typeof startTinyproxy>> | undefined;
+  const broken: string[] = [];
+  let seen: { code: number | null; output: string; remaining: string[] } | undefined;
+  try {
+    for (const name of [...seeded.old, ...seeded.recent, ...seeded.foreign]) {
+      // a 429 waits for its Retry-After inside directCall: a few tries are plenty for five creates
+      let status = 0;
+      for (let attempt = 0; attempt < 4 && status !== 201; attempt++)
+        status = (await directCall(direct, target.keys.main, "POST", "/agents", { name })).status;
+      if (status !== 201) throw new Error(`seeding ${name}: POST /agents answered ${status}`);
+    }
+    proxy = config.proxy === "through" ? await startTinyproxy() : undefined;
+    const args = [
+      "cleanup",
+      ...["--base-url", target.baseUrl, "--api-key", target.keys.main, ...(target.args ?? [])],
+      ...["--rate-window", String(config.windowSeconds)],
+      ...sweepArgs(sweep, seeded),
+    ];
+    const run = await new Promise<{ code: number | null; output: string }>((resolve) =>
+      execFile(
+        process.execPath,
+        ["bin/agent-harness.js", ...args],
+        { env: { ...process.env, ...proxyEnv(config, proxy?.url), NO_COLOR: "1" }, timeout: 300_000 },
+        (err, stdout, stderr) =>
+          resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, output: `${stdout}\n${stderr}` }),
+      ),
+    );
+    seen = { ...run, remaining: await agentNames(direct, target.keys.main) };
+    broken.push(...judgeCleanup(seen, sweep, seeded));
+    if (run.code === 0 && proxy && !proxy.log().includes(new URL(target.baseUrl).host))
+      broken.push(`through the proxy: its log holds no request to ${new URL(target.baseUrl).host}`);
+  } catch (err) {
+    broken.push(`the cleanup row could not be run: ${err instanceof Error ? err.message : String(err)}`);
+  } finally {
+    await busy?.stop();
+    await target.stop();
+    await proxy?.stop();
+  }
+  const swept = seen ? seeded.old.concat(seeded.recent).filter((name) => !seen.remaining.includes(name)).length : 0;
+  return {
+    config,
+    seed,
+    code: seen?.code ?? null,
+    findings: 0,
+    ran: swept,
+    broken,
+    durationMs: Date.now() - started,
+    lastLine: seen ? lastLineOf(seen.output) : "",
+  };
+}
+
+/** The names of every agent of the key's account, listed straight from the deployment, page by page (bounded). */
+async function agentNames(baseUrl: string, key: string): Promise<string[]> {
+  const names: string[] = [];
+  // a 429 is asked again (directCall has waited for its Retry-After); 100 pages at most
+  for (let page = 1, tries = 0; page <= 100 && tries < 200; tries++) {
+    const { status, body } = await directCall(baseUrl, key, "GET", `/agents?page=${page}&limit=${LIST_LIMITS.limit.max}`);
+    if (status === 429) continue;
+    const data = isPage(body) ? body.data : undefined;
+    if (status !== 200 || !data) throw new Error(`listing agents: GET /agents answered ${status}`);
+    names.push(...data.flatMap((a) => (typeof a.name === "string" ? [a.name] : [])));
+    if (data.length < LIST_LIMITS.limit.max) return names;
+    page++;
+  }
+  throw new Error("listing agents: no last page within 100 pages and 200 requests");
+}
+
+const isPage = (v: unknown): v is { data: { name?: unknown }[] } =>
+  typeof v === "object" && v !== null && "data" in v && Array.isArray((v as { data: unknown }).data);
 
 /**
  * The promises, judged on one run of a conformant server: each broken one in a sentence.
