@@ -1,20 +1,10 @@
+import { renameIdField } from "../client/id-field.js";
 import { type ClauseId, isRecord } from "../contract/index.js";
 import { defineCheck, isStream } from "./define.js";
 
 /** The member `key` of a JSON value (an array index or an object key); undefined when it has none. */
 const childAt = (v: unknown, key: PropertyKey): unknown =>
   Array.isArray(v) ? (typeof key === "number" ? v[key] : undefined) : isRecord(v) && typeof key === "string" ? v[key] : undefined;
-
-/** PROFILE §11: a deployment may name the identifier otherwise; the contract's schemas say `id`. */
-function renameId(json: unknown, idField: string): unknown {
-  if (idField === "id" || !isRecord(json)) return json;
-  const rename = (r: unknown) => {
-    if (!isRecord(r) || !(idField in r) || "id" in r) return r;
-    const { [idField]: id, ...rest } = r;
-    return { id, ...rest };
-  };
-  return { ...json, data: Array.isArray(json.data) ? json.data.map(rename) : rename(json.data) };
-}
 
 /**
  * PROFILE §2, §4, §5: a success answer of an endpoint has the endpoint's shape (the agent record,
@@ -31,7 +21,7 @@ export default defineCheck({
     !isStream(ex),
   run: (ex, ctx) => {
     const spec = ctx.endpoint!;
-    const json = spec.id === "sendMessage" ? ex.response.json : renameId(ex.response.json, ctx.idField ?? "id");
+    const json = spec.id === "sendMessage" ? ex.response.json : renameIdField(ex.response.json, ctx.idField ?? "id");
     const parsed = spec.response.safeParse(json);
     if (parsed.success) return [];
     // a token member is the token checks' finding (PROFILE §4 token-write-only), not a second one here
