@@ -3,7 +3,7 @@ import { describe, expect, test, vi } from "vitest";
 import { budgetEndedWords } from "../../src/contract/index.js";
 import { FLOOD_SHORT } from "../../src/load/capacity/floods.js";
 import { judgeCleanup, leftovers, sweptBy } from "./cleanup-row.js";
-import { configArbitrary, judgeRun, type RunSeen, targetUnavailable } from "./matrix.js";
+import { configArbitrary, judgeRun, OTHER_ID_FIELD, type RunSeen, targetUnavailable } from "./matrix.js";
 
 /** The matrix's own judge can fail: each promise, broken on purpose, is named. */
 const checks = (n: number, status = "passed") => Array.from({ length: n }, () => ({ status, suite: "functional" }));
@@ -149,8 +149,8 @@ describe("the matrix's judge of a cleanup sweep", () => {
   });
 });
 
-describe("the cleanup rows the matrix draws", () => {
-  test("sweep a deployment directly, with none of verify's or load's flags; no other row has a sweep", () => {
+describe("the rows the matrix draws", () => {
+  test("a cleanup row sweeps a deployment directly, with none of verify's or load's flags; no other row has a sweep", () => {
     const drawn = fc.sample(configArbitrary(), { seed: 7, numRuns: 300 });
     const sweeps = drawn.filter((c) => c.command === "cleanup");
     expect(sweeps.length).toBeGreaterThan(50);
@@ -176,6 +176,13 @@ describe("the cleanup rows the matrix draws", () => {
       sweeps.some((c) => c.tls === "mutual") && sweeps.some((c) => c.proxy === "through") && sweeps.some((c) => c.busy),
     ).toBe(true);
     expect(drawn.filter((c) => c.command !== "cleanup" && c.sweep !== undefined)).toEqual([]);
+  });
+  test("another identifier field is drawn for the independent server alone, in each command", () => {
+    const drawn = fc.sample(configArbitrary(), { seed: 8, numRuns: 300 });
+    expect(drawn.filter((c) => c.idField !== undefined && c.target !== "alt")).toEqual([]);
+    expect(new Set(drawn.filter((c) => c.idField === OTHER_ID_FIELD).map((c) => c.command))).toEqual(
+      new Set(["verify", "load", "cleanup"]),
+    );
   });
 });
 

@@ -7,6 +7,7 @@ import {
   busyClient,
   harnessArgs,
   type MatrixConfig,
+  OTHER_ID_FIELD,
   replayCommand,
   runConfig,
   sliceArbitrary,
@@ -205,12 +206,33 @@ describe("cleanup's sweeps of a deployment", { concurrent: true }, () => {
     ...over,
   });
   test.for([
-    sweepRow({ sweep: "every-run", tls: "mutual", busy: true }),
+    sweepRow({ sweep: "every-run", tls: "mutual", busy: true, idField: OTHER_ID_FIELD }),
     sweepRow({ sweep: "one-run", target: "serve", tls: "ca", proxy: "through" }),
     sweepRow({ sweep: "dry-run", target: "serve", proxy: "bypassed" }),
   ])("$sweep: exactly its agents deleted, the rest kept, exit 0", { timeout: 120_000 }, async (config, context) => {
     const unavailable = await targetUnavailable(config);
     if (unavailable) context.skip(unavailable);
+    const outcome = await runConfig(config, SEED);
+    expect(outcome.broken, `${outcome.lastLine}\nreplay: ${replayCommand(outcome)}`).toEqual([]);
+    expect(outcome.code, outcome.lastLine).toBe(0);
+  });
+});
+
+/**
+ * A deployment whose records name their identifier otherwise (PROFILE §11), the harness told with
+ * --id-field: every record, list page and delete confirmation is read by that name, and the
+ * checks of the record's shape and of a delete find nothing on a conformant server. (Each check
+ * reading `id` instead made two false findings here: record.shape and delete.ok.)
+ */
+describe("a deployment with another identifier field", { concurrent: true }, () => {
+  test("verify's record and delete checks: exit 0, no finding", { timeout: 300_000 }, async () => {
+    const config = onIndependentServer({
+      command: "verify",
+      selection: ["functional"],
+      referenceFaults: false,
+      sections: ["§4", "delete.ok"],
+      idField: OTHER_ID_FIELD,
+    });
     const outcome = await runConfig(config, SEED);
     expect(outcome.broken, `${outcome.lastLine}\nreplay: ${replayCommand(outcome)}`).toEqual([]);
     expect(outcome.code, outcome.lastLine).toBe(0);

@@ -43,6 +43,11 @@ export const startedByHarness = (target: MatrixConfig["target"]): target is Star
 /** What --sections takes: PROFILE's sections, and its clause ids */
 const CLAUSE_IDS = CLAUSES.map((c) => c.id);
 export const NETWORKS = { none: undefined, near: "40±20", far: "150±50" } as const;
+/**
+ * An identifier field of another name (PROFILE §11 lets a deployment choose it), and the name the
+ * message reply gives the agent's id: a harness that read one for the other would show it
+ */
+export const OTHER_ID_FIELD = "agentId";
 
 export interface MatrixConfig {
   command: "verify" | "load" | "cleanup";
@@ -72,6 +77,8 @@ export interface MatrixConfig {
   tls?: "ca" | "mutual";
   /** the independent server with a model that fails every message (500 MODEL_ERROR), as PROFILE §5 allows */
   failingModel?: true;
+  /** the independent server naming its records' identifier field so (PROFILE §11), and the harness told with --id-field */
+  idField?: typeof OTHER_ID_FIELD;
   /** load: --out prometheus-rw= a receiver of the matrix's own, which must get the run's metrics */
   out?: true;
   /** load: `load compare` on the run's report after it: A/A exit 0, other scenarios exit 2 */
@@ -142,6 +149,7 @@ export function configArbitrary(): fc.Arbitrary<MatrixConfig> {
       failingModel: fc.boolean(),
       proxy: fc.constantFrom(undefined, "through" as const, "bypassed" as const),
       tenantMainKey: fc.boolean(),
+      idField: fc.constantFrom(undefined, OTHER_ID_FIELD),
     })
     .map((r) => normalise(r));
 }
@@ -172,6 +180,7 @@ function normalise(r: {
   failingModel?: boolean;
   proxy: MatrixConfig["proxy"];
   tenantMainKey: boolean;
+  idField: MatrixConfig["idField"];
 }): MatrixConfig {
   const verifying = r.command === "verify";
   const loading = r.command === "load";
@@ -231,6 +240,8 @@ function normalise(r: {
     ...(verifying && target === "alt" && !r.referenceFaults && r.failingModel ? { failingModel: true as const } : {}),
     ...(through || r.proxy === "bypassed" ? { proxy: r.proxy } : {}),
     ...(!ours && (flood || shard) && r.tenantMainKey ? { tenantMainKey: true as const } : {}),
+    // the independent server takes another name for it (the reference's is id)
+    ...(target === "alt" && r.idField ? { idField: r.idField } : {}),
   };
 }
 
@@ -258,6 +269,7 @@ export function harnessArgs(
   if (config.pinned) args.push("--service-cores", serviceCores().join(","));
   if (config.bail) args.push("--bail");
   if (config.sections) args.push("--sections", config.sections.join(","));
+  if (config.idField) args.push("--id-field", config.idField);
   const delay = NETWORKS[config.network];
   if (delay) args.push("--network-delay", delay);
   args.push(...extra);
@@ -385,6 +397,7 @@ async function startDeployment(config: MatrixConfig): Promise<StartedTarget | un
       // its own clock, as a deployment has
       clockOffsetSeconds: 7.3,
       ...(config.failingModel ? { failingModel: true } : {}),
+      ...(config.idField ? { idField: config.idField } : {}),
     });
     return { baseUrl: server.baseUrl, keys, stop: server.close };
   }
@@ -680,6 +693,7 @@ async function runCleanup(config: MatrixConfig, seed: number): Promise<Outcome> 
       "cleanup",
       ...["--base-url", target.baseUrl, "--api-key", target.keys.main, ...(target.args ?? [])],
       ...["--rate-window", String(config.windowSeconds)],
+      ...(config.idField ? ["--id-field", config.idField] : []),
       ...sweepArgs(sweep, seeded),
     ];
     const run = await new Promise<{ code: number | null; output: string }>((resolve) =>

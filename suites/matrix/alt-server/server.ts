@@ -47,6 +47,11 @@ export interface AltServerOptions {
    * the mock models of §10 are then not honoured (a target that is not reference-compatible)
    */
   failingModel?: boolean;
+  /**
+   * the identifier field's name in its records and delete confirmations (default `id`): PROFILE §11
+   * lets a deployment name it otherwise, which the harness is told with --id-field
+   */
+  idField?: string;
   host?: string;
   port?: number;
 }
@@ -183,8 +188,9 @@ export async function startAltServer(options: AltServerOptions): Promise<AltServ
     return lastStampMs;
   };
 
+  const idField = options.idField ?? "id";
   const view = (a: AgentState) => ({
-    id: a.id,
+    [idField]: a.id,
     name: a.name,
     bio: a.bio,
     personality: { traits: [...a.personality.traits] },
@@ -391,7 +397,7 @@ export async function startAltServer(options: AltServerOptions): Promise<AltServ
   function deleteAgent(agent: AgentState) {
     agents.delete(agent.id);
     for (const key of conversations.keys()) if (key.startsWith(`${agent.id}\u0000`)) conversations.delete(key);
-    return new HttpAnswer(200, { success: true, data: { id: agent.id, deleted: true } });
+    return new HttpAnswer(200, { success: true, data: { [idField]: agent.id, deleted: true } });
   }
 
   /* -------------------------------------------------------------- messages */
