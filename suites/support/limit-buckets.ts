@@ -1,5 +1,5 @@
 import { describe } from "vitest";
-import type { ServiceClient } from "../../src/client/index.js";
+import { renameIdField, type ServiceClient } from "../../src/client/index.js";
 import { type Agent, type ClauseId, RATE_LIMITS } from "../../src/contract/index.js";
 import { needsKey } from "../../src/target/key-roles.js";
 import {
@@ -104,7 +104,8 @@ const PATH_VARIANTS: WhileEmpty = {
         Promise.all(
           CREATE_VARIANTS.map(async (path) => {
             const ex = await api.send({ method: "POST", path, body: { name: agents.name("-variant") }, pace: false });
-            const made = (ex.response.json as { data?: { id?: string } } | undefined)?.data?.id;
+            // the target's identifier field (PROFILE §11), as the client reads a record
+            const made = (renameIdField(ex.response.json, target.idField) as { data?: { id?: string } } | undefined)?.data?.id;
             if (ex.response.status === 201 && made) agents.track(made);
             return { path, status: ex.response.status, reset: ex.rate?.reset ?? 0 };
           }),
