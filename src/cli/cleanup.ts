@@ -8,7 +8,7 @@ import { HARNESS_NAME_PREFIX } from "../target/harness-target.js";
 import { optionsHelp, parseOrHelp, readOptions } from "./config.js";
 
 /** How old a run must be for the sweep of every run's prefix to take its agents: longer than a run lasts. */
-const DEFAULT_OLDER_THAN = "1h";
+export const DEFAULT_OLDER_THAN = "1h";
 
 const CLEANUP_OPTIONS = {
   baseUrl: { flag: "base-url", env: "AGENT_API_BASE_URL", type: "string", help: "the deployment's base URL (ends with /v1)" },

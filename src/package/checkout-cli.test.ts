@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -39,29 +39,44 @@ const { main } = await import(${JSON.stringify(pathToFileURL(join(REPO_ROOT, "sr
 process.exitCode = await main(process.argv.slice(1));`;
 
 describe("a checkout's CLI", () => {
-  it("through tsx (the fallback where it cannot compile) runs verify's suites: the workers load the TypeScript sources through vite", async () => {
-    expectPassed(await runNode(["--input-type=module", "-e", THROUGH_TSX, ...VERIFY, "--report-dir", join(scratch, "tsx")]));
-  });
+  it(
+    "through tsx (the fallback where it cannot compile) runs verify's suites: the workers load the TypeScript sources through vite",
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      expectPassed(await runNode(["--input-type=module", "-e", THROUGH_TSX, ...VERIFY, "--report-dir", join(scratch, "tsx")]));
+    },
+  );
 
   // The suites import the harness's TypeScript sources; a checkout's CLI runs a compiled copy of
   // them (.build/cli/), and sends those imports there, for its workers to load with node's own
   // loader instead of vite transforming each module in the CLI and evaluating it in every worker
-  // (src/run/compiled-source.ts; the first check about 1 s sooner). A run passes either way: what
+  // (src/run/compiled-source.ts; measured in docs/figures.md). A run passes either way: what
   // shows the redirect is vitest's module cache (under TMPDIR), which holds each module vite
   // transformed with the imports it makes.
-  it("compiled sends the suites' imports of src/ to the compiled tree: vite transforms none of its modules", async () => {
-    const tmp = join(scratch, "tmp");
-    expectPassed(await runNode(["bin/agent-harness.js", ...VERIFY, "--report-dir", join(scratch, "compiled")], { TMPDIR: tmp }));
-    const caches = readdirSync(tmp).filter((name) => name.startsWith("agent-harness-vite-"));
-    expect(caches).toHaveLength(1);
-    const modules = join(tmp, caches[0]!, "modules");
-    const imports = readdirSync(modules).flatMap((file) =>
-      [...readFileSync(join(modules, file), "utf8").matchAll(/__vite_ssr_import__\("([^"]+)"/g)].map((m) => m[1]!),
-    );
-    // the suites' own modules were transformed, and imported the compiled tree's
-    expect(imports).toContain("/suites/support/harness.ts");
-    expect(imports.filter((path) => /^\/\.build\/cli\/[0-9a-f]+\/src\/.+\.js$/.test(path)).length).toBeGreaterThan(0);
-    // no module imported a TypeScript source of src/ (vite would then have transformed it)
-    expect(imports.filter((path) => path.startsWith("/src/"))).toEqual([]);
-  });
+  it(
+    "compiled sends the suites' imports of src/ to the compiled tree: no module vite transformed imports one of src/",
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      const tmp = join(scratch, "tmp");
+      mkdirSync(tmp);
+      expectPassed(
+        await runNode(["bin/agent-harness.js", ...VERIFY, "--report-dir", join(scratch, "compiled")], { TMPDIR: tmp }),
+      );
+      const caches = readdirSync(tmp).filter((name) => name.startsWith("agent-harness-vite-"));
+      expect(caches).toHaveLength(1);
+      const modules = join(tmp, caches[0]!, "modules");
+      const imports = readdirSync(modules).flatMap((file) =>
+        [...readFileSync(join(modules, file), "utf8").matchAll(/__vite_ssr_import__\("([^"]+)"/g)].map((m) => m[1]!),
+      );
+      // the suites' own modules were transformed, and imported the compiled tree's
+      expect(imports).toContain("/suites/support/harness.ts");
+      expect(imports.filter((path) => /^\/\.build\/cli\/[0-9a-f]+\/src\/.+\.js$/.test(path)).length).toBeGreaterThan(0);
+      // no module imported a TypeScript source of src/ (vite would then have transformed it)
+      expect(imports.filter((path) => path.startsWith("/src/"))).toEqual([]);
+    },
+  );
 });

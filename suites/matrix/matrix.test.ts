@@ -209,7 +209,7 @@ describe("cleanup's sweeps of a deployment", { concurrent: true }, () => {
     sweepRow({ sweep: "every-run", tls: "mutual", busy: true, idField: OTHER_ID_FIELD }),
     sweepRow({ sweep: "one-run", target: "serve", tls: "ca", proxy: "through" }),
     sweepRow({ sweep: "dry-run", target: "serve", proxy: "bypassed" }),
-  ])("$sweep: exactly its agents deleted, the rest kept, exit 0", { timeout: 120_000 }, async (config, context) => {
+  ])("$sweep: exactly its agents deleted, the rest kept, exit 0", { timeout: 300_000 }, async (config, context) => {
     const unavailable = await targetUnavailable(config);
     if (unavailable) context.skip(unavailable);
     const outcome = await runConfig(config, SEED);

@@ -110,7 +110,12 @@ const subset = <T>(items: readonly T[], max = items.length) =>
 export function configArbitrary(): fc.Arbitrary<MatrixConfig> {
   return fc
     .record({
-      command: fc.constantFrom("verify" as const, "load" as const, "cleanup" as const),
+      // a cleanup row takes seconds, a verify or load row minutes: drawn less often, still in every few
+      command: fc.oneof(
+        { arbitrary: fc.constant("verify" as const), weight: 3 },
+        { arbitrary: fc.constant("load" as const), weight: 3 },
+        { arbitrary: fc.constant("cleanup" as const), weight: 1 },
+      ),
       sweep: fc.constantFrom(...SWEEPS),
       suites: subset(VERIFY_SUITES),
       scenarios: subset(LOAD_SCENARIOS, 3),
@@ -372,7 +377,11 @@ export interface StartedTarget {
 export async function startTarget(config: MatrixConfig): Promise<StartedTarget | undefined> {
   const target = await startDeployment(config);
   if (target === undefined || config.tls === undefined) return target;
-  const front = await tlsFront(target.baseUrl, config.tls === "mutual");
+  // a terminator that cannot start must not leave the deployment running
+  const front = await tlsFront(target.baseUrl, config.tls === "mutual").catch(async (err: unknown) => {
+    await target.stop();
+    throw err;
+  });
   return {
     ...target,
     baseUrl: front.baseUrl,
@@ -465,9 +474,10 @@ function stopChild(child: ChildProcess): Promise<void> {
 /**
  * Another client of the same account, as a deployment under test rarely is idle: an agent of its
  * own made, read, listed and deleted over and over, a few requests a second, until stopped.
- * Bounded by a count as well as by the run.
+ * Bounded by a count as well as by the run. `idField`: the deployment's name for an agent's
+ * identifier (PROFILE §11).
  */
-export function busyClient(baseUrl: string, key: string): { stop: () => Promise<number> } {
+export function busyClient(baseUrl: string, key: string, idField = "id"): { stop: () => Promise<number> } {
   let stopped = false;
   let sent = 0;
   const call = async (method: string, path: string, body?: unknown) => {
@@ -477,13 +487,14 @@ export function busyClient(baseUrl: string, key: string): { stop: () => Promise<
   const loop = (async () => {
     for (let i = 0; i < 2000 && !stopped; i++) {
       const made = await call("POST", "/agents", { name: `someone-else-${i}` });
-      const id = isAgent(made) ? made.data.id : undefined;
+      const id = idOf(made, idField);
       await call("GET", "/agents?limit=5");
       if (id) {
         await call("GET", `/agents/${id}`);
         await call("DELETE", `/agents/${id}`);
       }
-      // paces itself at a few requests a second, far under every bucket, as a quiet neighbour would
+      // paces itself at a few requests a second: under every bucket at W = 2 s, while at longer
+      // windows it may empty Create's and Delete's for a while, as a busy neighbour does
       await pause(400);
     }
   })();
@@ -528,8 +539,12 @@ const safeJson = (text: string): unknown => {
     return undefined;
   }
 };
-const isAgent = (v: unknown): v is { data: { id: string } } =>
-  typeof v === "object" && v !== null && "data" in v && typeof (v as { data: { id?: unknown } }).data?.id === "string";
+/** The identifier of the agent an answer's body holds, by the deployment's name for it. */
+const idOf = (v: unknown, idField: string): string | undefined => {
+  const data = typeof v === "object" && v !== null && "data" in v ? (v as { data: unknown }).data : undefined;
+  const id = typeof data === "object" && data !== null ? (data as Record<string, unknown>)[idField] : undefined;
+  return typeof id === "string" ? id : undefined;
+};
 
 /** What a configuration's runs showed, and whether the harness kept its promises. */
 export interface Outcome {
@@ -585,7 +600,8 @@ export async function runConfig(config: MatrixConfig, seed: number): Promise<Out
   if (config.command === "cleanup") return runCleanup(config, seed);
   const started = Date.now();
   const target = await startTarget(config);
-  const busy = target && config.busy ? busyClient(target.plainUrl ?? target.baseUrl, target.keys.main) : undefined;
+  const busy =
+    target && config.busy ? busyClient(target.plainUrl ?? target.baseUrl, target.keys.main, config.idField) : undefined;
   const receiver = config.out ? await remoteWriteReceiver() : undefined;
   let proxy: Awaited<ReturnType<typeof startTinyproxy>> | undefined;
   const broken: string[] = [];
@@ -676,7 +692,7 @@ async function runCleanup(config: MatrixConfig, seed: number): Promise<Outcome> 
   if (!target) throw new Error("a cleanup row needs a deployment: normalise() gives it one");
   const direct = target.plainUrl ?? target.baseUrl;
   const seeded = leftovers();
-  const busy = config.busy ? busyClient(direct, target.keys.main) : undefined;
+  const busy = config.busy ? busyClient(direct, target.keys.main, config.idField) : undefined;
   let proxy: Awaited<ReturnType<typeof startTinyproxy>> | undefined;
   const broken: string[] = [];
   let seen: { code: number | null; output: string; remaining: string[] } | undefined;
@@ -700,21 +716,23 @@ async function runCleanup(config: MatrixConfig, seed: number): Promise<Outcome> 
       execFile(
         process.execPath,
         ["bin/agent-harness.js", ...args],
-        { env: { ...process.env, ...proxyEnv(config, proxy?.url), NO_COLOR: "1" }, timeout: 300_000 },
+        { env: { ...ownEnv(), ...proxyEnv(config, proxy?.url), NO_COLOR: "1" }, timeout: CLEANUP_RUN_MS },
         (err, stdout, stderr) =>
           resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, output: `${stdout}\n${stderr}` }),
       ),
     );
     seen = { ...run, remaining: await agentNames(direct, target.keys.main) };
-    broken.push(...judgeCleanup(seen, sweep, seeded));
+    broken.push(...judgeCleanup(seen, sweep, seeded, busy !== undefined));
     if (run.code === 0 && proxy && !proxy.log().includes(new URL(target.baseUrl).host))
       broken.push(`through the proxy: its log holds no request to ${new URL(target.baseUrl).host}`);
   } catch (err) {
     broken.push(`the cleanup row could not be run: ${err instanceof Error ? err.message : String(err)}`);
   } finally {
+    // the neighbour first (it talks to the target); then every server, each stopped whatever another does
     await busy?.stop();
-    await target.stop();
-    await proxy?.stop();
+    const stops = await Promise.allSettled([target.stop(), proxy?.stop()]);
+    for (const stop of stops)
+      if (stop.status === "rejected") broken.push(`a server of the row did not stop: ${String(stop.reason)}`);
   }
   const swept = seen ? seeded.old.concat(seeded.recent).filter((name) => !seen.remaining.includes(name)).length : 0;
   return {
@@ -728,6 +746,19 @@ async function runCleanup(config: MatrixConfig, seed: number): Promise<Outcome> 
     lastLine: seen ? lastLineOf(seen.output) : "",
   };
 }
+
+/** How long a cleanup row's sweep may take: a few deletes, each at most a window's wait on a 429 and its retries. */
+export const CLEANUP_RUN_MS = 100_000;
+
+/**
+ * This process's environment without the harness's settings: a runner's AGENT_HARNESS_PREFIX or
+ * AGENT_HARNESS_OLDER_THAN (or any other) would change what a row's sweep takes. The compiled tree
+ * a test setup names stays: it is which copy of the harness runs, not a setting of the sweep.
+ */
+const ownEnv = (): NodeJS.ProcessEnv =>
+  Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => name === "AGENT_HARNESS_COMPILED" || !/^AGENT_(HARNESS|API)_/.test(name)),
+  );
 
 /** The names of every agent of the key's account, listed straight from the deployment, page by page (bounded). */
 async function agentNames(baseUrl: string, key: string): Promise<string[]> {
