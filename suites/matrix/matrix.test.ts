@@ -220,17 +220,18 @@ describe("cleanup's sweeps of a deployment", { concurrent: true }, () => {
 
 /**
  * A deployment whose records name their identifier otherwise (PROFILE §11), the harness told with
- * --id-field: every record, list page and delete confirmation is read by that name, and the
- * checks of the record's shape and of a delete find nothing on a conformant server. (Each check
- * reading `id` instead made two false findings here: record.shape and delete.ok.)
+ * --id-field: every record and delete confirmation is read by that name, and the checks of the
+ * record's shape and of a delete find nothing on a conformant server (success-schema reading `id`
+ * instead made two false findings here: record.shape and delete.ok). Two clauses, not the whole
+ * §4: the same catch in 7 s instead of 25 s of CI's matrix project.
  */
 describe("a deployment with another identifier field", { concurrent: true }, () => {
-  test("verify's record and delete checks: exit 0, no finding", { timeout: 300_000 }, async () => {
+  test("verify's record-shape and delete checks: exit 0, no finding", { timeout: 300_000 }, async () => {
     const config = onIndependentServer({
       command: "verify",
       selection: ["functional"],
       referenceFaults: false,
-      sections: ["§4", "delete.ok"],
+      sections: ["record.shape", "delete.ok"],
       idField: OTHER_ID_FIELD,
     });
     const outcome = await runConfig(config, SEED);
