@@ -223,7 +223,7 @@ describe("cleanup's sweeps of a deployment", { concurrent: true }, () => {
  * --id-field: every record and delete confirmation is read by that name, and the checks of the
  * record's shape and of a delete find nothing on a conformant server (success-schema reading `id`
  * instead made two false findings here: record.shape and delete.ok). Two clauses, not the whole
- * §4: the same catch in 7 s instead of 25 s of CI's matrix project.
+ * of §4: the same catch in a third of the time (docs/figures.md).
  */
 describe("a deployment with another identifier field", { concurrent: true }, () => {
   test("verify's record-shape and delete checks: exit 0, no finding", { timeout: 300_000 }, async () => {
