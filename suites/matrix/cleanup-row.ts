@@ -8,11 +8,12 @@ import { lastLineOf } from "./options.js";
  * `agent-harness cleanup` in the configuration matrix: a deployment holds what a run killed twice
  * cleanup's default --older-than ago left, the agents of a run still going, and another client's
  * agents (one named with the harness's prefix, but as no run names one); the sweep must delete
- * exactly what it names (`every-run`: the default prefix and --older-than; `one-run`: one run's
- * prefix, whatever its age; `dry-run`: nothing, listing what every-run would delete) and keep the
+ * exactly what it names (`every-run`: the default prefix and --older-than; `every-age`: the default
+ * prefix with --older-than 0, a run still going included; `one-run`: one run's prefix, whatever
+ * its age; `dry-run`: nothing, listing what every-run would delete) and keep the
  * rest — behind a TLS terminator, through a forward proxy, with another client busy.
  */
-export const SWEEPS = ["every-run", "one-run", "dry-run"] as const;
+export const SWEEPS = ["every-run", "every-age", "one-run", "dry-run"] as const;
 export type Sweep = (typeof SWEEPS)[number];
 
 export interface Leftovers {
@@ -42,11 +43,13 @@ export function leftovers(now = Date.now()): Leftovers {
 
 /** cleanup's arguments for the sweep, after those that reach the deployment. */
 export const sweepArgs = (sweep: Sweep, l: Leftovers): string[] =>
-  sweep === "one-run" ? ["--prefix", l.recentPrefix] : sweep === "dry-run" ? ["--dry-run"] : [];
+  ({ "every-run": [], "every-age": ["--older-than", "0"], "one-run": ["--prefix", l.recentPrefix], "dry-run": ["--dry-run"] })[
+    sweep
+  ];
 
 /** The seeded agents the sweep must delete; every other must be left. */
 export const sweptBy = (sweep: Sweep, l: Leftovers): string[] =>
-  sweep === "every-run" ? l.old : sweep === "one-run" ? l.recent : [];
+  ({ "every-run": l.old, "every-age": [...l.old, ...l.recent], "one-run": l.recent, "dry-run": [] })[sweep];
 
 /** Why a seeded agent the sweep must leave is left. */
 const keptBecause = (name: string, sweep: Sweep, l: Leftovers) =>

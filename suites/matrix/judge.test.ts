@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, test, vi } from "vitest";
 import { budgetEndedWords } from "../../src/contract/index.js";
 import { FLOOD_SHORT } from "../../src/load/capacity/floods.js";
-import { judgeCleanup, leftovers, sweptBy } from "./cleanup-row.js";
+import { judgeCleanup, leftovers, type Sweep, sweptBy } from "./cleanup-row.js";
 import { configArbitrary, judgeRun, OTHER_ID_FIELD, type RunSeen, targetUnavailable } from "./matrix.js";
 
 /** The matrix's own judge can fail: each promise, broken on purpose, is named. */
@@ -90,9 +90,13 @@ describe("the matrix's judge of a cleanup sweep", () => {
   const l = leftovers(Date.parse("2026-12-02T12:00:00Z"));
   const all = [...l.old, ...l.recent, ...l.foreign];
   /** what a sweep leaves when it deletes exactly what it must */
-  const exactly = (sweep: "every-run" | "one-run" | "dry-run") => all.filter((name) => !sweptBy(sweep, l).includes(name));
+  const exactly = (sweep: Sweep) => all.filter((name) => !sweptBy(sweep, l).includes(name));
   const listing = l.old.map((name) => `would delete agt_1 ${name}`).join("\n");
-  test.for(["every-run", "one-run"] as const)("a %s sweep that deletes exactly its agents keeps every promise", (sweep) => {
+  test.for([
+    "every-run",
+    "every-age",
+    "one-run",
+  ] as const)("a %s sweep that deletes exactly its agents keeps every promise", (sweep) => {
     expect(judgeCleanup({ code: 0, output: "deleted …", remaining: exactly(sweep) }, sweep, l)).toEqual([]);
     // the names: a killed run two hours before, a run of now, another client's
     expect(l.old[0]).toMatch(/^ah-2026-12-02T10-00-00-000Z-[0-9a-f]{6}-/);
@@ -123,6 +127,12 @@ describe("the matrix's judge of a cleanup sweep", () => {
       { code: 0, output: "", remaining: [...l.foreign] },
       "every-run",
       /going-1 was deleted: a run started less than/,
+    ],
+    [
+      "exit 0 from --older-than 0 with a running run's agent left",
+      { code: 0, output: "", remaining: [l.recent[0]!, ...l.foreign] },
+      "every-age",
+      /exit 0, yet .*going-1 is still there/,
     ],
     [
       "another client's agent deleted",
@@ -186,7 +196,7 @@ describe("the rows the matrix draws", () => {
     const drawn = fc.sample(configArbitrary(), { seed: 7, numRuns: 300 });
     const sweeps = drawn.filter((c) => c.command === "cleanup");
     expect(sweeps.length).toBeGreaterThan(20);
-    expect(new Set(sweeps.map((c) => c.sweep)).size).toBe(3);
+    expect(new Set(sweeps.map((c) => c.sweep)).size).toBe(4);
     for (const c of sweeps) {
       expect(["serve", "alt"]).toContain(c.target);
       expect(c).toMatchObject({ network: "none", selection: [], referenceFaults: false, bail: false, keySet: "main" });

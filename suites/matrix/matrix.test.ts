@@ -8,6 +8,7 @@ import {
   harnessArgs,
   type MatrixConfig,
   OTHER_ID_FIELD,
+  type Outcome,
   replayCommand,
   runConfig,
   sliceArbitrary,
@@ -28,6 +29,12 @@ const SEED = Number(process.env.AGENT_HARNESS_MATRIX_SEED ?? 20261128);
 const SLICE: MatrixConfig[] = TARGETS.map(
   (target) => fc.sample(sliceArbitrary(), { seed: SEED, numRuns: 50 }).find((c) => c.target === target)!,
 );
+
+/** Every promise kept and exit 0, or the broken ones with the command that replays the row. */
+function expectKept(outcome: Outcome): void {
+  expect(outcome.broken, `${outcome.lastLine}\nreplay: ${replayCommand(outcome)}`).toEqual([]);
+  expect(outcome.code, outcome.lastLine).toBe(0);
+}
 
 /** A configuration on the independent server, all four keys, no network between, W = 2 s, T = 3 s. */
 const onIndependentServer = (
@@ -149,8 +156,7 @@ describe("a capacity shard through a forward proxy, its main key a tenant's", { 
     const unavailable = await targetUnavailable(config);
     if (unavailable) context.skip(unavailable);
     const outcome = await runConfig(config, SEED);
-    expect(outcome.broken, `${outcome.lastLine}\nreplay: ${replayCommand(outcome)}`).toEqual([]);
-    expect(outcome.code, outcome.lastLine).toBe(0);
+    expectKept(outcome);
   });
 });
 
@@ -188,8 +194,7 @@ describe("load bursts against a server that closes each connection, on another c
       tls: "ca",
     });
     const outcome = await runConfig(config, SEED);
-    expect(outcome.broken, `${outcome.lastLine}\nreplay: ${replayCommand(outcome)}`).toEqual([]);
-    expect(outcome.code, outcome.lastLine).toBe(0);
+    expectKept(outcome);
   });
 });
 
@@ -208,13 +213,13 @@ describe("cleanup's sweeps of a deployment", { concurrent: true }, () => {
   test.for([
     sweepRow({ sweep: "every-run", tls: "mutual", busy: true, idField: OTHER_ID_FIELD }),
     sweepRow({ sweep: "one-run", target: "serve", tls: "ca", proxy: "through" }),
+    sweepRow({ sweep: "every-age", target: "serve" }),
     sweepRow({ sweep: "dry-run", target: "serve", proxy: "bypassed" }),
   ])("$sweep: exactly its agents deleted, the rest kept, exit 0", { timeout: 300_000 }, async (config, context) => {
     const unavailable = await targetUnavailable(config);
     if (unavailable) context.skip(unavailable);
     const outcome = await runConfig(config, SEED);
-    expect(outcome.broken, `${outcome.lastLine}\nreplay: ${replayCommand(outcome)}`).toEqual([]);
-    expect(outcome.code, outcome.lastLine).toBe(0);
+    expectKept(outcome);
   });
 });
 
@@ -235,7 +240,6 @@ describe("a deployment with another identifier field", { concurrent: true }, () 
       idField: OTHER_ID_FIELD,
     });
     const outcome = await runConfig(config, SEED);
-    expect(outcome.broken, `${outcome.lastLine}\nreplay: ${replayCommand(outcome)}`).toEqual([]);
-    expect(outcome.code, outcome.lastLine).toBe(0);
+    expectKept(outcome);
   });
 });

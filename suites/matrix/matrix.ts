@@ -748,7 +748,7 @@ async function runCleanup(config: MatrixConfig, seed: number): Promise<Outcome> 
 }
 
 /** How long a cleanup row's sweep may take: a few deletes, each at most a window's wait on a 429 and its retries. */
-export const CLEANUP_RUN_MS = 100_000;
+const CLEANUP_RUN_MS = 100_000;
 
 /**
  * This process's environment without the harness's settings: a runner's AGENT_HARNESS_PREFIX or
@@ -760,7 +760,11 @@ const ownEnv = (): NodeJS.ProcessEnv =>
     Object.entries(process.env).filter(([name]) => name === "AGENT_HARNESS_COMPILED" || !/^AGENT_(HARNESS|API)_/.test(name)),
   );
 
-/** The names of every agent of the key's account, listed straight from the deployment, page by page (bounded). */
+/**
+ * The names of every agent of the key's account, listed straight from the deployment, page by
+ * page (bounded). Not cleanup's own listing (src/run/cleanup.ts): what is left after a sweep is
+ * judged by a client that shares none of the code under test.
+ */
 async function agentNames(baseUrl: string, key: string): Promise<string[]> {
   const names: string[] = [];
   // a 429 is asked again (directCall has waited for its Retry-After); 100 pages at most
