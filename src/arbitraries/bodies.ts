@@ -1,9 +1,11 @@
 import fc from "fast-check";
 import type { z } from "zod";
 import {
+  type ClauseId,
   type CreateAgentBody,
   createAgentBodySchema,
   FIELD_LIMITS as F,
+  FIELD_NAMED_BY,
   isRecord,
   MOCK_MODELS,
   PLATFORMS,
@@ -27,6 +29,11 @@ export interface InvalidInput {
   body: Record<string, unknown> | { raw: string };
   /** the dotted field the fault is in; undefined when the whole body is at fault */
   field: string | undefined;
+  /**
+   * PROFILE asks the 400 to name `field` (FIELD_NAMED_BY: an unknown or read-only key); any other
+   * rejection may leave details out, and names no other field when it gives them
+   */
+  mustName: boolean;
 }
 
 export interface BodyOptions {
@@ -217,11 +224,13 @@ interface Fault {
   generator: string;
   path: readonly string[];
   value: unknown;
+  /** the clause the fault breaks, where PROFILE asks its rejection to name the field */
+  clause?: ClauseId;
 }
 
 /** Values one past each bound, and other out-of-range values, field by field (PROFILE §4). */
 function boundFaults(): fc.Arbitrary<Fault> {
-  const over = (limit: { max: number }) => exactCodePoints(limit.max + 1);
+  const over = (limit: { max: number }) => exactCodePoints(limit.max + 1, { loneSurrogates: true });
   const overList = (limit: { min: number; max: number; maxItems: number }) =>
     fc.array(codePointString(limit.min, Math.min(limit.max, 8)), {
       minLength: limit.maxItems + 1,
@@ -307,34 +316,50 @@ function setAt(body: Obj, path: readonly string[], value: unknown): Obj {
   return out;
 }
 
-/**
- * A create or update body broken in exactly one way. `base` is a valid body to break; the
- * result names the field at fault. `kind` picks the faults that apply to the endpoint.
- */
-export function invalidBody(kind: "create" | "update", base: fc.Arbitrary<Obj>): fc.Arbitrary<InvalidInput> {
-  const fieldFault = fc.oneof(
-    { weight: 4, arbitrary: boundFaults() },
-    { weight: 2, arbitrary: wrongTypeFaults() },
+/** An unknown key (twice as often) or a read-only field: the faults PROFILE asks the 400 to name (§4). */
+function keyFaults(): fc.Arbitrary<Fault> {
+  return fc.oneof(
     {
       weight: 2,
       arbitrary: fc
         .tuple(fc.constantFrom<string[]>([], ...NESTED.map((n) => [n]), ["platforms"], ["platforms", "telegram"]), unknownKey)
         .map(([at, key]) => ({
           generator: "key.unknown",
+          clause: "record.unknown-keys" as const,
           path: [...at, key],
           value: at[0] === "platforms" && at.length === 1 ? { enabled: true } : "x",
         })),
     },
     {
       weight: 1,
-      arbitrary: fc
-        .constantFrom(...READ_ONLY_FIELDS.filter((f) => f !== "tokenSet"))
-        .map((f) => ({ generator: "key.read-only", path: [f], value: f === "id" ? "agt_1" : "2026-01-01T00:00:00.000Z" })),
+      arbitrary: fc.constantFrom(...READ_ONLY_FIELDS.filter((f) => f !== "tokenSet")).map((f) => ({
+        generator: "key.read-only",
+        clause: "record.read-only-fields" as const,
+        path: [f],
+        value: f === "id" ? "agt_1" : "2026-01-01T00:00:00.000Z",
+      })),
     },
     {
       weight: 1,
-      arbitrary: fc.constant({ generator: "key.read-only", path: ["platforms", "discord", "tokenSet"], value: true }),
+      arbitrary: fc.constant({
+        generator: "key.read-only",
+        clause: "record.read-only-fields" as const,
+        path: ["platforms", "discord", "tokenSet"],
+        value: true,
+      }),
     },
+  );
+}
+
+/**
+ * A create or update body broken in exactly one way. `base` is a valid body to break; the
+ * result names the field at fault. `kind` picks the faults that apply to the endpoint.
+ */
+export function invalidBody(kind: "create" | "update", base: fc.Arbitrary<Obj>): fc.Arbitrary<InvalidInput> {
+  const fieldFault: fc.Arbitrary<Fault> = fc.oneof(
+    { weight: 4, arbitrary: boundFaults() },
+    { weight: 2, arbitrary: wrongTypeFaults() },
+    { weight: 4, arbitrary: keyFaults() },
     { weight: 1, arbitrary: fc.constant({ generator: "status.error", path: ["status"], value: "error" }) },
     { weight: 1, arbitrary: blankString(F.name.max).map((value) => ({ generator: "name.blank", path: ["name"], value })) },
     {
@@ -359,11 +384,16 @@ export function invalidBody(kind: "create" | "update", base: fc.Arbitrary<Obj>):
       fault.path[0] === "platforms" && fault.path.length === 3 && fault.path[2] !== "enabled"
         ? setAt(body, fault.path.slice(0, 2), { enabled: true })
         : body;
-    return { generator: fault.generator, body: setAt(prepared, fault.path, fault.value), field: fault.path.join(".") };
+    return {
+      generator: fault.generator,
+      body: setAt(prepared, fault.path, fault.value),
+      field: fault.path.join("."),
+      mustName: fault.clause !== undefined && FIELD_NAMED_BY.has(fault.clause),
+    };
   });
   const notAnObject = fc
     .constantFrom("[]", '"agent"', "42", "null", "true", '[{"name":"x"}]', "{", '{"name": "x",}')
-    .map((raw): InvalidInput => ({ generator: "body.not-an-object", body: { raw }, field: undefined }));
+    .map((raw): InvalidInput => ({ generator: "body.not-an-object", body: { raw }, field: undefined, mustName: false }));
   const variants: fc.WeightedArbitrary<InvalidInput>[] = [
     { weight: 12, arbitrary: broken },
     { weight: 1, arbitrary: notAnObject },
@@ -377,6 +407,7 @@ export function invalidBody(kind: "create" | "update", base: fc.Arbitrary<Obj>):
           generator: "platform.no-enabled",
           body: setAt(body, ["platforms", p], { token: t }),
           field: `platforms.${p}.enabled`,
+          mustName: false,
         }),
       ),
     });

@@ -3,7 +3,10 @@ import fc from "fast-check";
 /**
  * Strings bounded in Unicode code points (PROFILE rules of reading: an emoji is 1), drawn from
  * every plane and the classes implementations get wrong: emoji, combining marks, CJK, RTL,
- * zero-width joiners, lone surrogates (JSON escapes them), and whitespace other than ASCII.
+ * zero-width joiners, and whitespace other than ASCII; lone surrogates (JSON escapes them) only
+ * where asked for: RFC 8259 §8.2 leaves what a receiver makes of one unpredictable (one replaces
+ * it with U+FFFD, another refuses the body), so a value that must be stored as sent never has one,
+ * while a value that must be refused anyway (one past a bound) may.
  * Each unit below is exactly one code point, so a string of n units is n code points long.
  */
 const CLASSES: Record<string, fc.Arbitrary<string>> = {
@@ -27,14 +30,14 @@ const CHARACTER_CLASSES = Object.keys(CLASSES);
 export interface CodePointStringOptions {
   /** whitespace-only strings are left out (PROFILE §4 name, §5 text) */
   notBlank?: boolean;
-  /** leave out lone surrogates (where a value must survive as UTF-8, e.g. a query string) */
-  wellFormed?: boolean;
+  /** lone surrogates among the units: only in a value the service must refuse for another reason */
+  loneSurrogates?: boolean;
   /** the classes to draw from (default all) */
   classes?: readonly string[];
 }
 
 const unitOf = (opts: CodePointStringOptions) => {
-  const names = (opts.classes ?? CHARACTER_CLASSES).filter((c) => !(opts.wellFormed && c === "loneSurrogate"));
+  const names = (opts.classes ?? CHARACTER_CLASSES).filter((c) => opts.loneSurrogates || c !== "loneSurrogate");
   // ASCII dominates so that shrinking lands on readable strings
   return fc.oneof(
     { weight: 6, arbitrary: CLASSES.ascii! },

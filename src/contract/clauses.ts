@@ -39,7 +39,8 @@ const CLAUSE_TEXTS = {
     // Record
     "record.shape": "The agent record has exactly the §4 fields with their types and bounds.",
     "record.defaults": "Omitted configuration takes the §4 defaults.",
-    "record.lengths": "String bounds count Unicode code points; out-of-bound values are rejected with 400 naming the field.",
+    "record.lengths":
+      "String bounds count Unicode code points; out-of-bound values are rejected with 400 INVALID_REQUEST (details, when given, name the field).",
     "record.timestamps":
       "createdAt/updatedAt are RFC 3339 UTC with milliseconds; createdAt never changes; updatedAt changes on every effective update.",
     "record.token-write-only": "A platform token never appears in any response; platforms read {enabled, tokenSet}.",
@@ -155,6 +156,18 @@ export const CLAUSES: readonly Clause[] = Object.entries(CLAUSE_TEXTS).flatMap((
     ([id, text]): Clause => ({ id, section, level: REFERENCE_ONLY.has(id) ? "REFERENCE" : "MUST", text }),
   ),
 );
+
+/**
+ * The rejections PROFILE requires to name the field at fault: an unknown key and a read-only
+ * field "naming it" (§4), a list parameter "naming the parameter" (§5 List). Any other 400 may
+ * leave `details` out (§2: "details is optional"); when it gives them, §2 has `field` name the
+ * field at fault, so a details entry naming some other field is still a finding.
+ */
+export const FIELD_NAMED_BY: ReadonlySet<ClauseId> = new Set<ClauseId>([
+  "record.unknown-keys",
+  "record.read-only-fields",
+  "list.invalid-params",
+]);
 
 export const CLAUSE_BY_ID: ReadonlyMap<string, Clause> = new Map(CLAUSES.map((cl) => [cl.id, cl]));
 

@@ -12,6 +12,7 @@ import {
   expectError,
   expectInvalid,
   expectOk,
+  namingIn,
   rememberToken,
   smoke,
   target,
@@ -147,7 +148,7 @@ describe("POST /agents", () => {
 const otherKey = target.keys.otherAccount;
 describe("POST /agents rejects", () => {
   for (const [i, row] of boundaries.rejected.filter((r) => suiteEndpoints(r).includes("create")).entries())
-    check(row.on.create!, `${row.title}: 400 naming the field`, async ({ api, agents }) => {
+    check(row.on.create!, `${row.title}: 400${namingIn(row.on.create!)}`, async ({ api, agents }) => {
       const client = otherKey && i % 2 === 1 ? clientFor(otherKey, "other") : api;
       const res = await client.call("createAgent", { body: bodyOf(row.body, agents.name()) });
       const id = (res.data as Agent | undefined)?.id;
@@ -156,7 +157,7 @@ describe("POST /agents rejects", () => {
         if (client === api) agents.track(id);
         else await client.deleteAgent(id);
       }
-      expectInvalid(res, row.fields);
+      expectInvalid(res, row.fields, row.on.create!);
     });
 });
 

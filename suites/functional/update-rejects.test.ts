@@ -4,7 +4,7 @@ import type { ServiceClient } from "../../src/client/index.js";
 import type { ClauseId } from "../../src/contract/index.js";
 import { declareFile } from "../support/declare-file.js";
 import { expandFixture } from "../support/fixtures.js";
-import { check, expect, expectInvalid, expectOk } from "../support/harness.js";
+import { check, expect, expectInvalid, expectOk, namingIn } from "../support/harness.js";
 import { boundaries, sharedBase } from "../support/update-base.js";
 
 declareFile({});
@@ -26,11 +26,11 @@ describe("PATCH /agents/{agentId} rejects", () => {
   for (const row of boundaries.rejected.filter((r) => suiteEndpoints(r).includes("update")))
     check(
       [...new Set<ClauseId>([row.on.update!, "update.rejected-no-effect"])],
-      `${row.title}: 400 naming the field, the record unchanged`,
+      `${row.title}: 400${namingIn(row.on.update!)}, the record unchanged`,
       async ({ api }) => {
         const shared = await tableBase(api);
         const { agent, seen } = shared;
-        expectInvalid(await patchOf(api, agent.id, expandFixture(row.body, { name: agent.name })), row.fields);
+        expectInvalid(await patchOf(api, agent.id, expandFixture(row.body, { name: agent.name })), row.fields, row.on.update!);
         const after = expectOk(await api.getAgent(agent.id));
         // a row that did change it fails here; the next rows judge only their own patch
         shared.seen = after;

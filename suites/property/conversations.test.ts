@@ -14,6 +14,7 @@ import {
   runsFor,
   skipUnlessReplayed,
   tally,
+  unlessBudgetEnded,
   unlessModelFailed,
 } from "./support.js";
 
@@ -52,6 +53,7 @@ describe("property: messages", () => {
                 if (stream) {
                   const res = await client.streamMessage(agent.id, value);
                   if (res.status === 200) unlessModelFailed(res.error?.code, "a streamed message to this run's agent");
+                  unlessBudgetEnded(res, "a streamed message to this run's agent");
                   expectEqual(
                     { status: res.status, error: res.error, parseIssues: res.parseIssues },
                     { status: 200, error: undefined, parseIssues: [] },
@@ -61,6 +63,7 @@ describe("property: messages", () => {
                 } else {
                   const res = await client.sendMessage(agent.id, value);
                   if (res.status === 500) unlessModelFailed(res.error?.code, "a message to this run's agent");
+                  unlessBudgetEnded(res, "a message to this run's agent");
                   reply = ok(res);
                 }
                 expect(reply).toBeDefined();
@@ -96,7 +99,7 @@ describe("property: messages", () => {
 
   check(
     ["message.body", "status.no-5xx-on-input"],
-    "property: an invalid message body → 400 naming the field",
+    "property: an invalid message body → 400 (details, when given, name the field)",
     async ({ skip }) => {
       skipUnlessReplayed("message-invalid", skip);
       const client = firstClient();
@@ -112,7 +115,11 @@ describe("property: messages", () => {
           property: () =>
             fc.asyncProperty(invalidMessage(), async (input) => {
               tally(input.generator);
-              invalid(await sendInvalid(nextClient(), "sendMessage", input, agents[next++ % agents.length]!.id), input.field);
+              invalid(
+                await sendInvalid(nextClient(), "sendMessage", input, agents[next++ % agents.length]!.id),
+                input.field,
+                input.mustName,
+              );
             }),
         });
         expect(ran, "cases run").toBeGreaterThan(0);

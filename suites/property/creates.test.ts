@@ -52,7 +52,7 @@ describe("property: agents", () => {
       "create.rejected-no-effect",
       "status.no-5xx-on-input",
     ],
-    "property: an invalid create body → 400 naming the field, and nothing is created",
+    "property: an invalid create body → 400 naming the field where PROFILE asks, and nothing is created",
     async ({ skip }) => {
       skipUnlessReplayed("create-invalid", skip);
       // any key of the account sees the account's total, and its newest agents
@@ -100,7 +100,7 @@ describe("property: agents", () => {
               const res = await sendInvalid(nextClient(), "createAgent", input);
               const made = (res.data as Agent | undefined)?.id;
               if (res.status === 201 && made) await remove(nextClient(), made);
-              invalid(res, input.field);
+              invalid(res, input.field, input.mustName);
               await expectNothingCreated(before, "raw" in input.body ? undefined : input.body.name);
               expectHistoryKept();
             },

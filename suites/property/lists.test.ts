@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, vi } from "vitest";
 import { validCreateBody } from "../../src/arbitraries/bodies.js";
 import { invalidListQuery, validListQuery } from "../../src/arbitraries/queries.js";
-import type { Agent, SORT_FIELDS } from "../../src/contract/index.js";
+import { type Agent, FIELD_NAMED_BY, type SORT_FIELDS } from "../../src/contract/index.js";
 import { type JsonObject, type ModelAgent, predictList, readListQuery, recordOf } from "../../src/model/agents.js";
 import { declareFile } from "../support/declare-file.js";
 import { check, expect, target } from "../support/harness.js";
@@ -177,7 +177,8 @@ describe("property: list", () => {
         property: () =>
           fc.asyncProperty(invalidListQuery(), async ({ generator, query, field }) => {
             tally(generator);
-            invalid(await nextClient().listAgents(query), field);
+            // PROFILE §5 List: "→ 400 INVALID_REQUEST naming the parameter"
+            invalid(await nextClient().listAgents(query), field, FIELD_NAMED_BY.has("list.invalid-params"));
           }),
       });
       expect(ran, "cases run").toBeGreaterThan(0);

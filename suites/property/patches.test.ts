@@ -44,7 +44,8 @@ describe("property: agents", () => {
                   const predicted = predictUpdate(agent.config, value as JsonObject);
                   const res = await client.updateAgent(agent.id, value);
                   if (!predicted.ok) {
-                    invalid(res, predicted.field);
+                    // the model rejects a platform without `enabled` (PROFILE §5): a 400 that need not name it
+                    invalid(res, predicted.field, false);
                     continue;
                   }
                   const record = ok(res);
@@ -79,7 +80,7 @@ describe("property: agents", () => {
       "record.read-only-fields",
       "status.no-5xx-on-input",
     ],
-    "property: an invalid patch → 400 naming the field, and the agent is unchanged",
+    "property: an invalid patch → 400 naming the field where PROFILE asks, and the agent is unchanged",
     async ({ skip }) => {
       skipUnlessReplayed("update-invalid", skip);
       const ran = await runProperty({
@@ -97,7 +98,10 @@ describe("property: agents", () => {
               const client = nextClient();
               const agent = await createFor(client, create.value as JsonObject);
               try {
-                invalid(await sendInvalid(client, "updateAgent", input, agent.id), input.field);
+                // the valid patch the fault was put in may add a platform without `enabled` to this agent
+                const second = "raw" in input.body ? undefined : predictUpdate(agent.config, input.body as JsonObject);
+                const alsoAtFault = second && !second.ok ? second.field : undefined;
+                invalid(await sendInvalid(client, "updateAgent", input, agent.id), input.field, input.mustName, alsoAtFault);
                 expectRecord(ok(await client.getAgent(agent.id)), agent);
               } finally {
                 await remove(client, agent.id);

@@ -1,9 +1,16 @@
 import { expect } from "vitest";
 import type { ApiResult, Exchange } from "../../src/client/index.js";
-import { budgetEndedWords, type ErrorCode, endedByTheBudget, STATUS_OF_CODE } from "../../src/contract/index.js";
+import {
+  budgetEndedWords,
+  type ClauseId,
+  type ErrorCode,
+  endedByTheBudget,
+  FIELD_NAMED_BY,
+  STATUS_OF_CODE,
+} from "../../src/contract/index.js";
 import { endpointLabel } from "../../src/report/findings.js";
-import { Blocked, ConformanceFailure, HarnessError } from "../../src/report/verdict.js";
-import { isMasked } from "./exchanges.js";
+import { Blocked, ConformanceFailure, HarnessError, Inconclusive, MODEL_FAILED } from "../../src/report/verdict.js";
+import { isMasked, observeExchanges } from "./exchanges.js";
 import { target } from "./target.js";
 
 /**
@@ -35,9 +42,38 @@ function conformance(this: { isNot: boolean }, res: Answer, pass: boolean, messa
     if (isMasked(res.exchange))
       throw new Blocked(`${message()} — the answer could not be read (its envelope or status is broken)`);
     if (res.status === STATUS_OF_CODE.AGENT_UNAVAILABLE) unlessEndedByTheBudget(res.error?.code, res.exchange, message());
+    unlessTheModelFailed(res.error?.code, res.exchange, message());
     throw new ConformanceFailure(message());
   }
   return { pass, message };
+}
+
+/**
+ * The agents of this worker whose model failed a message (PROFILE §5: 500 MODEL_ERROR, or a
+ * stream's error event; the agent is then in `error`, and its messages answer 503
+ * AGENT_UNAVAILABLE until a PATCH brings it back). Every exchange feeds it, those no check judged
+ * included. Only a deployment's own model fails so: on a target honouring the reference's mock
+ * models (§10) a failure comes only from `mock-error`, which a check asks for.
+ */
+const modelFailedAgents = new Set<string>();
+observeExchanges((ex) => {
+  if (ex.endpoint === "sendMessage" && ex.agentId && ex.response.bodyText.includes('"MODEL_ERROR"'))
+    modelFailedAgents.add(ex.agentId);
+});
+
+/**
+ * A message a deployment's own model failed, or one its agent refused as unavailable after that:
+ * PROFILE §5 allows both, so the check that needed the reply cannot judge (inconclusive, in the
+ * words the reports read as that cause).
+ */
+export function unlessTheModelFailed(code: string | undefined, ex: Exchange, expected: string): void {
+  if (target.referenceFaults || ex.endpoint !== "sendMessage" || !ex.agentId) return;
+  if (code === "MODEL_ERROR")
+    throw new Inconclusive(`${expected}: ${MODEL_FAILED} (500 MODEL_ERROR, PROFILE §5 allows it); inconclusive`);
+  if (code === "AGENT_UNAVAILABLE" && modelFailedAgents.has(ex.agentId))
+    throw new Inconclusive(
+      `${expected}: the agent is in error since ${MODEL_FAILED} an earlier message (PROFILE §5 allows it); inconclusive`,
+    );
 }
 
 /** A message the budget ended (PROFILE §5, `endedByTheBudget`): the check cannot judge, and says so. */
@@ -78,6 +114,20 @@ expect.extend({
         `${requestLabel(res.exchange)}: expected details[].field to name ${fields.length === 1 ? fields[0] : `one of ${fields.join(", ")}`} (PROFILE §2); received ${JSON.stringify(fieldsNamed(res))}`,
     );
   },
+  /**
+   * where the error gives details[].field at all, one names one of these (PROFILE §2: details are
+   * optional, and when given, `field` names the field at fault)
+   */
+  toNameFieldIfAny(res: Answer, fields: readonly string[]) {
+    const named = fieldsNamed(res).filter((f) => typeof f === "string" && f !== "");
+    return conformance.call(
+      this,
+      res,
+      named.length === 0 || named.some((f) => fields.includes(f)),
+      () =>
+        `${requestLabel(res.exchange)}: details[].field names ${JSON.stringify(named)}, not the field at fault (${fields.join(" or ")}; PROFILE §2)`,
+    );
+  },
   /** no clause is broken: else a ConformanceFailure naming each in its clause's terms, then `note` */
   toBreakNoClause(this: { isNot: boolean }, broken: readonly string[], note: string) {
     const pass = broken.length === 0;
@@ -92,6 +142,7 @@ declare module "vitest" {
     toAnswer(status: number): T;
     toAnswerError(codes: readonly ErrorCode[]): T;
     toNameField(fields: readonly string[]): T;
+    toNameFieldIfAny(fields: readonly string[]): T;
     toBreakNoClause(note: string): T;
   }
 }
@@ -124,8 +175,16 @@ export function expectError(res: Answer, code: ErrorCode | ErrorCode[], field?: 
   if (field !== undefined) expect(res).toNameField([field]);
 }
 
-/** A 400 INVALID_REQUEST whose details[].field names one of `fields` (a fault may be named at the item or its list). */
-export function expectInvalid(res: Answer, fields: string[]): void {
+/** A check title's words for what a rejection under `clause` must name. */
+export const namingIn = (clause: ClauseId): string => (FIELD_NAMED_BY.has(clause) ? " naming the field" : "");
+
+/**
+ * A 400 INVALID_REQUEST for a fault in one of `fields` (a fault may be named at the item or its
+ * list): details[].field must name it where the clause asks for it (FIELD_NAMED_BY), and may
+ * otherwise be left out, but never name another field.
+ */
+export function expectInvalid(res: Answer, fields: readonly string[], clause: ClauseId): void {
   expectError(res, "INVALID_REQUEST");
-  expect(res).toNameField(fields);
+  if (FIELD_NAMED_BY.has(clause)) expect(res).toNameField(fields);
+  else expect(res).toNameFieldIfAny(fields);
 }

@@ -21,7 +21,14 @@ export { expect } from "vitest";
 // what the suites use, from one import
 export { Blocked, ConformanceFailure, HarnessError, Inconclusive, MODEL_FAILED } from "../../src/report/verdict.js";
 export { AgentFactory, sharedAgent } from "./agents.js";
-export { expectError, expectInvalid, expectOk, unlessEndedByTheBudget } from "./assertions.js";
+export {
+  expectError,
+  expectInvalid,
+  expectOk,
+  namingIn,
+  unlessEndedByTheBudget,
+  unlessTheModelFailed,
+} from "./assertions.js";
 export { afterQuotaLane, budget, clientFor, observeExchanges, rememberToken, waitForRefill } from "./exchanges.js";
 export { SERVICE_CLOCK, target } from "./target.js";
 

@@ -18,6 +18,7 @@ import {
   type Permission,
   PLATFORM_NEEDS_ENABLED,
   RATE_LIMITS,
+  READ_ONLY_FIELDS,
   REQUEST_ID_PATTERN,
   STATUS_OF_CODE,
   updateAgentBodySchema,
@@ -52,6 +53,12 @@ export interface AltServerOptions {
    * lets a deployment name it otherwise, which the harness is told with --id-field
    */
   idField?: string;
+  /**
+   * a 400 names the field at fault only where PROFILE asks it to (§4: an unknown key and a
+   * read-only field "naming it"; §5 List: "naming the parameter"); every other 400 carries no
+   * details, which §2 allows ("details is optional")
+   */
+  fewestDetails?: boolean;
   host?: string;
   port?: number;
 }
@@ -97,6 +104,8 @@ class HttpAnswer {
     readonly headers: Record<string, string> = {},
   ) {}
 }
+
+const READ_ONLY: ReadonlySet<string> = new Set(READ_ONLY_FIELDS);
 
 const fail = (code: ErrorCode, message: string, details?: ErrorDetail[], headers?: Record<string, string>) =>
   new HttpAnswer(STATUS_OF_CODE[code], { success: false, error: { code, message, ...(details ? { details } : {}) } }, headers);
@@ -265,9 +274,14 @@ export async function startAltServer(options: AltServerOptions): Promise<AltServ
     return value;
   }
 
-  function validate<S extends z.ZodType>(schema: S, value: unknown): z.output<S> | HttpAnswer {
+  function validate<S extends z.ZodType>(schema: S, value: unknown, body = true): z.output<S> | HttpAnswer {
     const parsed = schema.safeParse(value);
-    return parsed.success ? parsed.data : fail("INVALID_REQUEST", "invalid request", detailsFromIssues(parsed.error.issues));
+    if (parsed.success) return parsed.data;
+    const issues = parsed.error.issues;
+    if (!body || !options.fewestDetails) return fail("INVALID_REQUEST", "invalid request", detailsFromIssues(issues));
+    // under `fewestDetails`, a body's 400 names an unknown or read-only key, and nothing else
+    const named = detailsFromIssues(issues.filter((i) => i.code === "unrecognized_keys" || READ_ONLY.has(String(i.path.at(-1)))));
+    return fail("INVALID_REQUEST", "invalid request", named.length ? named : undefined);
   }
 
   /* ---------------------------------------------------------------- agents */
@@ -302,7 +316,7 @@ export async function startAltServer(options: AltServerOptions): Promise<AltServ
       const seen = raw[name];
       raw[name] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value];
     }
-    const query = validate(listQuerySchema, raw);
+    const query = validate(listQuerySchema, raw, false);
     if (query instanceof HttpAnswer) return query;
     const sign = query.order === "asc" ? 1 : -1;
     const byField = (a: AgentState, b: AgentState) => {
@@ -383,7 +397,7 @@ export async function startAltServer(options: AltServerOptions): Promise<AltServ
         if (token !== undefined) merged.token = token;
         next.platforms[name] = merged;
       }
-      if (missing.length) return fail("INVALID_REQUEST", "invalid request", missing);
+      if (missing.length) return fail("INVALID_REQUEST", "invalid request", options.fewestDetails ? undefined : missing);
     }
     const { updatedAtMs: _a, ...before } = agent;
     const { updatedAtMs: _b, ...after } = next;
