@@ -55,6 +55,12 @@ const SUITE_FILES: Record<SuiteName, { folder: string; startsWith: string }> = {
   "quick-load": { folder: "load", startsWith: "quick-" },
 };
 
+/** Whether a test file (as vitest names it from the root) is one of a suite's. */
+export function fileInSuite(suite: SuiteName, file: string): boolean {
+  const { folder, startsWith } = SUITE_FILES[suite];
+  return file.includes(`suites/${folder}/`) && file.slice(file.lastIndexOf("/") + 1).startsWith(startsWith);
+}
+
 /** A suite's files as vitest globs: TypeScript in a checkout, compiled JavaScript when installed. */
 const suiteGlob = (suite: SuiteName) => {
   const { folder, startsWith } = SUITE_FILES[suite];

@@ -33,7 +33,7 @@ import { checkKeys } from "./key-check.js";
 import { assertReachable, interruptible, makeRunDir, newRun, startTarget, targetOptions } from "./lifecycle.js";
 import { writeReplays } from "./replay.js";
 import { needsOfFile } from "./suite-needs.js";
-import { runSuites, type SuitesRun } from "./suites.js";
+import { fileInSuite, runSuites, type SuitesRun } from "./suites.js";
 import { UsageError } from "./usage-error.js";
 
 /**
@@ -79,7 +79,7 @@ async function loadOnDeployment(
 }
 
 /** A `--replay` file as the property suite wrote it; its seed must agree with `--seed` when both are given. */
-function readReplayFile(file: string, seed: number | undefined): PropertyReplay {
+function readReplayFile(file: string, seed: number | undefined, maxRequests: number | undefined): PropertyReplay {
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(file, "utf8"));
@@ -87,13 +87,24 @@ function readReplayFile(file: string, seed: number | undefined): PropertyReplay 
     throw new UsageError(`--replay: cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`);
   }
   const parsed = z
-    .object({ property: z.string().min(1), seed: z.number().int(), path: z.string().min(1), replayPath: z.string().optional() })
+    .object({
+      property: z.string().min(1),
+      seed: z.number().int(),
+      path: z.string().min(1),
+      replayPath: z.string().optional(),
+      maxRequests: z.number().int().min(1).optional(),
+      referenceFaults: z.boolean().optional(),
+    })
     .safeParse(raw);
   if (!parsed.success) throw new UsageError(`--replay: ${file} is not a replay file written by the property suite`);
   if (seed !== undefined && seed !== parsed.data.seed)
     throw new UsageError(`--replay: the file was written with seed ${parsed.data.seed}, not ${seed}`);
-  const { replayPath, ...replay } = parsed.data;
-  return replayPath === undefined ? replay : { ...replay, replayPath };
+  if (maxRequests !== undefined && parsed.data.maxRequests !== undefined && maxRequests !== parsed.data.maxRequests)
+    throw new UsageError(
+      `--replay: the file was written with --max-requests ${parsed.data.maxRequests}, not ${maxRequests} (the budget shapes the generated cases)`,
+    );
+  // zod leaves an absent optional key out, so the parsed object is a replay as it is
+  return parsed.data;
 }
 
 /** The suites a run chooses, in one place: a dry run shows the run's own choice. */
@@ -331,6 +342,17 @@ async function runChecks(
         );
       },
     });
+    // a suite asked for whose every check the selection left out ran nothing: said, so that the
+    // report's list of suites is not read as their verdict (the checks that ran keep theirs)
+    for (const suite of suiteOptions.suites)
+      if (
+        !run.signal.aborted &&
+        !config.bail &&
+        !result.suites.checks.some((c) => c.file !== undefined && fileInSuite(suite, c.file))
+      )
+        out.write(
+          `${suite}: ran nothing (none of its checks is in the selection${config.sections ? ` ${config.sections.join(",")}` : ""})\n`,
+        );
     result.property = readPropertySummary(run.runDir);
     out.write(formatPropertySummary(result.property));
     result.refusalWaits = readRefusalWaits(run.runDir);
@@ -360,14 +382,21 @@ const boundRow = (message: string): CheckResult => ({
  * plan, the suites in vitest with their progress, the sweep, the reports; returns the exit code.
  */
 export async function runVerify(config: VerifyConfig): Promise<number> {
-  const replay = config.replay ? readReplayFile(config.replay, config.seed) : undefined;
+  const replay = config.replay ? readReplayFile(config.replay, config.seed, config.maxRequests) : undefined;
   const { runId, reportDir, runDir, seed, run } = newRun(config, replay?.seed);
   const startedAt = new Date();
   const out = process.stdout;
   out.write(`agent-harness verify — run ${runId}, seed ${seed}\n`);
   const { target, stop } = await startTarget(config, run);
-  if (replay || config.maxRequests)
-    target.property = { ...(replay ? { replay } : {}), ...(config.maxRequests ? { maxRequests: config.maxRequests } : {}) };
+  if (replay?.referenceFaults !== undefined && replay.referenceFaults !== target.referenceFaults) {
+    await stop();
+    throw new UsageError(
+      `--replay: the file was written by a run ${replay.referenceFaults ? "with" : "without"} --reference-faults (the models a body may name): ${replay.referenceFaults ? "add it" : "leave it out"}`,
+    );
+  }
+  // the failing run's budget, unless given again (the same, or readReplayFile refused it)
+  const maxRequests = config.maxRequests ?? replay?.maxRequests;
+  if (replay || maxRequests) target.property = { ...(replay ? { replay } : {}), ...(maxRequests ? { maxRequests } : {}) };
   const clockLater = target.kind !== "external" && !config.dryRun;
   const keyRequests = await checkTargetFirst(target, config, stop, clockLater);
   if (config.dryRun) {

@@ -120,6 +120,17 @@ describe("meta: the agent-harness CLI", { concurrent: true }, () => {
     expect(twoAtOnce?.message).toMatch(/--message-timeout/);
   });
 
+  // A suite asked for whose every check the selection leaves out ran nothing: the run says so,
+  // rather than list it among the suites of a green run as if it had passed
+  test("verify --suites functional,property --sections routing.unknown: property ran nothing, and says so", async () => {
+    const { code, stdout } = await run([
+      ...["verify", "--suites", "functional,property", "--sections", "routing.unknown", "--workers", "1"],
+    ]);
+    expect(code, stdout.slice(-1500)).toBe(0);
+    expect(stdout).toMatch(/^property: ran nothing \(none of its checks is in the selection routing\.unknown\)$/m);
+    expect(stdout).not.toMatch(/^functional: ran nothing/m);
+  });
+
   test("the children run the CLI compiled for this project; a compiled tree that is not there is exit 2 in one line", async () => {
     const compiled = process.env.AGENT_HARNESS_COMPILED;
     expect(compiled && existsSync(join(compiled, "src/cli/main.js")), `compiled CLI in ${compiled}`).toBe(true);

@@ -9,6 +9,7 @@ import {
   AGENT_STATUSES,
   type Agent,
   type AgentStatus,
+  isRecord,
   type MessageReply,
   SORT_FIELDS,
   SORT_ORDERS,
@@ -50,6 +51,7 @@ import {
   skipUnlessReplayed,
   tally,
   transition,
+  unlessBudgetEnded,
 } from "./support.js";
 
 declareFile({ sendsMessages: true });
@@ -169,16 +171,25 @@ function expectAnswer(res: ApiResult<unknown>, status: number, code?: string): v
   );
 }
 
+/**
+ * An agent the target made is the sequence's to delete at its end, whatever its answer is judged:
+ * one left behind (a 201 whose body breaks its schema, a burst's later creates after an earlier
+ * one failed) would sit in every later sequence's lists as if another client had made it.
+ */
+function madeBy(r: Real, res: ApiResult<unknown>): void {
+  const id = res.status === 201 && isRecord(res.data) ? res.data.id : undefined;
+  if (typeof id === "string" && !r.ids.includes(id)) r.ids.push(id);
+}
+
 /** A create's answer against the model's prediction; a made agent joins the model. */
 function adoptCreated(m: Model, r: Real, res: ApiResult<unknown>, predicted: ReturnType<typeof predictCreate>): void {
+  madeBy(r, res);
   if (!predicted.ok) {
-    if (res.status === 201) r.ids.push(String((res.data as Agent).id)); // cleaned up, then reported
-    expectAnswer(res, 400, "INVALID_REQUEST");
+    expectAnswer(res, 400, "INVALID_REQUEST"); // a 201 made one: deleted at the end, then reported
     return;
   }
   expectAnswer(res, 201);
   const agent = res.data as Agent;
-  r.ids.push(agent.id);
   const made = {
     id: agent.id,
     config: predicted.value,
@@ -227,6 +238,7 @@ class CreateBurst implements Cmd {
       rememberTokens(body);
     }
     const answers = await Promise.all(this.bodies.map((body) => nextClient().call("createAgent", { body })));
+    for (const res of answers) madeBy(r, res);
     for (const [i, res] of answers.entries()) adoptCreated(m, r, res, predictCreate(this.bodies[i]!));
     const made = m.agents.slice(-this.bodies.length);
     if (made.every((a) => a.createdAt === made[0]!.createdAt)) tally("stateful.create.burst-tied");
@@ -309,7 +321,12 @@ class Patch implements Cmd {
     if (this.invalidField === undefined && this.patch.name !== undefined) tallyNameCollision(m, this.patch.name, agent.id);
     rememberTokens(this.patch);
     const res = await nextClient().call("updateAgent", { agentId: agent.id, body: this.patch });
-    if (agent.deleted) return expectAnswer(res, 404, "AGENT_NOT_FOUND");
+    if (agent.deleted) {
+      // a body invalid on its own face and a gone agent: PROFILE §3, "any applicable error is
+      // conformant" (a service may read the body before it looks the agent up)
+      if (this.invalidField !== undefined && res.status === 400) return expectAnswer(res, 400, "INVALID_REQUEST");
+      return expectAnswer(res, 404, "AGENT_NOT_FOUND");
+    }
     const predicted =
       this.invalidField === undefined
         ? predictUpdate(agent.config, this.patch)
@@ -381,6 +398,7 @@ class Send implements Cmd {
         return expectEqual({ status: res.status, code: res.error?.code }, { status: 404, code: "AGENT_NOT_FOUND" });
       if (status !== "active")
         return expectEqual({ status: res.status, code: res.error?.code }, { status: 503, code: "AGENT_UNAVAILABLE" });
+      unlessBudgetEnded(res, "a streamed message to an active agent");
       expect(res.status, said(res as never)).toBe(200);
       if (failing || deploymentModelFailed(res.error?.code)) {
         if (!failing) tally("stateful.send.stream-deployment-model-error");
@@ -396,6 +414,7 @@ class Send implements Cmd {
       const res = await client.sendMessage(agent.id, body);
       if (agent.deleted) return expectAnswer(res, 404, "AGENT_NOT_FOUND");
       if (status !== "active") return expectAnswer(res, 503, "AGENT_UNAVAILABLE");
+      unlessBudgetEnded(res, "a message to an active agent");
       if (failing || (res.status === 500 && deploymentModelFailed(res.error?.code))) {
         if (!failing) tally("stateful.send-deployment-model-error");
         expectAnswer(res, 500, "MODEL_ERROR");

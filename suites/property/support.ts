@@ -11,7 +11,7 @@ import {
   summarizeStream,
   TransportError,
 } from "../../src/client/index.js";
-import { isRecord, RATE_LIMITS } from "../../src/contract/index.js";
+import { budgetEndedWords, endedByTheBudget, isRecord, RATE_LIMITS } from "../../src/contract/index.js";
 import { RunHistory, type SeenRecord } from "../../src/model/history.js";
 import { type TransitionFrom, type TransitionTo, transitionKey } from "../../src/model/transitions.js";
 import { deploymentPropertyRequests, type PropertyReplay } from "../../src/target/harness-target.js";
@@ -137,6 +137,19 @@ function feedHistory(ex: Exchange): void {
 observeExchanges((ex, key) => {
   if (KEYS.includes(key)) feedHistory(ex);
 });
+
+/**
+ * Each case (and each shrink candidate, and the replay) judges the violations its own answers
+ * made: one a case left behind when it failed before taking them would otherwise fail the next
+ * candidate, which shrinking would then keep for a failure it does not have.
+ */
+function ownHistory<Ts>(): fc.Plugin<Ts> {
+  // cast: fast-check types its life-cycle plugins Plugin<unknown>, which Parameters<Ts> does not
+  // take; a beforeEach hook reads no case value, so it fits a property of any case type
+  return fc.beforeEach(() => {
+    history.take();
+  }) as fc.Plugin<Ts>;
+}
 
 /** The run's history keeps every invariant so far (PROFILE §4, §5, §8): fails the case or step otherwise. */
 export function expectHistoryKept(): void {
@@ -347,6 +360,16 @@ export function unlessModelFailed(code: string | undefined, what: string): void 
 }
 
 /**
+ * PROFILE §5: past the message budget a message answers 503 AGENT_UNAVAILABLE (a stream, its
+ * error event), and takes no turn: a starved runner or a slow service, not a defect. A case whose
+ * message the budget ended is not judged, in the words the functional suites use for it.
+ */
+export function unlessBudgetEnded(res: { error?: { code?: string }; exchange: { durationMs: number } }, what: string): void {
+  if (endedByTheBudget(res.error?.code, res.exchange.durationMs, target.messageTimeoutSeconds))
+    notJudged(`${what} answered AGENT_UNAVAILABLE: ${budgetEndedWords(target.messageTimeoutSeconds)}`);
+}
+
+/**
  * A case's failure that is not the service's: a 429 the pacing did not expect (a §7 breach of its
  * own, or the harness's: src/client/refusal.ts), the harness's own error, a request the network
  * lost (a harness error, as in every other suite). Never a finding, and while a failure of the
@@ -368,12 +391,12 @@ export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): P
   const before = requests;
   const seed = REPLAY?.seed ?? target.seed;
   const params: fc.Parameters<Ts> = REPLAY
-    ? { seed, path: REPLAY.path, endOnFailure: true, numRuns: 1 }
-    : { seed, numRuns: run.numRuns, endOnFailure: false, interruptAfterTimeLimit: TIME_LIMIT_MS };
+    ? { seed, path: REPLAY.path, endOnFailure: true, numRuns: 1, plugins: [ownHistory<Ts>()] }
+    : { seed, numRuns: run.numRuns, endOnFailure: false, interruptAfterTimeLimit: TIME_LIMIT_MS, plugins: [ownHistory<Ts>()] };
   // a replay first runs the cases the original run ran before the failing one: the target's
   // history (agents made and deleted by them) is then the same when the shrunk case runs
   const earlier = REPLAY ? Number(REPLAY.path.split(":")[0]) : 0;
-  if (earlier > 0) await fc.check(run.property(undefined), { seed, numRuns: earlier });
+  if (earlier > 0) await fc.check(run.property(undefined), { seed, numRuns: earlier, plugins: [ownHistory<Ts>()] });
   // a case the time limit cuts is waited for: none of its requests leaves after its property ended
   const { details, cutCaseEnded, cutCaseError } = await checkFollowingCases(
     run.property(REPLAY?.replayPath),
@@ -432,10 +455,19 @@ export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): P
     seed: details.seed,
     path: details.counterexamplePath,
     ...(replayPath ? { replayPath } : {}),
+    // what shapes the generators besides the seed: a replay runs with them (src/run/verify.ts)
+    ...(target.property?.maxRequests !== undefined ? { maxRequests: target.property.maxRequests } : {}),
+    referenceFaults: target.referenceFaults,
   };
   // replay the shrunk case once, recording its exchanges: the steps a person can run
   const again = await recording(() =>
-    fc.check(run.property(replayPath), { seed: replay.seed, path: replay.path, endOnFailure: true, numRuns: 1 }),
+    fc.check(run.property(replayPath), {
+      seed: replay.seed,
+      path: replay.path,
+      endOnFailure: true,
+      numRuns: 1,
+      plugins: [ownHistory<Ts>()],
+    }),
   );
   const slug = run.title
     .replace(/[^A-Za-z0-9]+/g, "-")
@@ -443,7 +475,9 @@ export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): P
     .toLowerCase();
   const replayFile = join(reportDir, `replay-${slug}.json`);
   const scriptFile = join(reportDir, `replay-${slug}.sh`);
-  const command = `agent-harness verify --suites property --seed ${replay.seed} --replay ${replayFile}`;
+  // (a deployment's replay needs the flag again: the reference always honours its mock models)
+  const flags = target.kind === "external" && target.referenceFaults ? " --reference-faults" : "";
+  const command = `agent-harness verify --suites property --seed ${replay.seed}${flags} --replay ${replayFile}`;
   const setup = run.setup?.() ?? [];
   writeFileSync(replayFile, `${JSON.stringify(replay, null, 2)}\n`);
   writeFileSync(scriptFile, replayScript(replay, setup, again.steps, command), { mode: 0o755 });
