@@ -86,6 +86,7 @@ const describe = (c: MatrixConfig) =>
     c.pinned && "serve pinned, --service-cores",
     c.failingModel && "its model fails every message",
     c.idField && `its identifier field ${c.idField} (--id-field)`,
+    c.fewestDetails && "its 400s name a field only where PROFILE asks",
     c.proxy === "through" && "through a forward proxy (HTTP(S)_PROXY)",
     c.proxy === "bypassed" && "proxy variables bypassed (NO_PROXY=127.0.0.0/8)",
     c.tenantMainKey && "--api-key a tenant's key",

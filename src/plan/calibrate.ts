@@ -40,6 +40,7 @@ export async function calibrate({ target, runSuites }: CalibrationShape): Promis
       // a tier the target does not say is none of the bound's business: a wide one here
       tierLimit: target.tierLimit ?? RATE_LIMITS.tiers.pro,
       mainKeys,
+      ...(target.loadTiers?.tierBurst !== undefined ? { tierBurstTier: target.loadTiers.tierBurst } : {}),
     },
     { runPrefix: target.runPrefix, ledgerFile: join(dir, "ledger.jsonl"), seed: target.seed },
   );
@@ -50,6 +51,9 @@ export async function calibrate({ target, runSuites }: CalibrationShape): Promis
       ...(target.keys.readOnly && keys.readOnly ? { readOnly: keys.readOnly } : {}),
       ...(target.keys.otherAccount && keys.otherAccount ? { otherAccount: keys.otherAccount } : {}),
       ...(target.keys.quota && keys.quota ? { quota: keys.quota } : {}),
+      // the load scenarios' accounts, and the functional tier checks that take the small-tier one
+      ...(target.keys.load && keys.load ? { load: keys.load } : {}),
+      ...(target.keys.tierBurst && keys.tierBurst ? { tierBurst: keys.tierBurst } : {}),
     });
     const { tierLimit: _t, messageQuota: _q, ...rest } = reference.target;
     const footprintFile = join(dir, "footprint.jsonl");

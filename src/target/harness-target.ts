@@ -132,6 +132,13 @@ export interface PropertyReplay {
   path: string;
   /** fast-check's replay path of a command sequence (stateful properties) */
   replayPath?: string;
+  /**
+   * the options that shape the generators, as the failing run had them: `--max-requests` (a
+   * budgeted run draws shorter sequences and smaller populations) and whether the target honoured
+   * the reference's mock models (--reference-faults: which models a body may name)
+   */
+  maxRequests?: number;
+  referenceFaults?: boolean;
 }
 
 /**
@@ -163,6 +170,12 @@ const PROPERTY_KEYS = 32;
  */
 const LOAD_TIERS = { load: 1_000_000, tierBurst: 100 } as const;
 const ROLE_TIERS: Partial<Record<KeyRoleName, number>> = { ...LOAD_TIERS, propertyKeys: 100_000 };
+const loadTiersOf = (plan: ReferencePlan) => ({
+  ...LOAD_TIERS,
+  ...(plan.tierBurstTier !== undefined ? { tierBurst: plan.tierBurstTier } : {}),
+});
+const tierOf = (plan: ReferencePlan, role: KeyRoleName): number =>
+  (role === "tierBurst" ? loadTiersOf(plan).tierBurst : ROLE_TIERS[role]) ?? plan.tierLimit;
 
 /**
  * The accounts and keys a full verification needs, one account per account of the key-role
@@ -201,7 +214,7 @@ export function referenceKeys(plan: ReferencePlan): { file: KeysFileInput; keys:
       const suffix = w === 1 || row.sharedBySets ? "" : `_${w}`;
       const id = `acct_${row.account.replace(/-/g, "_")}${suffix}`;
       if (!accounts.has(id))
-        accounts.set(id, { id, tierLimit: ROLE_TIERS[role] ?? plan.tierLimit, messageQuota: row.smallQuota ? plan.quota : null });
+        accounts.set(id, { id, tierLimit: tierOf(plan, role), messageQuota: row.smallQuota ? plan.quota : null });
       // PROFILE §6: each key holds exactly its role's permissions
       for (const key of keysOfRole(keys, role))
         if (!keysGiven.has(key)) {
@@ -301,7 +314,7 @@ export async function startReferenceTarget(
       messageTimeoutSeconds: plan.messageTimeoutSeconds,
       tierLimit: plan.tierLimit,
       messageQuota: plan.quota,
-      loadTiers: { ...LOAD_TIERS },
+      loadTiers: loadTiersOf(plan),
       referenceFaults: true,
       idField: "id",
       ...run,

@@ -21,6 +21,11 @@ export interface ReferencePlan {
   clockSkewSeconds?: number;
   /** more accounts and keys to serve besides the harness's own (load capacity's tenants) */
   tenants?: KeysFileInput;
+  /**
+   * the small-tier account's tier (keys.tierBurst), when not the reference's own: a calibration
+   * shaped like a deployment given --tier-burst-tier skips and runs what the run will
+   */
+  tierBurstTier?: number;
 }
 
 /** Fast defaults for a reference server the harness starts: short window and budget. */

@@ -97,6 +97,36 @@ describe("two property runs at once with the same keys", { concurrent: true }, (
 });
 
 /**
+ * A verify run against the independent server whose model fails every message: no finding, no
+ * harness error, exit 2 whose last line names the deployment's model; then `more` on the run.
+ */
+async function againstFailingModel(
+  selection: Pick<MatrixConfig, "selection" | "sections">,
+  args: string[],
+  more: (run: Awaited<ReturnType<typeof verify>>, last: string) => void,
+): Promise<void> {
+  const config = onIndependentServer({ command: "verify", referenceFaults: false, failingModel: true, ...selection });
+  const target = (await startTarget(config))!;
+  try {
+    const run = await verify([...harnessArgs(config, target), ...args], SEED);
+    const last = run.output.trim().split("\n").at(-1) ?? "";
+    expect(
+      (run.results.findings ?? []).map((f) => f.message),
+      last,
+    ).toEqual([]);
+    expect(
+      run.results.checks.filter((c) => c.status === "error").map((c) => `${c.id}: ${c.message}`),
+      last,
+    ).toEqual([]);
+    expect(run.code, last).toBe(2);
+    expect(last).toMatch(/^inconclusive: .*the deployment's own model failed/);
+    more(run, last);
+  } finally {
+    await target.stop();
+  }
+}
+
+/**
  * A deployment's model may fail any message (PROFILE §5: 500 MODEL_ERROR, the agent then in error);
  * only a reference-compatible target says when (§10). Here the independent server's model fails
  * every message, as a deployment's model backend may: the stateful sequences follow each failure
@@ -105,32 +135,54 @@ describe("two property runs at once with the same keys", { concurrent: true }, (
  */
 describe("the property suites against a deployment whose model fails every message", { concurrent: true }, () => {
   test("no finding; the stateful sequences follow the failures; exit 2 names the model", { timeout: 300_000 }, async () => {
-    const config = onIndependentServer({
-      command: "verify",
-      selection: ["property"],
-      referenceFaults: false,
-      failingModel: true,
-    });
-    const target = (await startTarget(config))!;
-    try {
-      const run = await verify([...harnessArgs(config, target), "--max-requests", "200"], SEED);
-      const last = run.output.trim().split("\n").at(-1) ?? "";
-      expect(
-        (run.results.findings ?? []).map((f) => f.message),
-        last,
-      ).toEqual([]);
-      expect(
-        run.results.checks.filter((c) => c.status === "error").map((c) => `${c.id}: ${c.message}`),
-        last,
-      ).toEqual([]);
-      expect(run.code, last).toBe(2);
-      expect(last).toMatch(/^inconclusive: .*the deployment's own model failed/);
+    await againstFailingModel({ selection: ["property"] }, ["--max-requests", "200"], (run, last) => {
       // the sequences judged no reply: the message clauses they cite are not passed on nothing
       const stateful = run.results.checks.find((c) => c.title.includes("stateful: random sequences"));
       expect(stateful?.status, last).toBe("inconclusive");
       // the stateful road this row is for was taken: a message the deployment's model failed, followed
       const tallied = readFileSync(join(run.runDir, "property.jsonl"), "utf8");
       expect(tallied, last).toMatch(/stateful\.send(\.stream)?-deployment-model-error/);
+    });
+  });
+});
+
+/**
+ * The same deployment, its model failing every message, and the functional checks that need a
+ * reply (a message's shape, conversations, a stream, the success envelope): each says it could not
+ * judge, naming the deployment's model (PROFILE §5 allows the 500, and the 503s of the agent in
+ * error after it); none blames the service.
+ */
+describe("the functional suites against a deployment whose model fails every message", { concurrent: true }, () => {
+  test("no finding, no harness error; exit 2 names the model", { timeout: 300_000 }, async () => {
+    const sections = ["message.reply", "message.conversation", "message.stream", "envelope.success"];
+    await againstFailingModel({ selection: ["functional"], sections }, [], () => {});
+  });
+});
+
+/**
+ * A deployment whose 400s name the field at fault only where PROFILE asks (§4: unknown and
+ * read-only keys; §5 List: parameters) and carry no details else, as §2 allows: a length, a type,
+ * a null, a platform without `enabled`, a message body's every fault. The functional rows and the
+ * invalid-input properties judge the 400, and blame no one for details left out.
+ */
+describe("a deployment whose 400s name a field only where PROFILE asks", { concurrent: true }, () => {
+  test("functional and property: no finding, exit 0", { timeout: 300_000 }, async () => {
+    const config = onIndependentServer({
+      command: "verify",
+      selection: ["functional", "property"],
+      referenceFaults: false,
+      fewestDetails: true,
+      sections: ["record.lengths", "message.body", "create.platform-enabled", "record.unknown-keys"],
+    });
+    const target = (await startTarget(config))!;
+    try {
+      const run = await verify([...harnessArgs(config, target), "--max-requests", "300"], SEED);
+      const last = run.output.trim().split("\n").at(-1) ?? "";
+      expect(
+        (run.results.findings ?? []).map((f) => f.message),
+        last,
+      ).toEqual([]);
+      expect(run.code, last).toBe(0);
     } finally {
       await target.stop();
     }
@@ -155,6 +207,25 @@ describe("a capacity shard through a forward proxy, its main key a tenant's", { 
   test("exit 0, no finding, the proxy's log holds the run's requests", { timeout: 300_000 }, async (context) => {
     const unavailable = await targetUnavailable(config);
     if (unavailable) context.skip(unavailable);
+    const outcome = await runConfig(config, SEED);
+    expectKept(outcome);
+  });
+});
+
+/**
+ * A deployment with a small-tier account of its own for the tier checks (--tier-burst-key), its
+ * tier the standard 60: room in it for fewer Gets than the Get bucket holds before the Lists whose
+ * headers the two-empty-buckets check reads. On the independent server (`serve` is the reference,
+ * whose small-tier account the embedded runs take at 100; the full matrix draws both).
+ */
+describe("a small-tier account of 60 (--tier-burst-key)", { concurrent: true }, () => {
+  test.for([["alt"]] as const)("%s: the tier checks keep every promise", { timeout: 300_000 }, async ([target]) => {
+    const config: MatrixConfig = {
+      ...onIndependentServer({ command: "verify", selection: ["functional"], referenceFaults: false }),
+      keySet: "all+tier+burst",
+      target,
+      sections: ["limits.tier"],
+    };
     const outcome = await runConfig(config, SEED);
     expectKept(outcome);
   });

@@ -13,7 +13,7 @@ import { EMBEDDED_DEFAULTS } from "../../src/target/reference-plan.js";
 import { STARTED_TARGETS, type StartedTargetKind } from "../../src/target/types.js";
 import { FLOOD_DRIVE_MESSAGE_TIMEOUT_SECONDS, load, type VerifyRun, verify } from "../meta/verify-run.js";
 import { startTinyproxy, tinyproxyMissing } from "../network/support/enterprise.js";
-import { type AltKeys, altKeysFile } from "./alt-server/keys.js";
+import { type AltKeys, altKeysFile, TIER_BURST_TIER } from "./alt-server/keys.js";
 import { startAltServer } from "./alt-server/server.js";
 import { judgeCleanup, leftovers, SWEEPS, type Sweep, sweepArgs } from "./cleanup-row.js";
 import { comparePromises, lastLineOf, remoteWriteReceiver, shardArgs, tlsFront } from "./options.js";
@@ -30,7 +30,15 @@ import { comparePromises, lastLineOf, remoteWriteReceiver, shardArgs, tlsFront }
 export const VERIFY_SUITES = ["functional", "property", "quick-load"] as const;
 /** capacity drives for a minute and more by design: the full matrix's time is better spent elsewhere */
 export const LOAD_SCENARIOS = SCENARIO_IDS.filter((id) => id !== "capacity");
-export const KEY_SETS = ["main", "main+read-only", "main+read-only+other", "main+read-only+other+quota", "all+tier"] as const;
+export const KEY_SETS = [
+  "main",
+  "main+read-only",
+  "main+read-only+other",
+  "main+read-only+other+quota",
+  "all+tier",
+  // and a small-tier account of its own (--tier-burst-key, --tier-burst-tier)
+  "all+tier+burst",
+] as const;
 /**
  * The targets the harness starts itself (`--target`), then two deployments: the reference through
  * `serve`, and the independent server. A target the harness starts makes its own accounts, a key
@@ -79,6 +87,8 @@ export interface MatrixConfig {
   failingModel?: true;
   /** the independent server naming its records' identifier field so (PROFILE §11), and the harness told with --id-field */
   idField?: typeof OTHER_ID_FIELD;
+  /** the independent server's 400s name the field only where PROFILE asks (§4 keys, §5 List parameters): no details else (§2) */
+  fewestDetails?: true;
   /** load: --out prometheus-rw= a receiver of the matrix's own, which must get the run's metrics */
   out?: true;
   /** load: `load compare` on the run's report after it: A/A exit 0, other scenarios exit 2 */
@@ -155,6 +165,7 @@ export function configArbitrary(): fc.Arbitrary<MatrixConfig> {
       proxy: fc.constantFrom(undefined, "through" as const, "bypassed" as const),
       tenantMainKey: fc.boolean(),
       idField: fc.constantFrom(undefined, OTHER_ID_FIELD),
+      fewestDetails: fc.boolean(),
     })
     .map((r) => normalise(r));
 }
@@ -186,6 +197,7 @@ function normalise(r: {
   proxy: MatrixConfig["proxy"];
   tenantMainKey: boolean;
   idField: MatrixConfig["idField"];
+  fewestDetails?: boolean;
 }): MatrixConfig {
   const verifying = r.command === "verify";
   const loading = r.command === "load";
@@ -247,6 +259,7 @@ function normalise(r: {
     ...(!ours && (flood || shard) && r.tenantMainKey ? { tenantMainKey: true as const } : {}),
     // the independent server takes another name for it (the reference's is id)
     ...(target === "alt" && r.idField ? { idField: r.idField } : {}),
+    ...(target === "alt" && r.fewestDetails ? { fewestDetails: true as const } : {}),
   };
 }
 
@@ -289,9 +302,12 @@ export function harnessArgs(
   const mainKey = config.tenantMainKey ? capacityTenants().file.keys[0]!.key : keys.main;
   args.push("--base-url", started.baseUrl, "--api-key", mainKey, ...(started.args ?? []));
   if (config.keySet !== "main") args.push("--read-only-key", keys.readOnly);
-  if (config.keySet.includes("other") || config.keySet === "all+tier") args.push("--other-account-key", keys.other);
-  if (config.keySet.includes("quota") || config.keySet === "all+tier") args.push("--quota-key", keys.quota);
-  if (config.keySet === "all+tier") args.push("--tier", String(TIER));
+  const all = config.keySet.startsWith("all+tier");
+  if (config.keySet.includes("other") || all) args.push("--other-account-key", keys.other);
+  if (config.keySet.includes("quota") || all) args.push("--quota-key", keys.quota);
+  if (all) args.push("--tier", String(TIER));
+  if (config.keySet === "all+tier+burst")
+    args.push("--tier-burst-key", keys.tierBurst, "--tier-burst-tier", String(TIER_BURST_TIER));
   return args;
 }
 
@@ -407,6 +423,7 @@ async function startDeployment(config: MatrixConfig): Promise<StartedTarget | un
       clockOffsetSeconds: 7.3,
       ...(config.failingModel ? { failingModel: true } : {}),
       ...(config.idField ? { idField: config.idField } : {}),
+      ...(config.fewestDetails ? { fewestDetails: true } : {}),
     });
     return { baseUrl: server.baseUrl, keys, stop: server.close };
   }
