@@ -3,12 +3,13 @@ import { capacityLines } from "./capacity/tally.js";
 import { remainingLine } from "./concurrency-checks.js";
 import { FEW_ANSWERS, formatMs as fmt, type HistogramSummary, OUTCOME_LABEL, OUTCOMES, outcomeOf } from "./recorder.js";
 import { brokenClauses, type ScenarioReport } from "./scenario-run.js";
+import { thresholdMark } from "./thresholds.js";
 
 /** What the charts read of a load run (load.json). */
 export interface LoadRunView {
   target: { windowSeconds: number; messageTimeoutSeconds: number };
   scenarios: ScenarioReport[];
-  thresholds: Array<{ source: string; passed: boolean; observed: string }>;
+  thresholds: Array<{ source: string; passed: boolean; judged: boolean; observed: string }>;
 }
 
 const COLORS = ["#2563eb", "#059669", "#d97706", "#7c3aed", "#db2777", "#0891b2", "#65a30d", "#dc2626"];
@@ -257,7 +258,7 @@ ${broken.length ? `<ul>${broken.map((line) => `<li>${escapeHtml(line)}</li>`).jo
 ${streams}<div class="charts">${charts}</div>${capacityBlock(r)}${Object.keys(r.latency).length ? latencyTable(r) : ""}</div>`;
   });
   const thresholds = run.thresholds.length
-    ? `<ul>${run.thresholds.map((t) => `<li>${t.passed ? "✓" : "✗"} ${escapeHtml(t.source)}: ${escapeHtml(t.observed)}</li>`).join("")}</ul>`
+    ? `<ul>${run.thresholds.map((t) => `<li>${thresholdMark(t)} ${escapeHtml(t.source)}: ${escapeHtml(t.observed)}</li>`).join("")}</ul>`
     : "";
   return `<section id="load"><style>${CHART_STYLE}</style>
 <h2>Load (W = ${run.target.windowSeconds} s, budget ${run.target.messageTimeoutSeconds} s)</h2>

@@ -81,6 +81,19 @@ describe("the exit code of a load run", () => {
     expect(loadRun.thresholds).toEqual([]);
   });
 
+  test("2 when a latency threshold had no answer of its outcome to judge (a conformant service gave no 5xx): no verdict, never a failure", async () => {
+    const other = parseThreshold("p99[other]<100");
+    if (typeof other === "string") throw new Error(other);
+    const { result, loadRun } = await runOf([passing], [other]);
+    expect(exitCodeOf(result)).toBe(2);
+    expect(result.findings).toEqual([]);
+    expect(result.checks.map((c) => [c.id, c.status])).toEqual([
+      ["load passing", "passed"],
+      ["threshold p99[other]<100", "inconclusive"],
+    ]);
+    expect(renderLoadHtml(result, loadRun)).toContain("? p99[other]&lt;100");
+  });
+
   test("2 when a scenario could not judge: an error, never counted as failed", async () => {
     const { result } = await runOf([passing, erring]);
     expect(exitCodeOf(result)).toBe(2);

@@ -20,7 +20,7 @@ import { renderLoadHtml } from "./charts.js";
 import { remainingLine } from "./concurrency-checks.js";
 import type { LoadOptions, Scenario } from "./define.js";
 import { brokenClauses, formatLatency, runScenario, type ScenarioReport, whyUnavailable } from "./scenario-run.js";
-import { evaluateThreshold, type Threshold, type ThresholdResult, thresholdInputOf } from "./thresholds.js";
+import { evaluateThreshold, type Threshold, type ThresholdResult, thresholdInputOf, thresholdMark } from "./thresholds.js";
 
 /** The whole load run, as load.json holds it. */
 export interface LoadRun {
@@ -179,7 +179,7 @@ function thresholdCheck(t: ThresholdResult | { source: string; skipped: string }
     file: "thresholds",
     clauseIds: [],
     sections: [],
-    status: skipped ? "skipped" : t.passed ? "passed" : "failed",
+    status: skipped ? "skipped" : !t.judged ? "inconclusive" : t.passed ? "passed" : "failed",
     durationMs: 0,
     message: skipped ? t.skipped : t.observed,
   };
@@ -263,7 +263,7 @@ export async function writeLoadReports(result: RunResult, loadRun: LoadRun, repo
 /** The closing lines: each threshold, then verify's summary line (an error is not a failure). */
 export function closingLines(result: RunResult, loadRun: LoadRun): string[] {
   return [
-    ...loadRun.thresholds.map((t) => `${t.passed ? "✓" : "✗"} threshold ${t.source}: ${t.observed}`),
+    ...loadRun.thresholds.map((t) => `${thresholdMark(t)} threshold ${t.source}: ${t.observed}`),
     "",
     summaryLine(totalsOf(result)),
   ];

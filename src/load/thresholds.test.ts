@@ -57,9 +57,10 @@ describe("load thresholds", () => {
     });
   });
 
-  test("a latency threshold with no answer of its outcome to judge does not pass", () => {
+  test("a latency threshold with no answer of its outcome to judge has no verdict: neither passed nor failed", () => {
     expect(evaluateThreshold(parsed("p99[other]<250"), input)).toMatchObject({
       passed: false,
+      judged: false,
       observed: "no other statuses answers to judge in throughput",
     });
   });

@@ -50,9 +50,18 @@ export interface ThresholdInput {
 export interface ThresholdResult {
   source: string;
   passed: boolean;
+  /**
+   * false when the run had nothing to judge it on (no answer of its outcome): no verdict, neither
+   * a pass (nothing was measured) nor the service's failure (a conformant service may give no
+   * such answer: a 5xx, say)
+   */
+  judged: boolean;
   /** what was measured, e.g. `throughput GET /agents/{agentId} p99 12.3 ms over 900 2xx admitted answers` */
   observed: string;
 }
+
+/** ✓ held, ✗ broken, ? nothing to judge it on */
+export const thresholdMark = (t: Pick<ThresholdResult, "passed" | "judged">): string => (!t.judged ? "?" : t.passed ? "✓" : "✗");
 
 const holds = (op: Threshold["op"], a: number, b: number) =>
   op === "<" ? a < b : op === "<=" ? a <= b : op === ">" ? a > b : a >= b;
@@ -77,7 +86,7 @@ export function thresholdInputOf(reports: readonly ScenarioReport[]): ThresholdI
 /**
  * Latency thresholds hold for every endpoint of every judged scenario, on the answers of their
  * outcome (2xx unless named: a 429 is answered at once and would flatter every percentile); one
- * with no such answer to judge does not pass. Errors and rps hold for the run as a whole.
+ * with no such answer to judge has no verdict (`judged: false`). Errors and rps hold for the run as a whole.
  */
 export function evaluateThreshold(t: Threshold, input: ThresholdInput): ThresholdResult {
   if (t.metric === "errors") {
@@ -85,12 +94,13 @@ export function evaluateThreshold(t: Threshold, input: ThresholdInput): Threshol
     return {
       source: t.source,
       passed: holds(t.op, share, t.value),
+      judged: true,
       observed: `errors ${(share * 100).toFixed(3)}% of ${input.responses} answers (5xx and transport errors; a 429 is an outcome, not an error)`,
     };
   }
   if (t.metric === "rps") {
     const rps = input.responses / Math.max(0.001, input.durationSeconds);
-    return { source: t.source, passed: holds(t.op, rps, t.value), observed: `${rps.toFixed(1)} answers/s` };
+    return { source: t.source, passed: holds(t.op, rps, t.value), judged: true, observed: `${rps.toFixed(1)} answers/s` };
   }
   const figures = input.latency.flatMap(({ scenario, endpoints }) =>
     Object.entries(endpoints).flatMap(([endpoint, byOutcome]) => {
@@ -105,15 +115,17 @@ export function evaluateThreshold(t: Threshold, input: ThresholdInput): Threshol
     return {
       source: t.source,
       passed: false,
+      judged: false,
       observed: `no ${answers} to judge in ${input.latency.map((l) => l.scenario).join(", ") || "any scenario that ran"}`,
     };
   const said = (f: (typeof figures)[number]) => `${f.where} ${t.metric} ${formatMs(f.ms)} ms over ${f.count} ${answers}`;
   const broken = figures.filter((f) => !holds(t.op, f.ms, t.value));
-  if (broken.length) return { source: t.source, passed: false, observed: broken.map(said).join("; ") };
+  if (broken.length) return { source: t.source, passed: false, judged: true, observed: broken.map(said).join("; ") };
   const worst = figures.reduce((a, b) => (b.ms > a.ms === (t.op === "<" || t.op === "<=") ? b : a));
   return {
     source: t.source,
     passed: true,
+    judged: true,
     observed: `${figures.length} endpoint figure(s) within it; the closest: ${said(worst)}`,
   };
 }
