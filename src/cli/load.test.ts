@@ -38,6 +38,9 @@ describe("agent-harness load usage", () => {
     [["--out", "prometheus-rw=https://u:s3cret@prom.example/api/v1/write"], /a user or password in the URL is never sent/],
     [["--base-url", "http://198.51.100.7/v1", "--api-key", "k"], /not a loopback address/],
     [["--base-url", "http://127.0.0.1:1/v1"], /--base-url needs --api-key/],
+    // the property suite's options: a load run has no property to replay or budget
+    [["--replay", "reports/run/replay-create-valid.json"], /Unknown option '--replay'/],
+    [["--max-requests", "600"], /Unknown option '--max-requests'/],
     [["--service-cores", "one"], /--service-cores "one": a list of CPUs/],
     [["--service-cores", "1"], /with --keys-file and --profile noisy-neighbour: add them/],
     [["--service-cores", "3-1"], /--service-cores "3-1": a list of CPUs/],

@@ -14,12 +14,16 @@ import { optionsHelp, parseOrHelp, parseVerifyConfig, readOptions } from "./conf
 import { readKeysFile } from "./serve.js";
 
 /**
- * `load` takes verify's target options (minus suite selection, and minus the request plan's
- * --profile, which a load run has no use for: its --profile is capacity's) and its own.
+ * `load` takes verify's target options (minus suite selection, minus the request plan's
+ * --profile, which a load run has no use for: its --profile is capacity's, and minus the property
+ * suite's --replay and --max-requests: a load run has no property to replay or budget, and
+ * accepting them would let `load --replay F` run the scenarios as if it had replayed) and its own.
  */
 export const LOAD_OPTIONS = {
   ...Object.fromEntries(
-    Object.entries(VERIFY_OPTIONS).filter(([name]) => !["suites", "sections", "bail", "profile"].includes(name)),
+    Object.entries(VERIFY_OPTIONS).filter(
+      ([name]) => !["suites", "sections", "bail", "profile", "replay", "maxRequests"].includes(name),
+    ),
   ),
   scenario: {
     flag: "scenario",
