@@ -68,8 +68,9 @@ async function bucketBurst(ctx: ScenarioContext, endpoint: RateLimitedEndpoint):
     const reset = (first.find((r) => r.status === 429) ?? first[0])?.rate?.reset;
     if (reset === undefined) throw new ScenarioSetupError(`the ${endpoint} burst carried no X-RateLimit-Reset`);
 
-    // mid-window, the bucket is still empty: Remaining never goes back up inside a window
-    if (Date.now() < reset * 1000 - 1000 - 200) {
+    // mid-window, the bucket is still empty: Remaining never goes back up inside a window (time
+    // left of it on the service's clock, which Reset is read on: not this machine's)
+    if (ctx.windowLeftMs(reset) > 200) {
       const second = await burst({ ...ctx.generator(key), uniqueIds }, [{ request, count: Math.ceil(size / 2) }]);
       second.forEach(keep);
       for (const r of second.filter((x) => x.rate?.reset === reset))
