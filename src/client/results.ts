@@ -1,4 +1,4 @@
-import type { Agent, EndpointId, MessageReply, Pagination } from "../contract/index.js";
+import type { Agent, EndpointId, ErrorDetail, MessageReply, Pagination } from "../contract/index.js";
 import type { Exchange } from "./exchange.js";
 import type { ParseIssue } from "./parse-issues.js";
 import type { RetryPolicy } from "./retry.js";
@@ -42,7 +42,7 @@ export interface SendOptions extends CallOptions {
 export interface ApiError {
   code: string;
   message: string;
-  details?: Array<{ field: string; issue: string }>;
+  details?: ErrorDetail[];
 }
 
 /** A typed call's outcome. A body that breaks its schema is reported in `parseIssues`, never thrown. */

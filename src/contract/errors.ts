@@ -26,8 +26,12 @@ export const STATUS_OF_CODE = Object.fromEntries(
 
 export const errorCodeSchema = z.enum(ERROR_CODES);
 
-/** PROFILE §2: `details` names the body field (dotted path) or query parameter at fault. */
-export const errorDetailSchema = z.object({ field: z.string(), issue: z.string() });
+/**
+ * PROFILE §2: `details` is an array of objects whose `field` names the body field (dotted path) or
+ * query parameter at fault. Its example's `issue` is not required by the text: the reference
+ * writes one; a service that says it otherwise (or not at all) conforms.
+ */
+export const errorDetailSchema = z.object({ field: z.string(), issue: z.string().optional() });
 
 export const errorEnvelopeSchema = z
   .object({
@@ -69,4 +73,12 @@ export function detailsFromIssues(issues: readonly z.core.$ZodIssue[]): ErrorDet
     }
   }
   return details;
+}
+
+/**
+ * Does a details[].field name the fault at `field`? The field itself, an item inside it, or the
+ * object holding it (PROFILE §2: an item's fault may be named at the item or its list).
+ */
+export function namesField(named: readonly string[], field: string): boolean {
+  return named.some((n) => n === field || n.startsWith(`${field}.`) || (n !== "" && n !== "(body)" && field.startsWith(`${n}.`)));
 }

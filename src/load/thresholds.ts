@@ -94,13 +94,19 @@ export function evaluateThreshold(t: Threshold, input: ThresholdInput): Threshol
     return {
       source: t.source,
       passed: holds(t.op, share, t.value),
-      judged: true,
+      // no answer at all: nothing measured, neither held nor broken
+      judged: input.responses > 0,
       observed: `errors ${(share * 100).toFixed(3)}% of ${input.responses} answers (5xx and transport errors; a 429 is an outcome, not an error)`,
     };
   }
   if (t.metric === "rps") {
     const rps = input.responses / Math.max(0.001, input.durationSeconds);
-    return { source: t.source, passed: holds(t.op, rps, t.value), judged: true, observed: `${rps.toFixed(1)} answers/s` };
+    return {
+      source: t.source,
+      passed: holds(t.op, rps, t.value),
+      judged: input.responses > 0,
+      observed: `${rps.toFixed(1)} answers/s`,
+    };
   }
   const figures = input.latency.flatMap(({ scenario, endpoints }) =>
     Object.entries(endpoints).flatMap(([endpoint, byOutcome]) => {

@@ -79,7 +79,7 @@ async function loadOnDeployment(
 }
 
 /** A `--replay` file as the property suite wrote it; its seed must agree with `--seed` when both are given. */
-function readReplayFile(file: string, seed: number | undefined, maxRequests: number | undefined): PropertyReplay {
+export function readReplayFile(file: string, seed: number | undefined, maxRequests: number | undefined): PropertyReplay {
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(file, "utf8"));
@@ -390,8 +390,14 @@ export async function runVerify(config: VerifyConfig): Promise<number> {
   const { target, stop } = await startTarget(config, run);
   if (replay?.referenceFaults !== undefined && replay.referenceFaults !== target.referenceFaults) {
     await stop();
+    const fix =
+      target.kind !== "external"
+        ? "replay it against the deployment it was written on (a reference always honours them)"
+        : replay.referenceFaults
+          ? "add it"
+          : "leave it out";
     throw new UsageError(
-      `--replay: the file was written by a run ${replay.referenceFaults ? "with" : "without"} --reference-faults (the models a body may name): ${replay.referenceFaults ? "add it" : "leave it out"}`,
+      `--replay: the file was written by a run ${replay.referenceFaults ? "with" : "without"} --reference-faults (the models a body may name): ${fix}`,
     );
   }
   // the failing run's budget, unless given again (the same, or readReplayFile refused it)

@@ -65,7 +65,9 @@ check(
       // earlier run's, on a deployment: it never refills) may refuse them first: PROFILE §3 lets any
       // applicable error answer a request with two faults. Then only the refusal is judged here
       const invalid = await quotaApi.sendMessage(agent.id, { text: "" });
-      const spentBefore = invalid.status === 429 && invalid.error?.code === "INSUFFICIENT_QUOTA";
+      // (a reference the harness started says its quota: fresh, never spent before)
+      const spentBefore =
+        target.messageQuota === undefined && invalid.status === 429 && invalid.error?.code === "INSUFFICIENT_QUOTA";
       if (!spentBefore) {
         expectError(invalid, "INVALID_REQUEST");
         for (let i = 0; i < 2; i++) expectError(await quotaApi.sendMessage(agent.id, { text: "" }), "INVALID_REQUEST");

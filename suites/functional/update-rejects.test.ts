@@ -25,12 +25,16 @@ const tableBase = sharedBase();
 describe("PATCH /agents/{agentId} rejects", () => {
   for (const row of boundaries.rejected.filter((r) => suiteEndpoints(r).includes("update")))
     check(
-      [...new Set<ClauseId>([row.on.update!, "update.rejected-no-effect"])],
-      `${row.title}: 400${namingIn(row.on.update!)}, the record unchanged`,
+      [...new Set<ClauseId>([row.on.update!, ...(row.named ? [row.named] : []), "update.rejected-no-effect"])],
+      `${row.title}: 400${namingIn(row.named ?? row.on.update!)}, the record unchanged`,
       async ({ api }) => {
         const shared = await tableBase(api);
         const { agent, seen } = shared;
-        expectInvalid(await patchOf(api, agent.id, expandFixture(row.body, { name: agent.name })), row.fields, row.on.update!);
+        expectInvalid(
+          await patchOf(api, agent.id, expandFixture(row.body, { name: agent.name })),
+          row.fields,
+          row.named ?? row.on.update!,
+        );
         const after = expectOk(await api.getAgent(agent.id));
         // a row that did change it fails here; the next rows judge only their own patch
         shared.seen = after;

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
-import { type BodyOptions, type InvalidInput, namesField } from "../../src/arbitraries/bodies.js";
+import type { BodyOptions, InvalidInput } from "../../src/arbitraries/bodies.js";
 import type { ApiResult, ServiceClient } from "../../src/client/index.js";
-import type { Agent } from "../../src/contract/index.js";
+import { type Agent, namesField } from "../../src/contract/index.js";
 import { type JsonObject, type ModelAgent, predictCreate, recordOf } from "../../src/model/agents.js";
 import { expect, target } from "../support/harness.js";
 import { rememberTokens } from "./support.js";

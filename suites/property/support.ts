@@ -456,7 +456,8 @@ export async function runProperty<Ts extends unknown[]>(run: PropertyRun<Ts>): P
     path: details.counterexamplePath,
     ...(replayPath ? { replayPath } : {}),
     // what shapes the generators besides the seed: a replay runs with them (src/run/verify.ts)
-    ...(target.property?.maxRequests !== undefined ? { maxRequests: target.property.maxRequests } : {}),
+    // the budget the run had (given, or a deployment's default from its tier and W); none on embedded
+    ...(Number.isFinite(MAX_REQUESTS) ? { maxRequests: MAX_REQUESTS } : {}),
     referenceFaults: target.referenceFaults,
   };
   // replay the shrunk case once, recording its exchanges: the steps a person can run

@@ -6,6 +6,8 @@ import {
   type ErrorCode,
   endedByTheBudget,
   FIELD_NAMED_BY,
+  isRecord,
+  namesField,
   STATUS_OF_CODE,
 } from "../../src/contract/index.js";
 import { endpointLabel } from "../../src/report/findings.js";
@@ -37,12 +39,20 @@ const fieldsNamed = (res: Answer) => res.error?.details?.map((d) => d.field) ?? 
  * unless the answer could not be read (a response check found its envelope or status broken):
  * then the check is blocked by that finding. Under `.not` it is an ordinary matcher.
  */
-function conformance(this: { isNot: boolean }, res: Answer, pass: boolean, message: () => string) {
+function conformance(
+  this: { isNot: boolean },
+  res: Answer,
+  pass: boolean,
+  message: () => string,
+  /** the matcher expected a success: the reply a deployment's failing model may withhold */
+  success = false,
+) {
   if (!pass && !this.isNot) {
     if (isMasked(res.exchange))
       throw new Blocked(`${message()} — the answer could not be read (its envelope or status is broken)`);
     if (res.status === STATUS_OF_CODE.AGENT_UNAVAILABLE) unlessEndedByTheBudget(res.error?.code, res.exchange, message());
-    unlessTheModelFailed(res.error?.code, res.exchange, message());
+    // (an expected 400, 401, 403 or 404 answered MODEL_ERROR is a defect: the model was reached)
+    if (success) unlessTheModelFailed(res.error?.code, res.exchange, message());
     throw new ConformanceFailure(message());
   }
   return { pass, message };
@@ -57,9 +67,18 @@ function conformance(this: { isNot: boolean }, res: Answer, pass: boolean, messa
  */
 const modelFailedAgents = new Set<string>();
 observeExchanges((ex) => {
-  if (ex.endpoint === "sendMessage" && ex.agentId && ex.response.bodyText.includes('"MODEL_ERROR"'))
-    modelFailedAgents.add(ex.agentId);
+  if (!ex.agentId) return;
+  if (ex.endpoint === "sendMessage" && ex.response.bodyText.includes('"MODEL_ERROR"')) modelFailedAgents.add(ex.agentId);
+  // a PATCH that leaves the agent out of error (PROFILE §5: status active brings it back), or a
+  // delete, ends the excuse: the agent's 503s after it are the service's to explain
+  else if (ex.response.status === 200 && (ex.endpoint === "deleteAgent" || (ex.endpoint === "updateAgent" && !inError(ex))))
+    modelFailedAgents.delete(ex.agentId);
 });
+
+const inError = (ex: Exchange): boolean => {
+  const json = ex.response.json;
+  return isRecord(json) && isRecord(json.data) && json.data.status === "error";
+};
 
 /**
  * A message a deployment's own model failed, or one its agent refused as unavailable after that:
@@ -92,6 +111,7 @@ expect.extend({
       res,
       res.status === status,
       () => `${requestLabel(res.exchange)}: expected ${status}; received ${answerOf(res)}`,
+      status < 300,
     );
   },
   /** the answer is one of these errors: the status of its code and the code */
@@ -123,7 +143,7 @@ expect.extend({
     return conformance.call(
       this,
       res,
-      named.length === 0 || named.some((f) => fields.includes(f)),
+      named.length === 0 || fields.some((field) => namesField(named, field)),
       () =>
         `${requestLabel(res.exchange)}: details[].field names ${JSON.stringify(named)}, not the field at fault (${fields.join(" or ")}; PROFILE §2)`,
     );
