@@ -301,6 +301,8 @@ interface ChecksRun {
   refusalWaits?: RefusalWaits;
   /** why the run was stopped at its bound, if it was */
   overran?: string;
+  /** the suites asked for whose every check the selection left out, each with why */
+  ranNothing?: { suite: string; message: string }[];
 }
 
 /** The plan, then the suites in vitest with their progress, within the run's bound. */
@@ -349,10 +351,11 @@ async function runChecks(
         !run.signal.aborted &&
         !config.bail &&
         !result.suites.checks.some((c) => c.file !== undefined && fileInSuite(suite, c.file))
-      )
-        out.write(
-          `${suite}: ran nothing (none of its checks is in the selection${config.sections ? ` ${config.sections.join(",")}` : ""})\n`,
-        );
+      ) {
+        const message = `none of its checks is in the selection${config.sections ? ` ${config.sections.join(",")}` : ""}`;
+        (result.ranNothing ??= []).push({ suite, message });
+        out.write(`${suite}: ran nothing (${message})\n`);
+      }
     result.property = readPropertySummary(run.runDir);
     out.write(formatPropertySummary(result.property));
     result.refusalWaits = readRefusalWaits(run.runDir);
@@ -462,7 +465,7 @@ async function closeRun(
 ): Promise<number> {
   const { config, target, ran, sweep, stopped } = end;
   const { runId, seed, startedAt, runDir, reportDir, secrets } = at;
-  const { suites, calibrated, planned, property, refusalWaits, overran } = ran;
+  const { suites, calibrated, planned, property, refusalWaits, overran, ranNothing } = ran;
   // one row per check: vitest may report a cancelled check twice
   const checks = [...new Map(suites.checks.map((c) => [c.id, c])).values()];
   checks.push(sweep);
@@ -475,6 +478,19 @@ async function closeRun(
   });
   checks.push(...unreported.rows);
   if (overran) checks.push(boundRow(overran));
+  // a suite asked for that ran nothing is a skipped row of the reports (JUnit, HTML, the job
+  // summary), not a suite left out of them in silence: not a verdict, nor a check that ran
+  for (const { suite, message } of ranNothing ?? [])
+    checks.push({
+      id: `run.suite ${suite}`,
+      title: `${suite}: ran nothing`,
+      suite,
+      clauseIds: [],
+      sections: [],
+      status: "skipped",
+      durationMs: 0,
+      message: `${suite} ran nothing: ${message}`,
+    });
   // a replay whose property never ran (a title this version does not know, --sections or the profile
   // leaving it out) replayed nothing: the other checks passing says nothing of the defect
   const replay = target.property?.replay;

@@ -123,8 +123,12 @@ describe("meta: the agent-harness CLI", { concurrent: true }, () => {
   // A suite asked for whose every check the selection leaves out ran nothing: the run says so,
   // rather than list it among the suites of a green run as if it had passed
   test("verify --suites functional,property --sections routing.unknown: property ran nothing, and says so", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ah-ran-nothing-"));
     const { code, stdout, stderr } = await run(
-      ["verify", "--suites", "functional,property", "--sections", "routing.unknown", "--workers", "1"],
+      [
+        ...["verify", "--suites", "functional,property", "--sections", "routing.unknown", "--workers", "1"],
+        ...["--report-dir", dir],
+      ],
       {},
       // this side runs at the lowest CPU priority: a run of seconds took two minutes in a precheck
       500_000,
@@ -132,6 +136,18 @@ describe("meta: the agent-harness CLI", { concurrent: true }, () => {
     expect(code, `${stdout.slice(-1500)}\n${stderr}`).toBe(0);
     expect(stdout).toMatch(/^property: ran nothing \(none of its checks is in the selection routing\.unknown\)$/m);
     expect(stdout).not.toMatch(/^functional: ran nothing/m);
+    // and in the reports a CI server reads: a skipped row naming it (JUnit, HTML and the summary read the same rows)
+    const [runDir] = readdirSync(dir);
+    const results = JSON.parse(readFileSync(join(dir, runDir!, "results.json"), "utf8")) as {
+      checks: { id: string; status: string; message?: string }[];
+    };
+    expect(results.checks.filter((c) => c.id.startsWith("run.suite "))).toEqual([
+      expect.objectContaining({
+        id: "run.suite property",
+        status: "skipped",
+        message: "property ran nothing: none of its checks is in the selection routing.unknown",
+      }),
+    ]);
   });
 
   test("the children run the CLI compiled for this project; a compiled tree that is not there is exit 2 in one line", async () => {
