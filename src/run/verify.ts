@@ -345,9 +345,11 @@ async function runChecks(
       },
     });
     // a suite asked for whose every check the selection left out ran nothing: said, so that the
-    // report's list of suites is not read as their verdict (the checks that ran keep theirs)
+    // report's list of suites is not read as their verdict (the checks that ran keep theirs). With
+    // no check at all, the run's last line says nothing ran and why, for every suite at once
     for (const suite of suiteOptions.suites)
       if (
+        result.suites.checks.length > 0 &&
         !run.signal.aborted &&
         !config.bail &&
         !result.suites.checks.some((c) => c.file !== undefined && fileInSuite(suite, c.file))
