@@ -355,7 +355,7 @@ async function runChecks(
         !result.suites.checks.some((c) => c.file !== undefined && fileInSuite(suite, c.file))
       ) {
         const message = `none of its checks is in the selection${config.sections ? ` ${config.sections.join(",")}` : ""}`;
-        (result.ranNothing ??= []).push({ suite, message });
+        result.ranNothing = [...(result.ranNothing ?? []), { suite, message }];
         out.write(`${suite}: ran nothing (${message})\n`);
       }
     result.property = readPropertySummary(run.runDir);
