@@ -346,15 +346,22 @@ async function runChecks(
     });
     // a suite asked for whose every check the selection left out ran nothing: said, so that the
     // report's list of suites is not read as their verdict (the checks that ran keep theirs). With
-    // no check at all, the run's last line says nothing ran and why, for every suite at once
+    // no check at all, the run's last line says nothing ran and why, for every suite at once. Only
+    // suites the user named (--suites): a default suite a profile has nothing in is the profile's
+    // choice (smoke runs the functional suite's smoke checks), not a suite asked for
     for (const suite of suiteOptions.suites)
       if (
+        config.suites !== undefined &&
         result.suites.checks.length > 0 &&
         !run.signal.aborted &&
         !config.bail &&
         !result.suites.checks.some((c) => c.file !== undefined && fileInSuite(suite, c.file))
       ) {
-        const message = `none of its checks is in the selection${config.sections ? ` ${config.sections.join(",")}` : ""}`;
+        const chosen = [
+          ...(config.sections ? [config.sections.join(",")] : []),
+          ...(config.profile === "smoke" ? ["--profile smoke"] : []),
+        ];
+        const message = `none of its checks is in the selection${chosen.length ? ` ${chosen.join(", ")}` : ""}`;
         result.ranNothing = [...(result.ranNothing ?? []), { suite, message }];
         out.write(`${suite}: ran nothing (${message})\n`);
       }
