@@ -400,3 +400,11 @@ export class ScenarioSetupError extends Error {
 export class InconclusiveError extends Error {
   override name = MEASUREMENT_INCONCLUSIVE;
 }
+
+/**
+ * Inconclusive because another client spent what the scenario measures (the same key's bucket):
+ * the reports name another client's activity as the cause, not the measurement.
+ */
+export class AnotherClientError extends InconclusiveError {
+  override name = "Inconclusive";
+}

@@ -1,7 +1,8 @@
 import { matchEndpoint, RATE_LIMITS, type RateLimitedEndpoint } from "../../contract/index.js";
+import { flagOf } from "../../target/key-roles.js";
 import { burst } from "../burst.js";
 import { expectPatchesTookEffect, patchBurst } from "../concurrency-checks.js";
-import { InconclusiveError, type ScenarioContext, ScenarioSetupError } from "../context.js";
+import { AnotherClientError, InconclusiveError, type ScenarioContext, ScenarioSetupError } from "../context.js";
 import { BURST_LATENCY, countEach, defineScenario, distinct, MAX_ATTEMPTS, needsRoomFor } from "../define.js";
 import { burstCreateBody, expectCreatedExactly, keepCreated } from "../read-back.js";
 import type { LoadResponse } from "../recorder.js";
@@ -27,12 +28,22 @@ async function bucketRequest(ctx: ScenarioContext, endpoint: RateLimitedEndpoint
 }
 
 /**
- * PROFILE §7 per key and endpoint: a parallel burst of 2.5× the bucket into a window only a probe
- * has spent from → exactly the rest of the bucket admitted (the whole bucket in a fresh window);
- * a second burst mid-window → all 429 (Remaining never increases); the first request sent exactly
- * at the announced Reset succeeds; rejected creates created nothing (read back). Every 429's
- * Retry-After, Remaining 0 and body are the response checks' to judge (retry-after,
- * rate-limit-headers, status-pairing), as on every answer.
+ * PROFILE §7 per key and endpoint: one probe, then a parallel burst of 2.5× the bucket into the
+ * window the probe's answer described → exactly the rest of the bucket admitted, as that answer's
+ * X-RateLimit-Remaining said (nothing gives a bucket room back inside a window); a second burst
+ * mid-window → all 429 (Remaining never increases); the first request sent exactly at the
+ * announced Reset succeeds; rejected creates created nothing (read back). Every 429's Retry-After,
+ * Remaining 0 and body are the response checks' to judge (retry-after, rate-limit-headers,
+ * status-pairing), as on every answer.
+ *
+ * Another client may hold the same key (the main key stands in when no --load-key is given): it
+ * spends the bucket too, unseen. So a burst is judged against what the service said was left, and
+ * only a window the probe found full but for itself shows the bucket's size. A burst admitting
+ * fewer than the probe's Remaining is a finding only when the service's own count says nobody
+ * else spent (its last answer's Remaining is what the probe and the burst leave), and another
+ * window falls short by the same number: a service that refuses with room does it window after
+ * window, while another client's spending shows in the count and varies. With no window judged in
+ * MAX_ATTEMPTS the scenario is inconclusive, naming the other client: it never passes unjudged.
  */
 async function bucketBurst(ctx: ScenarioContext, endpoint: RateLimitedEndpoint): Promise<void> {
   const size = SIZES[endpoint];
@@ -41,102 +52,224 @@ async function bucketBurst(ctx: ScenarioContext, endpoint: RateLimitedEndpoint):
   const key = ctx.loadKey;
   const created: string[] = [];
   const keep = keepCreated(ctx, key, created);
-  const check = `bucket-burst ${endpoint}`;
+  /** Why each attempt judged nothing: what the reports say when none did. */
+  const unjudged: string[] = [];
+  /** Bursts that admitted fewer than Remaining said were left, by how many. */
+  const shortfalls: number[] = [];
+  /** The window (its Reset) the last burst emptied: the next probe looks for the next window's first moment. */
+  let emptied: number | undefined;
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    const { probeWindow, intoProbeWindow } = await probed(ctx, request, size, keep);
+    const probe = await probed(ctx, request, keep, emptied);
+    emptied = undefined;
+    if (!probe) {
+      unjudged.push("no window had room after the first request of this run in it");
+      continue;
+    }
     // Update's burst: PATCHes of different fields of one agent, all read back below (PROFILE §5)
     const patches = endpoint === "updateAgent" ? patchBurst(agentOf(request), Math.ceil(size * 2.5)) : undefined;
     const first = await burst({ ...ctx.generator(key), uniqueIds }, [
       patches?.group ?? { request, count: Math.ceil(size * 2.5) },
     ]);
     first.forEach(keep);
-    const admitted = first.filter((r) => r.status !== 429);
-    const resets = distinct(admitted.map((r) => r.rate?.reset));
+    const refusedIn = first.flatMap((r) => (r.status === 429 && r.rate?.reset !== undefined ? [r.rate.reset] : []));
+    if (refusedIn.length) emptied = Math.max(...refusedIn);
+    const resets = distinct(first.filter((r) => r.status !== 429).map((r) => r.rate?.reset));
     // sent into the probe's window, every admitted answer carries its Reset: another one means the
     // window turned before the burst came (or a Reset that moves inside a window, which a fresh
-    // window's burst on the next attempt judges), and the probe's one request no longer counts
-    const turned = resets.length > 1 || (intoProbeWindow && admitted.length > 0 && resets[0] !== probeWindow);
-    if (turned) {
+    // window's burst on the next attempt judges), and what the probe said was left no longer holds
+    if (resets.length > 1 || (resets.length === 1 && resets[0] !== probe.window)) {
       if (attempt === MAX_ATTEMPTS) throw new InconclusiveError(`the ${endpoint} window turned inside every burst`);
       continue; // start over
     }
-    judgeAdmitted(ctx, endpoint, first, intoProbeWindow);
+    // what is left after one request is at most the bucket but one: Remaining above it is a defect itself
+    const expected = Math.min(probe.left, size - 1);
+    const unjudgeable = whyUnjudgeable(first, probe.left, expected, size, shortfalls);
+    if (unjudgeable) {
+      unjudged.push(unjudgeable);
+      continue;
+    }
+    judgeAdmitted(ctx, endpoint, first, expected);
     if (patches) {
       const read = await ctx.client(key).getAgent(agentOf(request));
       if (read.data) expectPatchesTookEffect(patches.fields, first, read.data, (...failure) => ctx.fail(...failure));
     }
     const reset = (first.find((r) => r.status === 429) ?? first[0])?.rate?.reset;
     if (reset === undefined) throw new ScenarioSetupError(`the ${endpoint} burst carried no X-RateLimit-Reset`);
-
-    // mid-window, the bucket is still empty: Remaining never goes back up inside a window (time
-    // left of it on the service's clock, which Reset is read on: not this machine's)
-    if (ctx.windowLeftMs(reset) > 200) {
-      const second = await burst({ ...ctx.generator(key), uniqueIds }, [{ request, count: Math.ceil(size / 2) }]);
-      second.forEach(keep);
-      for (const r of second.filter((x) => x.rate?.reset === reset))
-        ctx.recorder.expect(
-          r.status === 429,
-          "limits.endpoint-bucket",
-          check,
-          `no ${endpoint} admitted mid-window once ${size} were`,
-          () => `${r.status}`,
-          r.requestId,
-        );
-    }
-
-    // sent exactly at the announced Reset (never paced, never retried): admitted. Meanwhile the
-    // creates' agents go (the read-back below counts only agents no 201 answered): Delete's bucket
-    // is not Create's, and after the reset their deletes would wait out a Delete window of their own
-    // (their failure is thrown once the request at Reset has gone)
-    const deleting = endpoint === "createAgent" ? ctx.deleteMade(SIZES.deleteAgent) : undefined;
-    deleting?.catch(() => {});
-    await ctx.waitForReset(reset);
-    const atReset = await ctx.single(key, request);
-    await deleting;
-    keep(atReset);
-    ctx.recorder.expect(
-      atReset.status !== 429,
-      "limits.recovery",
-      check,
-      `the first ${endpoint} sent at the announced X-RateLimit-Reset (${reset}) is admitted`,
-      () => `${atReset.status} ${atReset.code ?? ""} (sent ${Date.now() - reset * 1000} ms after it)`,
-      atReset.requestId,
-    );
-    break;
+    await afterTheWindow(ctx, endpoint, request, keep, reset);
+    if (endpoint === "createAgent") await expectCreatedExactly(ctx, key, created, "limits.429");
+    return;
   }
   if (endpoint === "createAgent") await expectCreatedExactly(ctx, key, created, "limits.429");
+  throw new AnotherClientError(
+    `the ${endpoint} bucket (${size} a window) was never seen whole in ${MAX_ATTEMPTS} windows: ${unjudged.join("; ")}. ` +
+      "Another client on the same key spends it unseen, or the service counts a request more than once (one request " +
+      `at a time tells them apart: the functional suite's bucket checks)${ctx.target.keys.load ? "" : `; give the load scenarios a key of their own (${flagOf("load")})`}`,
+  );
 }
 
 /**
- * The probe opens a window (or finds one open): when it says the bucket holds all but the probe,
- * with half a window surely left, the burst goes into that window at once; else this waits for the
- * window's end (the next starts full). Waiting every time cost a window a burst.
+ * Why a burst's admissions tell nothing of the bucket, when they do not: fewer admitted than the
+ * probe's Remaining said were left, while the last answer's Remaining says more was counted than
+ * the probe and the burst (someone else's spending, or a count of two for one); a first shortfall
+ * with the service's own count agreeing (a finding when another window falls short alike:
+ * `shortfalls` keeps them); or a window the probe did not find full but for itself (someone spent
+ * from it before, or the service counted the probe more than once), where the size does not show.
  */
-async function probed(ctx: ScenarioContext, request: LoadRequest, size: number, keep: (r: LoadResponse) => void) {
-  const probe = await ctx.single(ctx.loadKey, request);
-  keep(probe);
-  const probeWindow = probe.rate?.reset;
-  const intoProbeWindow =
-    probe.status !== 429 &&
-    probe.rate?.remaining === size - 1 &&
-    probeWindow !== undefined &&
-    ctx.windowLeftMs(probeWindow) >= ctx.target.windowSeconds * 500;
-  if (!intoProbeWindow) await ctx.waitForReset(probeWindow);
-  return { probeWindow, intoProbeWindow };
+function whyUnjudgeable(
+  first: readonly LoadResponse[],
+  left: number,
+  expected: number,
+  size: number,
+  shortfalls: number[],
+): string | undefined {
+  const admitted = first.filter((r) => r.status !== 429);
+  const shortfall = expected - admitted.length;
+  if (shortfall > 0) {
+    const lowest = Math.min(...admitted.map((r) => r.rate?.remaining ?? Number.POSITIVE_INFINITY));
+    const others = left - admitted.length - lowest;
+    if (others > 0)
+      return `${admitted.length} admitted where Remaining said ${left} were left, the last of them saying ${lowest}: ${others} counted besides this run's`;
+    if (!shortfalls.includes(shortfall)) {
+      shortfalls.push(shortfall);
+      return `${admitted.length} admitted where Remaining said ${left} were left`;
+    }
+  }
+  if (shortfall === 0 && expected < size - 1) return `Remaining ${left} after this run's first request of the window`;
+  return undefined;
 }
 
-/** A burst's admissions, all in one window: the rest of the bucket (all of it but the probe's one when `withProbe`), each with Remaining below the size. */
-function judgeAdmitted(ctx: ScenarioContext, endpoint: RateLimitedEndpoint, first: readonly LoadResponse[], withProbe: boolean) {
+/**
+ * Once a burst emptied the window whose Reset is `reset`: mid-window, a second burst is all
+ * refused (Remaining never goes back up inside a window); then the bucket admits again by the
+ * announced Reset.
+ */
+async function afterTheWindow(
+  ctx: ScenarioContext,
+  endpoint: RateLimitedEndpoint,
+  request: LoadRequest,
+  keep: (r: LoadResponse) => void,
+  reset: number,
+): Promise<void> {
+  const size = SIZES[endpoint];
+  const check = `bucket-burst ${endpoint}`;
+  // time left of the window on the service's clock, which Reset is read on: not this machine's
+  if (ctx.windowLeftMs(reset) > 200) {
+    const second = await burst({ ...ctx.generator(ctx.loadKey), uniqueIds: endpoint === "createAgent" }, [
+      { request, count: Math.ceil(size / 2) },
+    ]);
+    second.forEach(keep);
+    for (const r of second.filter((x) => x.rate?.reset === reset))
+      ctx.recorder.expect(
+        r.status === 429,
+        "limits.endpoint-bucket",
+        check,
+        `no ${endpoint} admitted mid-window once ${size} were`,
+        () => `${r.status}`,
+        r.requestId,
+      );
+  }
+
+  // admitted again once the announced Reset has passed: requests from the earliest moment the
+  // window can end (one every POLL_STEP_MS, each refusal counted nowhere) until the first is
+  // admitted, which must be by the Reset; the first moment, as another client of the key may
+  // empty the next window soon after it. Meanwhile the creates' agents go (the read-back counts
+  // only agents no 201 answered): Delete's bucket is not Create's, and after the reset their
+  // deletes would wait out a Delete window of their own (their failure is thrown once the
+  // requests at Reset have gone)
+  const deleting = endpoint === "createAgent" ? ctx.deleteMade(SIZES.deleteAgent) : undefined;
+  deleting?.catch(() => {});
+  const atReset = await firstOfWindowAfter(ctx, request, keep, reset);
+  await deleting;
+  const sentAt = atReset && atReset.receivedAt - atReset.latencyMs;
+  ctx.recorder.expect(
+    atReset !== undefined && atReset.status !== 429 && sentAt !== undefined && sentAt <= ctx.refillAt(reset),
+    "limits.recovery",
+    check,
+    `a ${endpoint} admitted again by the announced X-RateLimit-Reset (${reset})`,
+    () =>
+      atReset?.status === 429
+        ? `every one refused until ${Date.now() - reset * 1000} ms after it, the last ${atReset.code ?? ""}`
+        : `the first admitted was sent ${(sentAt ?? 0) - reset * 1000} ms after it`,
+    atReset?.requestId,
+  );
+}
+
+/** Between two probes that look for the first moment of a window. */
+const POLL_STEP_MS = 25;
+/** The most requests one look for a window's first moment sends (two seconds of polls and more besides). */
+const MAX_POLLS = 200;
+
+/**
+ * The probe: one request, whose answer says what is left (X-RateLimit-Remaining) and in which
+ * window (X-RateLimit-Reset). A window that ends under the burst shows in the burst's answers (a
+ * second Reset) and is tried again.
+ *
+ * After a burst emptied a window (`emptied`, its Reset), or when the probe finds no room, the probe
+ * looks for the next window's first moment instead: Reset is in whole seconds, so the window may
+ * end up to a second before it, and another client of the key that sends in that second opens the
+ * window and spends from it first. So the probes start when the window can first have ended, one
+ * every POLL_STEP_MS, each refused (a 429 is counted nowhere), until the first admitted one or the
+ * Reset has surely passed.
+ */
+async function probed(
+  ctx: ScenarioContext,
+  request: LoadRequest,
+  keep: (r: LoadResponse) => void,
+  emptied: number | undefined,
+): Promise<{ window: number; left: number } | undefined> {
+  const probe = emptied === undefined ? await once(ctx, request, keep) : await firstOfWindowAfter(ctx, request, keep, emptied);
+  const found = withRoom(probe);
+  const reset = probe?.rate?.reset;
+  if (found || emptied !== undefined || reset === undefined) return found;
+  return withRoom(await firstOfWindowAfter(ctx, request, keep, reset));
+}
+
+async function once(ctx: ScenarioContext, request: LoadRequest, keep: (r: LoadResponse) => void): Promise<LoadResponse> {
+  const probe = await ctx.single(ctx.loadKey, request);
+  keep(probe);
+  return probe;
+}
+
+/**
+ * The first admitted request after the window whose Reset is `reset`, from the earliest moment it
+ * can end until its Reset has surely passed and a second more; else the last refused one.
+ */
+async function firstOfWindowAfter(
+  ctx: ScenarioContext,
+  request: LoadRequest,
+  keep: (r: LoadResponse) => void,
+  reset: number,
+): Promise<LoadResponse | undefined> {
+  await ctx.until(Date.now() + ctx.windowLeftMs(reset));
+  const deadline = ctx.refillAt(reset) + 1000;
+  let probe: LoadResponse | undefined;
+  for (let polls = 0; polls < MAX_POLLS && (polls === 0 || Date.now() < deadline); polls++) {
+    probe = await once(ctx, request, keep);
+    if (probe.status !== 429) return probe;
+    await ctx.until(Date.now() + POLL_STEP_MS);
+  }
+  return probe;
+}
+
+/** A probe's window and what it left, when it was admitted with room after it. */
+function withRoom(probe: LoadResponse | undefined): { window: number; left: number } | undefined {
+  const window = probe?.rate?.reset;
+  const left = probe?.rate?.remaining;
+  return probe?.status !== 429 && window !== undefined && left !== undefined && left > 0 ? { window, left } : undefined;
+}
+
+/** A burst's admissions, all in one window: what the probe's answer said was left, each with Remaining below the size. */
+function judgeAdmitted(ctx: ScenarioContext, endpoint: RateLimitedEndpoint, first: readonly LoadResponse[], left: number) {
   const size = SIZES[endpoint];
   const check = `bucket-burst ${endpoint}`;
   const admitted = first.filter((r) => r.status !== 429);
   ctx.recorder.expect(
-    admitted.length === (withProbe ? size - 1 : size),
+    admitted.length === left,
     "limits.endpoint-bucket",
     check,
-    withProbe
-      ? `exactly ${size - 1} of ${first.length} simultaneous ${endpoint} admitted in the window one probe opened (${size} in all)`
-      : `exactly ${size} of ${first.length} simultaneous ${endpoint} admitted in one window`,
+    left === size - 1
+      ? `exactly ${left} of ${first.length} simultaneous ${endpoint} admitted in the window one probe opened (${size} in all)`
+      : `exactly ${left} of ${first.length} simultaneous ${endpoint} admitted, as X-RateLimit-Remaining said after one probe`,
     () => `${admitted.length} admitted; statuses ${countEach(first.map((r) => r.status))}`,
   );
   for (const r of admitted)
