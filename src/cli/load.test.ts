@@ -106,9 +106,10 @@ describe("agent-harness load exits as the run ended", { timeout: 60_000 }, () =>
   });
 
   test("1 on a finding: a reference target with a defect only bursts reveal", async () => {
-    // a short window keeps the burst to a second; the defect overfills Get's bucket whatever W is
-    // (Create's 10 after a probe can come out exact: the connections' requests arrive three a turn)
-    const argv = ["--fault", "bucket-check-then-count", "--scenario", "bucket-getAgent", "--rate-window", "0.5"];
+    // the shortest window the bursts judge (Reset is in whole seconds); the defect overfills Get's
+    // bucket whatever W is (Create's 10 after a probe can come out exact: the connections'
+    // requests arrive three a turn)
+    const argv = ["--fault", "bucket-check-then-count", "--scenario", "bucket-getAgent", "--rate-window", "1"];
     expect(await quiet(argv)).toBe(1);
   });
 

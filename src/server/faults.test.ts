@@ -515,6 +515,10 @@ const PROBES: Record<string, Probe> = {
     expected: 201,
     probe: async (s) => (await repeat(6, () => s.call("POST", "/v1/agents", { body: { name: "A" } }))).status,
   },
+  "create-refused-uncounted": {
+    expected: 201,
+    probe: async (s) => (await repeat(7, () => s.call("POST", "/v1/agents", { body: { name: "A" } }))).status,
+  },
   "agent-bucket-per-key": {
     expected: 429,
     probe: async (s) => {

@@ -91,7 +91,7 @@ describe("bucket bursts beside another client on the same key", () => {
 
 describe("bucket bursts still catch a miscounting bucket", () => {
   test.for([
-    ["create-refused-with-room", "bucket-createAgent"],
+    ["create-refused-uncounted", "bucket-createAgent"],
     ["create-bucket-of-11", "bucket-createAgent"],
   ] as const)("%s: a limits.endpoint-bucket finding of %s", { timeout: 60_000 }, async ([fault, id]) => {
     const reference = await startReferenceServer({ windowSeconds: W, keys, faults: [fault] });

@@ -81,7 +81,14 @@ async function bucketBurst(ctx: ScenarioContext, endpoint: RateLimitedEndpoint):
       if (attempt === MAX_ATTEMPTS) throw new InconclusiveError(`the ${endpoint} window turned inside every burst`);
       continue; // start over
     }
-    // what is left after one request is at most the bucket but one: Remaining above it is a defect itself
+    // what is left after one request is at most the bucket but one: Remaining above it, said by a
+    // probe that opened its window, is a defect itself; a probe sent at any moment may have been
+    // counted at the end of one window and answered in the next (Remaining says what is left when
+    // the answer leaves), so its Remaining of the whole bucket proves nothing
+    if (probe.left >= size && !probe.opened) {
+      unjudged.push(`Remaining ${probe.left} after this run's request: the window may have turned under it`);
+      continue;
+    }
     const expected = Math.min(probe.left, size - 1);
     const unjudgeable = whyUnjudgeable(first, probe.left, expected, size, shortfalls);
     if (unjudgeable) {
@@ -125,7 +132,11 @@ function whyUnjudgeable(
   const admitted = first.filter((r) => r.status !== 429);
   const shortfall = expected - admitted.length;
   if (shortfall > 0) {
-    const lowest = Math.min(...admitted.map((r) => r.rate?.remaining ?? Number.POSITIVE_INFINITY));
+    // only answers describing this endpoint's bucket (the tier's may be the tightest) say its count
+    const told = admitted.flatMap((r) => (r.rate?.limit === size && r.rate.remaining !== undefined ? [r.rate.remaining] : []));
+    if (!told.length)
+      return `${admitted.length} admitted where Remaining said ${left} were left, none of them describing the bucket`;
+    const lowest = Math.min(...told);
     const others = left - admitted.length - lowest;
     if (others > 0)
       return `${admitted.length} admitted where Remaining said ${left} were left, the last of them saying ${lowest}: ${others} counted besides this run's`;
@@ -152,52 +163,63 @@ async function afterTheWindow(
 ): Promise<void> {
   const size = SIZES[endpoint];
   const check = `bucket-burst ${endpoint}`;
-  // time left of the window on the service's clock, which Reset is read on: not this machine's
-  if (ctx.windowLeftMs(reset) > 200) {
-    const second = await burst({ ...ctx.generator(ctx.loadKey), uniqueIds: endpoint === "createAgent" }, [
-      { request, count: Math.ceil(size / 2) },
-    ]);
-    second.forEach(keep);
-    for (const r of second.filter((x) => x.rate?.reset === reset))
-      ctx.recorder.expect(
-        r.status === 429,
-        "limits.endpoint-bucket",
-        check,
-        `no ${endpoint} admitted mid-window once ${size} were`,
-        () => `${r.status}`,
-        r.requestId,
-      );
-  }
+  // at once, while the window surely goes on (the first burst's answers just came): its answers
+  // carrying the window's Reset are judged, any the next window answered are not
+  const second = await burst({ ...ctx.generator(ctx.loadKey), uniqueIds: endpoint === "createAgent" }, [
+    { request, count: Math.ceil(size / 2) },
+  ]);
+  second.forEach(keep);
+  for (const r of second.filter((x) => x.rate?.reset === reset))
+    ctx.recorder.expect(
+      r.status === 429,
+      "limits.endpoint-bucket",
+      check,
+      `no ${endpoint} admitted mid-window once ${size} were`,
+      () => `${r.status}`,
+      r.requestId,
+    );
 
   // admitted again once the announced Reset has passed: requests from the earliest moment the
   // window can end (one every POLL_STEP_MS, each refusal counted nowhere) until the first is
-  // admitted, which must be by the Reset; the first moment, as another client of the key may
-  // empty the next window soon after it. Meanwhile the creates' agents go (the read-back counts
+  // admitted. A request sent once the Reset had surely passed and refused all the same is a
+  // finding when its refusal still names that Reset, or when such refusals name a Reset that moves
+  // (a bucket that never refills: no window is counted); refused with one later Reset, it met a
+  // new window someone else emptied first. Meanwhile the creates' agents go (the read-back counts
   // only agents no 201 answered): Delete's bucket is not Create's, and after the reset their
   // deletes would wait out a Delete window of their own (their failure is thrown once the
   // requests at Reset have gone)
   const deleting = endpoint === "createAgent" ? ctx.deleteMade(SIZES.deleteAgent) : undefined;
   deleting?.catch(() => {});
-  const atReset = await firstOfWindowAfter(ctx, request, keep, reset);
+  const { admitted, refusedAfter } = await firstOfWindowAfter(ctx, request, keep, reset);
   await deleting;
-  const sentAt = atReset && atReset.receivedAt - atReset.latencyMs;
+  if (!admitted && !refusedAfter.length)
+    throw new InconclusiveError(
+      `no ${endpoint} request was sent after the announced X-RateLimit-Reset (${reset}) had surely passed`,
+    );
+  const laterResets = distinct(refusedAfter.flatMap((r) => (r.rate?.reset === undefined ? [] : [r.rate.reset])));
+  const stillOld = refusedAfter.find((r) => r.rate?.reset === reset);
+  if (!admitted && !stillOld && laterResets.length === 1)
+    throw new AnotherClientError(
+      `the first ${endpoint} requests after the announced X-RateLimit-Reset (${reset}) met the next window already empty (its Reset ${laterResets[0]}): another client on the same key spent it first`,
+    );
+  const refused = stillOld ?? refusedAfter.at(-1);
   ctx.recorder.expect(
-    atReset !== undefined && atReset.status !== 429 && sentAt !== undefined && sentAt <= ctx.refillAt(reset),
+    admitted !== undefined,
     "limits.recovery",
     check,
-    `a ${endpoint} admitted again by the announced X-RateLimit-Reset (${reset})`,
+    `a ${endpoint} admitted again once the announced X-RateLimit-Reset (${reset}) has passed`,
     () =>
-      atReset?.status === 429
-        ? `every one refused until ${Date.now() - reset * 1000} ms after it, the last ${atReset.code ?? ""}`
-        : `the first admitted was sent ${(sentAt ?? 0) - reset * 1000} ms after it`,
-    atReset?.requestId,
+      stillOld
+        ? `refused ${(stillOld.receivedAt - stillOld.latencyMs - reset * 1000).toFixed(0)} ms after it, the refusal still naming that Reset`
+        : `every request refused until ${Date.now() - reset * 1000} ms after it, their refusals naming a Reset that moves (${laterResets.join(", ")})`,
+    refused?.requestId,
   );
 }
 
 /** Between two probes that look for the first moment of a window. */
 const POLL_STEP_MS = 25;
-/** The most requests one look for a window's first moment sends (two seconds of polls and more besides). */
-const MAX_POLLS = 200;
+/** The most requests one look for a window's first moment sends (its span is 2 s and twice the clock's tolerance). */
+const MAX_POLLS = 400;
 
 /**
  * The probe: one request, whose answer says what is left (X-RateLimit-Remaining) and in which
@@ -216,12 +238,24 @@ async function probed(
   request: LoadRequest,
   keep: (r: LoadResponse) => void,
   emptied: number | undefined,
-): Promise<{ window: number; left: number } | undefined> {
-  const probe = emptied === undefined ? await once(ctx, request, keep) : await firstOfWindowAfter(ctx, request, keep, emptied);
-  const found = withRoom(probe);
-  const reset = probe?.rate?.reset;
-  if (found || emptied !== undefined || reset === undefined) return found;
-  return withRoom(await firstOfWindowAfter(ctx, request, keep, reset));
+): Promise<Probe | undefined> {
+  if (emptied !== undefined) return withRoom((await firstOfWindowAfter(ctx, request, keep, emptied)).admitted, true);
+  const probe = await once(ctx, request, keep);
+  const found = withRoom(probe, false);
+  const reset = probe.rate?.reset;
+  if (found || reset === undefined) return found;
+  return withRoom((await firstOfWindowAfter(ctx, request, keep, reset)).admitted, true);
+}
+
+/**
+ * What a probe said: its window (X-RateLimit-Reset), what it left (X-RateLimit-Remaining), and
+ * whether it was the first admitted request after the window before ended (`opened`): such a probe
+ * cannot straddle two windows, so its Remaining is the new window's after one request.
+ */
+interface Probe {
+  window: number;
+  left: number;
+  opened: boolean;
 }
 
 async function once(ctx: ScenarioContext, request: LoadRequest, keep: (r: LoadResponse) => void): Promise<LoadResponse> {
@@ -231,31 +265,35 @@ async function once(ctx: ScenarioContext, request: LoadRequest, keep: (r: LoadRe
 }
 
 /**
- * The first admitted request after the window whose Reset is `reset`, from the earliest moment it
- * can end until its Reset has surely passed and a second more; else the last refused one.
+ * Requests from the earliest moment the window whose Reset is `reset` can end, one every
+ * POLL_STEP_MS, until one is admitted or the Reset has surely passed and a second more: the
+ * admitted one, and the refusals of requests sent once the Reset had surely passed.
  */
 async function firstOfWindowAfter(
   ctx: ScenarioContext,
   request: LoadRequest,
   keep: (r: LoadResponse) => void,
   reset: number,
-): Promise<LoadResponse | undefined> {
+): Promise<{ admitted?: LoadResponse; refusedAfter: LoadResponse[] }> {
   await ctx.until(Date.now() + ctx.windowLeftMs(reset));
-  const deadline = ctx.refillAt(reset) + 1000;
-  let probe: LoadResponse | undefined;
-  for (let polls = 0; polls < MAX_POLLS && (polls === 0 || Date.now() < deadline); polls++) {
-    probe = await once(ctx, request, keep);
-    if (probe.status !== 429) return probe;
+  const after = ctx.refillAt(reset);
+  const refusedAfter: LoadResponse[] = [];
+  for (let polls = 0; polls < MAX_POLLS && (polls === 0 || Date.now() < after + 1000); polls++) {
+    const probe = await once(ctx, request, keep);
+    if (probe.status !== 429) return { admitted: probe, refusedAfter };
+    if (probe.receivedAt - probe.latencyMs >= after) refusedAfter.push(probe);
     await ctx.until(Date.now() + POLL_STEP_MS);
   }
-  return probe;
+  return { refusedAfter };
 }
 
 /** A probe's window and what it left, when it was admitted with room after it. */
-function withRoom(probe: LoadResponse | undefined): { window: number; left: number } | undefined {
+function withRoom(probe: LoadResponse | undefined, opened: boolean): Probe | undefined {
   const window = probe?.rate?.reset;
   const left = probe?.rate?.remaining;
-  return probe?.status !== 429 && window !== undefined && left !== undefined && left > 0 ? { window, left } : undefined;
+  return probe !== undefined && probe.status !== 429 && window !== undefined && left !== undefined && left > 0
+    ? { window, left, opened }
+    : undefined;
 }
 
 /** A burst's admissions, all in one window: what the probe's answer said was left, each with Remaining below the size. */
@@ -306,7 +344,12 @@ const bucketScenario = (endpoint: RateLimitedEndpoint) =>
     ],
     latency: { note: BURST_LATENCY, judged: true },
     rawSockets: true,
-    unavailable: needsRoomFor(SIZES[endpoint]),
+    unavailable: (target) =>
+      // X-RateLimit-Reset is told in whole seconds: two windows shorter than a second can share one
+      // Reset, and a burst that straddles them could not be told from one that overfills
+      target.windowSeconds < 1
+        ? `needs W ≥ 1 s (it is ${target.windowSeconds} s): two shorter windows can share one whole-second X-RateLimit-Reset`
+        : needsRoomFor(SIZES[endpoint])(target),
     quickGroup: QUICK_GROUP[endpoint],
     estimateSeconds: (t) => 3 * t.windowSeconds + 1,
     run: (ctx) => bucketBurst(ctx, endpoint),

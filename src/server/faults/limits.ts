@@ -169,11 +169,28 @@ export const LIMITS_FAULTS: FaultRecord = {
   // PROFILE §7: a bucket admits its size between refills. This Create bucket refuses the sixth
   // create of each window although the fifth's answer said 5 left: one refusal a window, the
   // sort a drain might take for another client's, which only the service's own count proves wrong
-  // its own count stays true (a refused create is counted nowhere): only the refusal contradicts
-  // it, the same way in every window, whoever else spends the bucket
   "create-refused-with-room": fault(
     "limits.endpoint-bucket",
-    "the Create bucket refuses every create past the 5th of a window while Remaining says 5 are left",
+    "the Create bucket refuses the 6th create of a window while Remaining said 5 left",
+    (_app, ctx) => {
+      wrap(ctx.limiter, "admit", (orig) => (buckets) => {
+        const result = orig(buckets);
+        const create = buckets.find((b) => b.scope === "keyEndpoint" && b.key.endsWith(":createAgent"));
+        if (!result.admitted || create === undefined) return result;
+        const state = ctx.limiter.tightest([create]);
+        if (state.size - state.remaining !== 6) return result;
+        const retryAfterSeconds = Math.max(1, Math.ceil((state.resetAt - ctx.clock.now()) / 1000));
+        return { admitted: false, headers: { ...state, remaining: 0 }, retryAfterSeconds };
+      });
+    },
+  ),
+  // The same refusal with the bucket's own count kept true (a refused create is counted nowhere,
+  // Remaining stays 5): the shape a burst proves against another client's spending, which would
+  // show in that count; the one above counts its refusal, which a burst cannot tell from another
+  // client's request (one request at a time can)
+  "create-refused-uncounted": fault(
+    "limits.endpoint-bucket",
+    "the Create bucket refuses every create past the 5th, counted nowhere, while Remaining says 5",
     (_app, ctx) => {
       wrap(ctx.limiter, "admit", (orig) => (buckets) => {
         const create = buckets.find((b) => b.scope === "keyEndpoint" && b.key.endsWith(":createAgent"));
