@@ -334,7 +334,7 @@ const QUICK_GROUP = { createAgent: 1, getAgent: 2, listAgents: 2, updateAgent: 3
 const bucketScenario = (endpoint: RateLimitedEndpoint) =>
   defineScenario({
     id: `bucket-${endpoint}`,
-    title: `${endpoint}: a parallel burst admits exactly ${SIZES[endpoint]} per window; 429s with Retry-After and Remaining 0; admitted again at Reset`,
+    title: `${endpoint}: a parallel burst admits exactly ${SIZES[endpoint]} per window; 429s with Retry-After and Remaining 0; admitted again once the Reset passes`,
     clauses: [
       "limits.endpoint-bucket",
       "limits.429",
