@@ -78,7 +78,7 @@ async function bucketBurst(ctx: ScenarioContext, endpoint: RateLimitedEndpoint):
     // window turned before the burst came (or a Reset that moves inside a window, which a fresh
     // window's burst on the next attempt judges), and what the probe said was left no longer holds
     if (resets.length > 1 || (resets.length === 1 && resets[0] !== probe.window)) {
-      if (attempt === MAX_ATTEMPTS) throw new InconclusiveError(`the ${endpoint} window turned inside every burst`);
+      unjudged.push(TURNED);
       continue; // start over
     }
     // what is left after one request is at most the bucket but one: Remaining above it, said by a
@@ -107,12 +107,16 @@ async function bucketBurst(ctx: ScenarioContext, endpoint: RateLimitedEndpoint):
     return;
   }
   if (endpoint === "createAgent") await expectCreatedExactly(ctx, key, created, "limits.429");
+  if (unjudged.every((why) => why === TURNED)) throw new InconclusiveError(`the ${endpoint} window turned inside every burst`);
   throw new AnotherClientError(
     `the ${endpoint} bucket (${size} a window) was never seen whole in ${MAX_ATTEMPTS} windows: ${unjudged.join("; ")}. ` +
       "Another client on the same key spends it unseen, or the service counts a request more than once (one request " +
       `at a time tells them apart: the functional suite's bucket checks)${ctx.target.keys.load ? "" : `; give the load scenarios a key of their own (${flagOf("load")})`}`,
   );
 }
+
+/** An attempt whose burst met two windows: nobody else's doing, and no verdict either. */
+const TURNED = "the window turned under the burst";
 
 /**
  * Why a burst's admissions tell nothing of the bucket, when they do not: fewer admitted than the
