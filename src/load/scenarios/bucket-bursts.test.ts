@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { PERMISSIONS } from "../../contract/index.js";
+import { buildServer } from "../../server/app.js";
 import { startReferenceServer } from "../../target/embedded.js";
 import type { StartedReference } from "../../target/types.js";
 import { runScenario } from "../scenario-run.js";
@@ -106,3 +107,40 @@ describe("bucket bursts still catch a miscounting bucket", () => {
     }
   });
 });
+
+/**
+ * Recovery beside another client that is first into every window after the first and empties
+ * the Create bucket at once (conformant: each of its requests is counted, as any client's): the
+ * first requests after the announced Reset all meet a new window someone else emptied. That is
+ * no finding of limits.recovery: inconclusive, naming the other client.
+ */
+test(
+  "recovery beside another client that empties each next window first: inconclusive, no finding",
+  { timeout: 60_000 },
+  async () => {
+    const { app, ctx } = buildServer({ keys, windowSeconds: W, faults: [] });
+    let opened = 0;
+    const admit = ctx.limiter.admit.bind(ctx.limiter);
+    ctx.limiter.admit = (buckets) => {
+      const create = buckets.find((b) => b.scope === "keyEndpoint" && b.key.endsWith(":createAgent"));
+      // a Create window not yet open: after the first, the other client's requests come first
+      if (create && ctx.limiter.tightest([create]).remaining === create.size && ++opened > 1)
+        for (let i = 0; i < create.size; i++) admit([create]);
+      return admit(buckets);
+    };
+    await app.listen({ port: 0, host: "127.0.0.1" });
+    try {
+      const address = app.server.address();
+      const baseUrl = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}/v1`;
+      const scenario = BUCKET_BURSTS.find((s) => s.id === "bucket-createAgent");
+      if (!scenario) throw new Error("no scenario bucket-createAgent");
+      const report = await runScenario(targetOf(baseUrl, keyOf(10)), scenario);
+      expect(opened, "the other client emptied a window after the first").toBeGreaterThan(1);
+      expect(report.failures.map((f) => `${f.clause}: expected ${f.expected}; received ${f.received}`)).toEqual([]);
+      expect(report.status, report.message).toBe("inconclusive");
+      expect(report.message).toMatch(/met the next window already empty.*another client on the same key/);
+    } finally {
+      await app.close();
+    }
+  },
+);
