@@ -1,6 +1,7 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { PERMISSIONS } from "../../contract/index.js";
-import { buildServer } from "../../server/app.js";
+import { PERMISSIONS, RATE_LIMITS } from "../../contract/index.js";
 import { startReferenceServer } from "../../target/embedded.js";
 import type { StartedReference } from "../../target/types.js";
 import { runScenario } from "../scenario-run.js";
@@ -110,37 +111,63 @@ describe("bucket bursts still catch a miscounting bucket", () => {
 
 /**
  * Recovery beside another client that is first into every window after the first and empties
- * the Create bucket at once (conformant: each of its requests is counted, as any client's): the
- * first requests after the announced Reset all meet a new window someone else emptied. That is
- * no finding of limits.recovery: inconclusive, naming the other client.
+ * the Create bucket at once: a proxy in front of the reference that, once it has seen a create
+ * refused, sends the bucket's worth of creates of its own (the same key) before each create it
+ * forwards. In the old window they are refused (counted nowhere); in the next they fill it, so the
+ * first requests after the announced Reset all meet a window someone else emptied. No finding of
+ * limits.recovery: inconclusive, naming the other client.
  */
 test(
   "recovery beside another client that empties each next window first: inconclusive, no finding",
   { timeout: 60_000 },
   async () => {
-    const { app, ctx } = buildServer({ keys, windowSeconds: W, faults: [] });
-    let opened = 0;
-    const admit = ctx.limiter.admit.bind(ctx.limiter);
-    ctx.limiter.admit = (buckets) => {
-      const create = buckets.find((b) => b.scope === "keyEndpoint" && b.key.endsWith(":createAgent"));
-      // a Create window not yet open: after the first, the other client's requests come first
-      if (create && ctx.limiter.tightest([create]).remaining === create.size && ++opened > 1)
-        for (let i = 0; i < create.size; i++) admit([create]);
-      return admit(buckets);
+    const reference = await startReferenceServer({ windowSeconds: W, keys });
+    const key = keyOf(10);
+    let refusedSeen = false;
+    let spent = 0;
+    const forward = async (method: string, path: string, headers: Record<string, string>, body?: string) => {
+      const res = await fetch(`${reference.baseUrl.replace(/\/v1$/, "")}${path}`, { method, headers, body });
+      return { status: res.status, headers: [...res.headers], body: await res.text() };
     };
-    await app.listen({ port: 0, host: "127.0.0.1" });
+    const proxy = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", async () => {
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(req.headers))
+          if (typeof v === "string" && !["host", "connection", "content-length"].includes(k)) headers[k] = v;
+        const body = chunks.length ? Buffer.concat(chunks).toString() : undefined;
+        const create = req.method === "POST" && req.url === "/v1/agents";
+        if (create && refusedSeen) {
+          const theirs = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+          const answers = await Promise.all(
+            Array.from({ length: RATE_LIMITS.perKeyEndpoint.createAgent }, (_, n) =>
+              forward("POST", "/v1/agents", theirs, JSON.stringify({ name: `someone-else-${n}` })),
+            ),
+          );
+          spent += answers.filter((a) => a.status === 201).length;
+        }
+        const answer = await forward(req.method ?? "GET", req.url ?? "/", headers, body);
+        if (create && answer.status === 429) refusedSeen = true;
+        for (const [k, v] of answer.headers)
+          if (!["connection", "keep-alive", "transfer-encoding", "content-length"].includes(k)) res.setHeader(k, v);
+        res.writeHead(answer.status).end(answer.body);
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
     try {
-      const address = app.server.address();
-      const baseUrl = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}/v1`;
       const scenario = BUCKET_BURSTS.find((s) => s.id === "bucket-createAgent");
       if (!scenario) throw new Error("no scenario bucket-createAgent");
-      const report = await runScenario(targetOf(baseUrl, keyOf(10)), scenario);
-      expect(opened, "the other client emptied a window after the first").toBeGreaterThan(1);
+      const baseUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/v1`;
+      const report = await runScenario(targetOf(baseUrl, key), scenario);
+      expect(spent, "the other client filled a window after the first").toBeGreaterThan(0);
       expect(report.failures.map((f) => `${f.clause}: expected ${f.expected}; received ${f.received}`)).toEqual([]);
       expect(report.status, report.message).toBe("inconclusive");
       expect(report.message).toMatch(/met the next window already empty.*another client on the same key/);
     } finally {
-      await app.close();
+      proxy.closeAllConnections();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+      await reference.close();
     }
   },
 );
