@@ -187,8 +187,8 @@ async function afterTheWindow(
   // window can end (one every POLL_STEP_MS, each refusal counted nowhere) until the first is
   // admitted. A request sent once the Reset had surely passed and refused all the same is a
   // finding when its refusal still names that Reset, or when such refusals name a Reset that moves
-  // (a bucket that never refills: no window is counted); refused with one later Reset, it met a
-  // new window someone else emptied first. Meanwhile the creates' agents go (the read-back counts
+  // within a window (a bucket that never refills: no window is counted); refused under later
+  // Resets a window apart, it met new windows someone else emptied first. Meanwhile the creates' agents go (the read-back counts
   // only agents no 201 answered): Delete's bucket is not Create's, and after the reset their
   // deletes would wait out a Delete window of their own (their failure is thrown once the
   // requests at Reset have gone)
@@ -200,11 +200,18 @@ async function afterTheWindow(
     throw new InconclusiveError(
       `no ${endpoint} request was sent after the announced X-RateLimit-Reset (${reset}) had surely passed`,
     );
-  const laterResets = distinct(refusedAfter.flatMap((r) => (r.rate?.reset === undefined ? [] : [r.rate.reset])));
+  const laterResets = distinct(refusedAfter.flatMap((r) => (r.rate?.reset === undefined ? [] : [r.rate.reset]))).sort(
+    (x, y) => x - y,
+  );
   const stillOld = refusedAfter.find((r) => r.rate?.reset === reset);
-  if (!admitted && !stillOld && laterResets.length === 1)
+  // a window lasts W: Resets less than that apart are no windows at all (a bucket that never
+  // refills, each refusal naming a moment W ahead); a window or more apart, each is a window of
+  // its own that another client emptied first (at W under 2 s the two cannot be told apart)
+  const step = Math.floor(ctx.target.windowSeconds);
+  const moving = laterResets.some((r, i) => i > 0 && r - laterResets[i - 1]! < step);
+  if (!admitted && !stillOld && !moving)
     throw new AnotherClientError(
-      `the first ${endpoint} requests after the announced X-RateLimit-Reset (${reset}) met the next window already empty (its Reset ${laterResets[0]}): another client on the same key spent it first`,
+      `the first ${endpoint} requests after the announced X-RateLimit-Reset (${reset}) met the next window already empty (its Reset ${laterResets.join(", then ")}): another client on the same key spent it first`,
     );
   const refused = stillOld ?? refusedAfter.at(-1);
   ctx.recorder.expect(
@@ -215,7 +222,7 @@ async function afterTheWindow(
     () =>
       stillOld
         ? `refused ${(stillOld.receivedAt - stillOld.latencyMs - reset * 1000).toFixed(0)} ms after it, the refusal still naming that Reset`
-        : `every request refused until ${Date.now() - reset * 1000} ms after it, their refusals naming a Reset that moves (${laterResets.join(", ")})`,
+        : `every request refused until ${Date.now() - reset * 1000} ms after it, their refusals naming a Reset that moves within a window (${laterResets.join(", ")})`,
     refused?.requestId,
   );
 }
