@@ -89,6 +89,14 @@ async function bucketBurst(ctx: ScenarioContext, endpoint: RateLimitedEndpoint):
       unjudged.push(`Remaining ${probe.left} after this run's request: the window may have turned under it`);
       continue;
     }
+    if (probe.opened)
+      ctx.recorder.expect(
+        probe.left < size,
+        "limits.headers",
+        `bucket-burst ${endpoint}`,
+        `X-RateLimit-Remaining < ${size} on the first request of a window`,
+        () => String(probe.left),
+      );
     const expected = Math.min(probe.left, size - 1);
     const unjudgeable = whyUnjudgeable(first, probe.left, expected, size, shortfalls);
     if (unjudgeable) {
